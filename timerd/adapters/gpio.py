@@ -1,0 +1,181 @@
+"""Buttons, buzzers and status LEDs on the Pi's GPIO header, through gpiozero.
+
+Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README.md):
+
+- Buttons (START/PAUSE on GPIO17, RESET on GPIO27) are momentary switches between the pin and
+  ground. The Pi's internal pull-up holds the pin high; a press pulls it low (active low).
+  gpiozero reports raw edges; debounce and long press are `timerd.core.buttons`.
+- Buzzers (GPIO22) are active buzzers switched by an NPN transistor or a logic-level MOSFET,
+  on while the pin is high (`buzzer_active_high = false` for a low-side module that is on
+  while low). The event loop times every edge; gpiozero's `beep()` threads are not used.
+- LEDs (running GPIO5, paused GPIO6, last 30 s GPIO13) through a 330 ohm resistor to ground,
+  lit while the pin is high.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+from timerd.config import GpioConfig, SignalOutput
+from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.effects import Effect, Phase, Signal, SignalKind
+from timerd.core.match import Status
+from timerd.core.pulses import pulses
+from timerd.service import ButtonBinding, Service
+
+log = logging.getLogger("timerd.gpio")
+
+#: gpiozero's own order of real pin factories, with the class that implements each.
+FACTORIES = {
+    "lgpio": "gpiozero.pins.lgpio:LGPIOFactory",
+    "rpigpio": "gpiozero.pins.rpigpio:RPiGPIOFactory",
+    "pigpio": "gpiozero.pins.pigpio:PiGPIOFactory",
+    "native": "gpiozero.pins.native:NativeFactory",
+}
+
+#: The last-30-seconds LED lights from this much time left (ITHF 4.4).
+LAST_30_S = 30.0
+
+
+class NoGpio(RuntimeError):
+    """No real pin factory could be loaded on this machine."""
+
+
+def pin_factory(name: str) -> Any:
+    """The gpiozero pin factory `name` ("auto" tries lgpio, rpigpio, pigpio, native).
+
+    gpiozero never picks its mock factory by itself; simulate mode asks for "mock".
+    """
+    if name == "mock":
+        from gpiozero.pins.mock import MockFactory  # noqa: PLC0415 (only in simulate mode)
+
+        return MockFactory()
+    tried = []
+    for candidate in FACTORIES if name == "auto" else [name]:
+        module, _, cls = FACTORIES[candidate].partition(":")
+        try:
+            return getattr(importlib.import_module(module), cls)()
+        except Exception as exc:  # each factory fails its own way off a Pi
+            tried.append(f"{candidate}: {exc}")
+    raise NoGpio("no GPIO pin factory could be loaded (" + "; ".join(tried) + "). "
+                 "On a machine without GPIO, run `timerd run --simulate` for simulated pins.")
+
+
+class Buzzers:
+    """Sounds signals on the buzzer(s): each edge is a `loop.call_at`, nothing blocks."""
+
+    def __init__(self, devices: list[Any], patterns: Mapping[SignalKind, SignalOutput],
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.devices = devices
+        self.patterns = patterns
+        self.loop = loop
+        self.muted = False
+        self._pending: list[asyncio.TimerHandle] = []
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        if not isinstance(effect, Signal):
+            return
+        out = self.patterns.get(effect.kind)
+        if out is None or not out.buzzer or self.muted:
+            return
+        self.sound(pulses(out.pattern_s, effect.beeps, out.gap_s))
+
+    def sound(self, edges: list[tuple[float, float]]) -> None:
+        """Play (on, off) offsets from now; a new signal cuts the one still sounding."""
+        self.silence()
+        t0 = self.loop.time()
+        for on, off in edges:
+            if on <= 0:
+                self._set(True)
+            else:
+                self._pending.append(self.loop.call_at(t0 + on, self._set, True))
+            self._pending.append(self.loop.call_at(t0 + off, self._set, False))
+
+    def silence(self) -> None:
+        for handle in self._pending:
+            handle.cancel()
+        self._pending.clear()
+        self._set(False)
+
+    def _set(self, on: bool) -> None:
+        for device in self.devices:
+            device.value = on
+
+
+class Leds:
+    """Status LEDs: running, paused (an interruption, ITHF 10.1), and the last 30 s."""
+
+    def __init__(self, running: Any | None, paused: Any | None, last_30: Any | None) -> None:
+        self.running, self.paused, self.last_30 = running, paused, last_30
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        live = status.phase in (Phase.RUNNING, Phase.PAUSED)
+        for led, lit in ((self.running, status.phase is Phase.RUNNING),
+                         (self.paused, status.phase is Phase.PAUSED),
+                         (self.last_30, live and status.remaining_s <= LAST_30_S)):
+            if led is not None and led.value != lit:
+                led.value = lit
+
+
+class GpioBoard:
+    """Every GPIO part from `[gpio]`, opened together and closed together (buzzers off)."""
+
+    def __init__(self, config: GpioConfig, patterns: Mapping[SignalKind, SignalOutput],
+                 service: Service, factory: Any) -> None:
+        import gpiozero  # noqa: PLC0415 (keeps `timerd config` and the CLI light)
+
+        self.factory = factory
+        self._devices: list[Any] = []
+
+        def output(pin: int | None, active_high: bool = True) -> Any | None:
+            if pin is None:
+                return None
+            dev = gpiozero.DigitalOutputDevice(pin, active_high=active_high,
+                                               initial_value=False, pin_factory=factory)
+            self._devices.append(dev)
+            return dev
+
+        self.buttons: dict[str, Any] = {}
+        hold = config.long_press_s
+        debounce = config.debounce_ms / 1000
+        for name, pin, commands, long_press, hint in (
+            ("start_pause", config.start_pause_pin, {Gesture.PRESS: "toggle"}, None, ""),
+            ("reset", config.reset_pin, {Gesture.LONG_PRESS: "reset"}, hold,
+             f"hold RESET for {hold:g} s to reset"),
+        ):
+            if pin is None:
+                continue
+            button = gpiozero.Button(pin, pull_up=True, bounce_time=None, pin_factory=factory)
+            button.when_pressed = _edge(service, name, True)
+            button.when_released = _edge(service, name, False)
+            self._devices.append(button)
+            self.buttons[name] = button
+            service.buttons[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
+        self.buzzers = Buzzers(
+            [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
+            patterns, service.loop)
+        self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
+                         output(config.led_last_30_pin))
+
+    async def __aenter__(self) -> GpioBoard:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.buzzers.silence()
+        for device in reversed(self._devices):
+            device.close()
+        self._devices.clear()
+
+
+def _edge(service: Service, name: str, pressed: bool) -> Callable[[], None]:
+    # Runs in gpiozero's (or the mock pin driver's) thread: timestamp and hop, nothing else.
+    return lambda: service.edge_from_thread(name, pressed)

@@ -1,0 +1,88 @@
+"""The composition root: builds the match, the service and every adapter from config, and runs
+them on one event loop until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import signal
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from timerd.adapters.control import ControlSocket
+from timerd.adapters.events import EventStream
+from timerd.adapters.gpio import GpioBoard, pin_factory
+from timerd.adapters.terminal import Keyboard, TerminalDisplay
+from timerd.config import Config
+from timerd.core.match import Match
+from timerd.service import Service
+from timerd.timebase import scaled_loop
+
+log = logging.getLogger("timerd")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    simulate: bool = False
+    speed: float = 1.0
+    events: str | None = None  # a path, or "-" for stdout
+    control: Path | None = None  # overrides config's control.socket
+    interactive: bool = False  # keys and status line on the terminal (simulate mode)
+
+
+def run(config: Config, options: RunOptions) -> None:
+    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads."""
+    factory = pin_factory("mock" if options.simulate else config.gpio.pin_factory)
+    loop_factory = asyncio.new_event_loop if options.speed == 1 else (
+        lambda: scaled_loop(options.speed))
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve(config, options, factory))
+
+
+async def serve(config: Config, options: RunOptions, factory: object) -> None:
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    profile = config.profile()
+    service = Service(Match(profile))
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
+
+    async with contextlib.AsyncExitStack() as stack:
+        board = await stack.enter_async_context(
+            GpioBoard(config.gpio, config.signals, service, factory))
+        service.outputs += [board.buzzers, board.leds]
+        if options.events is not None:
+            stream = sys.stdout if options.events == "-" else stack.enter_context(
+                open(options.events, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230 (once, at start)
+            service.outputs.append(EventStream(stream, loop, t0))
+        await stack.enter_async_context(
+            ControlSocket(options.control or config.control_socket(), service))
+        if options.interactive:
+            service.outputs.append(TerminalDisplay(sys.stdout))
+            await stack.enter_async_context(
+                Keyboard(board.buttons, config.gpio.long_press_s, stop.set))
+        log.info("timerd ready: profile %s, pins %s%s", profile.name,
+                 "simulated" if options.simulate else type(factory).__name__,
+                 f", speed x{options.speed:g}" if options.speed != 1 else "")
+        async with asyncio.TaskGroup() as tasks:
+            match_loop = tasks.create_task(service.run(), name="match-loop")
+            await stop.wait()
+            match_loop.cancel()
+    log.info("timerd stopped")
+
+
+def log_task_stacks() -> None:
+    """SIGUSR1: log where every asyncio task is (cheap, and priceless on a headless Pi)."""
+    for task in asyncio.all_tasks():
+        out = io.StringIO()
+        task.print_stack(file=out)
+        log.warning("task %s:\n%s", task.get_name(), out.getvalue())
+    log.warning("threads:\n%s", "".join(
+        f"thread {ident}:\n{''.join(traceback.format_stack(frame))}"
+        for ident, frame in sys._current_frames().items()))

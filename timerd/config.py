@@ -1,0 +1,201 @@
+"""Layered TOML config, validated into frozen dataclasses.
+
+Layers, later wins: the defaults below (shipped in the package), then `/etc/timerd/timerd.toml`
+(or `--config PATH`), then `-o section.key=value` options. Every problem of the merged result
+is reported at once with its key path; a bad config never starts a half-working daemon.
+`timerd config` prints the effective config as TOML.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+import tomli_w
+
+from timerd import profiles
+from timerd.core.effects import SignalKind
+from timerd.core.profile import Profile
+from timerd.schema import SchemaError, build, merge, to_plain
+
+SYSTEM_CONFIG = Path("/etc/timerd/timerd.toml")
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    #: A built-in profile name (`timerd profiles`) or the path of a profile file.
+    profile: str = "ithf"
+
+
+@dataclass(frozen=True)
+class GpioConfig:
+    """BCM pin numbers and how the parts are wired; the wiring table is in hw/README.md.
+
+    Buttons close to ground against the Pi's internal pull-up (pressed reads low). Buzzers and
+    LEDs are driven active high unless `*_active_high` says otherwise. A part that is not
+    fitted is written "none".
+    """
+
+    #: auto: gpiozero's order (lgpio, rpigpio, pigpio, native); mock: simulated pins.
+    pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native", "mock"] = "auto"
+    start_pause_pin: int | None = 17
+    reset_pin: int | None = 27
+    buzzer_pins: tuple[int, ...] = (22,)
+    buzzer_active_high: bool = True
+    led_running_pin: int | None = 5
+    led_paused_pin: int | None = 6
+    led_last_30_pin: int | None = 13
+    debounce_ms: float = 30.0
+    long_press_s: float = 2.0
+
+    def pins(self) -> dict[str, int]:
+        """Every fitted part's pin, by config key."""
+        named = {k: getattr(self, k) for k in self.__dataclass_fields__ if k.endswith("_pin")}
+        out = {k: v for k, v in named.items() if v is not None}
+        out.update({f"buzzer_pins[{i}]": p for i, p in enumerate(self.buzzer_pins)})
+        return out
+
+    def problems(self) -> list[str]:
+        out = []
+        seen: dict[int, str] = {}
+        for key, pin in self.pins().items():
+            if not 0 <= pin <= 27:
+                out.append(f"{key} = {pin}: BCM pins on the 40-pin header are 0 to 27")
+            elif pin in seen:
+                out.append(f"{key} = {pin}: pin already used by {seen[pin]}")
+            seen.setdefault(pin, key)
+        if self.debounce_ms < 0:
+            out.append(f"debounce_ms = {self.debounce_ms:g}: must not be negative")
+        if self.long_press_s <= 0:
+            out.append(f"long_press_s = {self.long_press_s:g}: must be longer than 0 s")
+        return out
+
+
+@dataclass(frozen=True)
+class SignalOutput:
+    """How one signal sounds on the buzzer.
+
+    `pattern_s` is one beep: on, off, on, ... in seconds. A signal with N beeps (ITHF 4.4: as
+    many as minutes are left) repeats it N times, `gap_s` apart.
+    """
+
+    buzzer: bool = True
+    pattern_s: tuple[float, ...] = (0.25,)
+    gap_s: float = 0.35
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.pattern_s or len(self.pattern_s) % 2 == 0:
+            out.append("pattern_s: give on, off, on, ... seconds, starting and ending with on")
+        if any(x <= 0 for x in self.pattern_s) or self.gap_s < 0:
+            out.append("pattern_s and gap_s: durations must be positive")
+        return out
+
+
+def _default_signals() -> Mapping[SignalKind, SignalOutput]:
+    # Distinct by ear: acknowledgements are 50 ms chirps, counted beeps are 250 ms, the start
+    # is one long 1 s tone and the final a 2.5 s one (ITHF 4.4: "clear, unmistakable").
+    k = SignalKind
+    return MappingProxyType({
+        k.PRE_SIGNAL: SignalOutput(pattern_s=(0.15, 0.1, 0.15, 0.1, 0.6)),
+        k.START: SignalOutput(pattern_s=(1.0,)),
+        k.INTERVAL: SignalOutput(pattern_s=(0.25,), gap_s=0.35),
+        k.LAST_30: SignalOutput(pattern_s=(0.1, 0.08, 0.1, 0.08, 0.1)),
+        k.PERIOD_END: SignalOutput(pattern_s=(1.5,)),
+        k.FINAL: SignalOutput(pattern_s=(2.5,)),
+        k.PAUSE: SignalOutput(pattern_s=(0.05,)),
+        k.RESUME: SignalOutput(pattern_s=(0.05, 0.08, 0.05)),
+    })
+
+
+@dataclass(frozen=True)
+class ControlConfig:
+    #: Unix socket for timerctl; empty: control.sock in the runtime directory.
+    socket: str = ""
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class Config:
+    match: MatchConfig = MatchConfig()
+    gpio: GpioConfig = GpioConfig()
+    signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
+    control: ControlConfig = ControlConfig()
+    log: LogConfig = LogConfig()
+
+    def profile(self) -> Profile:
+        return profiles.load(self.match.profile)
+
+    def control_socket(self) -> Path:
+        return Path(self.control.socket) if self.control.socket else runtime_dir() / "control.sock"
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(to_plain(self))
+
+
+def runtime_dir() -> Path:
+    """Where the control socket lives: systemd's RuntimeDirectory, else a per-user one."""
+    if env := os.environ.get("RUNTIME_DIRECTORY"):
+        return Path(env.split(":")[0])
+    if env := os.environ.get("XDG_RUNTIME_DIR"):
+        return Path(env) / "timerd"
+    return Path(f"/tmp/timerd-{os.getuid()}")
+
+
+def parse_override(option: str) -> dict[str, Any]:
+    """`section.key=value` as a nested table; the value is read as TOML, else as a string."""
+    key, sep, raw = option.partition("=")
+    if not sep or not key.strip():
+        raise SchemaError([f"-o {option!r}: write section.key=value"])
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    table: dict[str, Any] = {}
+    node = table
+    parts = key.strip().split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    return table
+
+
+def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:
+    """The effective config; SchemaError lists every problem, with key paths."""
+    data: dict[str, Any] = to_plain(Config())
+    problems: list[str] = []
+    file = path if path is not None else (SYSTEM_CONFIG if SYSTEM_CONFIG.is_file() else None)
+    if file is not None:
+        try:
+            data = merge(data, tomllib.loads(file.read_text()))
+        except OSError as exc:
+            problems.append(f"config file {file}: cannot read: {exc.strerror}")
+        except tomllib.TOMLDecodeError as exc:
+            problems.append(f"config file {file}: not valid TOML: {exc}")
+    for option in overrides:
+        try:
+            data = merge(data, parse_override(option))
+        except SchemaError as exc:
+            problems.extend(exc.problems)
+    try:
+        config = build(Config, data)
+    except SchemaError as exc:
+        problems.extend(exc.problems)
+    profile = data.get("match", {}).get("profile")
+    if isinstance(profile, str):
+        try:
+            profiles.load(profile)
+        except SchemaError as exc:
+            problems.extend(f"match.profile: {p}" for p in exc.problems)
+    if problems:
+        raise SchemaError(problems)
+    return config

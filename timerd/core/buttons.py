@@ -1,0 +1,74 @@
+"""Debounce and long-press detection for one push button, as pure logic on timestamped edges.
+
+Real contacts bounce: one press can give a burst of edges within a few milliseconds, and the
+pin factories treat bounce differently (lgpio delays every edge by the debounce time, RPi.GPIO
+drops later edges, the mock factory does not bounce at all). So gpiozero is asked for raw
+edges and this class decides what a press is, the same way on every factory.
+
+A press acts on its first edge, at once (a START press must not wait out the bounce), and then
+the button is deaf for `debounce_s`. When that window ends, the last raw level seen is taken
+as the truth, so a burst that ends released reads as released. A button with `long_press_s`
+acts only once it has been held that long (destructive actions: an accidental tap does
+nothing), and a shorter press reports SHORT so the operator can be told to hold it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Gesture(StrEnum):
+    PRESS = "press"  # the button went down (buttons without a long press act on this)
+    LONG_PRESS = "long_press"  # held for long_press_s
+    SHORT = "short"  # a long-press button released too early
+
+
+@dataclass
+class ButtonLogic:
+    debounce_s: float = 0.03
+    long_press_s: float | None = None
+    pressed: bool = False  # the debounced level
+    _raw: bool = False
+    _deaf_until: float = float("-inf")
+    _down_at: float | None = None
+    _long_done: bool = False
+
+    def edge(self, pressed: bool, now: float) -> list[Gesture]:
+        """Feed one raw edge (True: contact closed) seen at `now`."""
+        out = self.poll(now)
+        self._raw = pressed
+        if now < self._deaf_until or pressed == self.pressed:
+            return out
+        return out + self._accept(pressed, now)
+
+    def poll(self, now: float) -> list[Gesture]:
+        """Act on what time alone decides: the end of a bounce window, a long press held."""
+        out: list[Gesture] = []
+        if now >= self._deaf_until and self._raw != self.pressed:
+            out += self._accept(self._raw, now)
+        if (self.pressed and self.long_press_s is not None and not self._long_done
+                and self._down_at is not None and now >= self._down_at + self.long_press_s):
+            self._long_done = True
+            out.append(Gesture.LONG_PRESS)
+        return out
+
+    def next_deadline(self) -> float | None:
+        deadlines = []
+        if self._raw != self.pressed:
+            deadlines.append(self._deaf_until)
+        if self.pressed and self.long_press_s is not None and not self._long_done \
+                and self._down_at is not None:
+            deadlines.append(self._down_at + self.long_press_s)
+        return min(deadlines, default=None)
+
+    def _accept(self, pressed: bool, now: float) -> list[Gesture]:
+        self.pressed = pressed
+        self._deaf_until = now + self.debounce_s
+        if pressed:
+            self._down_at = now
+            self._long_done = False
+            return [] if self.long_press_s is not None else [Gesture.PRESS]
+        short = self.long_press_s is not None and not self._long_done
+        self._down_at = None
+        return [Gesture.SHORT] if short else []

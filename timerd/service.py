@@ -1,0 +1,212 @@
+"""The match service: one asyncio loop that owns the match and sleeps until the next deadline.
+
+Inputs (button edges, control commands) arrive on the loop thread; gpiozero's callback threads
+only take a timestamp and hop over with `call_soon_threadsafe`. The loop then waits until the
+earliest deadline (the next signal, the next shown second, a button's bounce window or long
+press), asks the core what is due, and hands every effect to the outputs. Nothing is counted
+per tick: a late wake-up fires what is due exactly once and logs how late it was.
+
+Outputs are plain objects with `notify(effect, status)`; they must return at once (a buzzer
+schedules its edges on the loop, a writer buffers). One that raises is logged and the match
+goes on without it for that effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.display import next_change
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, Signal, Tick
+from timerd.core.match import Match, Status
+
+log = logging.getLogger("timerd.service")
+
+#: Signals later than this are logged as a warning (a slow SD card, an overloaded Pi).
+LATE_WARNING_S = 0.005
+
+
+def slack_margin(wait_s: float) -> float:
+    """How early to wake before a deadline that is `wait_s` away.
+
+    Linux may fire a poll timeout late by about 0.1% of its length, up to 100 ms (timer
+    slack); asyncio sleeps in epoll. So a long wait wakes that much early and then waits the
+    short rest, which is late by well under a millisecond.
+    """
+    return 0.0 if wait_s <= 0.002 else min(0.1, 0.002 * wait_s + 0.001)
+
+
+class Output(Protocol):
+    def notify(self, effect: Effect, status: Status) -> None: ...
+
+
+@dataclass
+class ButtonBinding:
+    """What a physical button does: the command for each gesture, and its debounce logic."""
+
+    logic: ButtonLogic
+    commands: Mapping[Gesture, str]
+    hint: str = ""  # told to the operator on a too-short press of a long-press button
+
+
+@dataclass
+class Service:
+    match: Match
+    outputs: list[Output] = field(default_factory=list)
+    buttons: dict[str, ButtonBinding] = field(default_factory=dict)
+    _loop: asyncio.AbstractEventLoop | None = None
+    _waiter: asyncio.Future[str] | None = None
+    _next_tick: float | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    def now(self) -> float:
+        return self.loop.time()
+
+    def status(self) -> Status:
+        return self.match.status(self.now())
+
+    # -- inputs (loop thread) --------------------------------------------------------------
+
+    def execute(self, command: str, *args: str) -> Status:
+        """Run an operator command now; CommandRefused says why it was not allowed."""
+        now = self.now()
+        try:
+            effects = self.match.handle(command, now, *args)
+        except CommandRefused as exc:
+            log.info("%s", exc)
+            self._dispatch([Notice(str(exc))], now)
+            raise
+        log.info("command %s %s", command, " ".join(args))
+        self._dispatch(effects, now)
+        self._wake()
+        return self.match.status(now)
+
+    def command(self, request: Any) -> dict[str, Any]:
+        """A command from a tool, `{"command": name, "args": [...]}`, answered as a reply dict.
+
+        Shared by every control surface (socket, web, MQTT): anything malformed gets an error
+        reply and never reaches the match.
+        """
+        if not isinstance(request, Mapping) or not isinstance(request.get("command"), str):
+            return {"ok": False, "error": 'expected {"command": NAME, "args": [...]}'}
+        args = request.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            return {"ok": False, "error": "args must be a list of strings"}
+        name = request["command"]
+        try:
+            status = self.status() if name == "status" else self.execute(name, *args)
+        except CommandRefused as exc:
+            return {"ok": False, "error": str(exc)}
+        return {"ok": True, "status": status.to_dict()}
+
+    def button_edge(self, name: str, pressed: bool, at: float) -> None:
+        """A raw edge of button `name` seen at loop time `at`."""
+        binding = self.buttons.get(name)
+        if binding is None:
+            return
+        self._gestures(name, binding, binding.logic.edge(pressed, at))
+        self._wake()
+
+    def edge_from_thread(self, name: str, pressed: bool) -> None:
+        """For gpiozero callbacks: timestamp now, then hand over to the loop thread."""
+        loop = self.loop
+        loop.call_soon_threadsafe(self.button_edge, name, pressed, loop.time())
+
+    def _gestures(self, name: str, binding: ButtonBinding, gestures: Iterable[Gesture]) -> None:
+        for gesture in gestures:
+            command = binding.commands.get(gesture)
+            if command is not None:
+                log.info("button %s: %s", name, gesture)
+                with contextlib.suppress(CommandRefused):  # logged and shown as a notice
+                    self.execute(command)
+            elif gesture is Gesture.SHORT and binding.hint:
+                self._dispatch([Notice(binding.hint)], self.now())
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        self._dispatch([Tick()], self.now())
+        while True:
+            await self._sleep_until(self._deadline())
+            now = self.now()
+            for name, binding in self.buttons.items():
+                self._gestures(name, binding, binding.logic.poll(now))
+            effects: list[Effect] = list(self.match.poll(now))
+            if self._next_tick is not None and now >= self._next_tick:
+                effects.append(Tick())
+            self._dispatch(effects, now)
+
+    def _deadline(self) -> float | None:
+        candidates = [self.match.next_deadline(), self._next_tick]
+        candidates += [b.logic.next_deadline() for b in self.buttons.values()]
+        return min((c for c in candidates if c is not None), default=None)
+
+    async def _sleep_until(self, deadline: float | None) -> None:
+        """Wait for `deadline` or an input, waking early and then exactly (timer slack)."""
+        loop = self.loop
+        while True:
+            now = loop.time()
+            if deadline is not None and now >= deadline:
+                return
+            waiter = self._waiter = loop.create_future()
+            timer = None
+            if deadline is not None:
+                wait = deadline - now
+                timer = loop.call_later(wait - slack_margin(wait), _settle, waiter)
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if waiter.result() == "input":
+                return
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result("input")
+
+    def _dispatch(self, effects: list[Effect], now: float) -> None:
+        if not effects:
+            return
+        status = self.match.status(now)
+        for effect in effects:
+            if isinstance(effect, Signal):
+                late = now - effect.due
+                level = logging.WARNING if late > LATE_WARNING_S else logging.DEBUG
+                log.log(level, "signal %s x%d at %.1f s left, %.1f ms late", effect.kind,
+                        effect.beeps, effect.remaining_s, late * 1000)
+            for output in self.outputs:
+                try:
+                    output.notify(effect, status)
+                except Exception:
+                    log.exception("output %s failed on %s; the match goes on",
+                                  type(output).__name__, effect)
+        self._next_tick = _next_shown_change(status, now)
+
+
+def _settle(waiter: asyncio.Future[str]) -> None:
+    if not waiter.done():
+        waiter.set_result("timer")
+
+
+def _next_shown_change(status: Status, now: float) -> float | None:
+    """When the shown clock (or pre-signal countdown, or interruption length) next changes."""
+    if status.phase is Phase.RUNNING:
+        return now + next_change(status.remaining_s)
+    if status.phase is Phase.PRE_SIGNAL and status.start_in_s is not None:
+        return now + next_change(status.start_in_s)
+    if status.phase is Phase.PAUSED and status.interruption_s is not None:
+        return now + 1.0 - (status.interruption_s % 1.0)
+    return None
