@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from timerd.core.buttons import ButtonLogic, Gesture
 from timerd.core.display import next_change
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, Signal, Tick
+from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
 from timerd.core.match import Match, Status
 
 log = logging.getLogger("timerd.service")
@@ -45,6 +45,11 @@ class Output(Protocol):
     def notify(self, effect: Effect, status: Status) -> None: ...
 
 
+#: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
+#: nothing or raises CommandRefused with the reason.
+ExtraCommand = Callable[..., None]
+
+
 @dataclass
 class ButtonBinding:
     """What a physical button does: the command for each gesture, and its debounce logic."""
@@ -59,6 +64,8 @@ class Service:
     match: Match
     outputs: list[Output] = field(default_factory=list)
     buttons: dict[str, ButtonBinding] = field(default_factory=dict)
+    #: Commands adapters add beside the match's own, by name.
+    extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
@@ -87,6 +94,7 @@ class Service:
             self._dispatch([Notice(str(exc))], now)
             raise
         log.info("command %s %s", command, " ".join(args))
+        effects.append(Applied(command, args))
         self._dispatch(effects, now)
         self._wake()
         return self.match.status(now)
@@ -104,7 +112,17 @@ class Service:
             return {"ok": False, "error": "args must be a list of strings"}
         name = request["command"]
         try:
-            status = self.status() if name == "status" else self.execute(name, *args)
+            if name == "status":
+                status = self.status()
+            elif name in self.extra_commands:
+                try:
+                    self.extra_commands[name](*args)
+                except TypeError:
+                    log.exception("command %s %s", name, args)
+                    return {"ok": False, "error": f"{name}: wrong number of arguments"}
+                status = self.status()
+            else:
+                status = self.execute(name, *args)
         except CommandRefused as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, "status": status.to_dict()}

@@ -58,7 +58,18 @@ class Tick:
     """The shown clock changed (a second, or a tenth in the last 10 s); made by the service."""
 
 
-Effect = Signal | PhaseChanged | Notice | Tick
+@dataclass(frozen=True)
+class Applied:
+    """An operator command the match accepted, as given; made by the service.
+
+    For outputs that keep or forward the match's history (the journal, hall mode).
+    """
+
+    command: str
+    args: tuple[str, ...] = ()
+
+
+Effect = Signal | PhaseChanged | Notice | Tick | Applied
 
 
 class CommandRefused(Exception):

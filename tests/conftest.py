@@ -1,0 +1,109 @@
+"""Shared test fixtures: virtual time, a recording output, a scripted match, mock pins."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from timerd import profiles
+from timerd.adapters.events import event_record
+from timerd.core.effects import CommandRefused, Effect
+from timerd.core.match import Match, Status
+from timerd.service import Service
+from timerd.timebase import virtual_loop
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def run_virtual(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Run `main()` on a loop whose time jumps to the next timer: minutes take milliseconds."""
+    with asyncio.Runner(loop_factory=virtual_loop) as runner:
+        return runner.run(main())
+
+
+@dataclass
+class Recorder:
+    """An output that keeps every effect with the loop time it was notified at."""
+
+    loop: asyncio.AbstractEventLoop
+    t0: float = 0.0
+    seen: list[tuple[float, Effect, Status]] = field(default_factory=list)
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        self.seen.append((self.loop.time() - self.t0, effect, status))
+
+    def events(self, *types: str) -> list[dict[str, Any]]:
+        """The effects as event-stream records with their `t`, optionally only some types."""
+        out = []
+        for t, effect, status in self.seen:
+            record = event_record(effect, status)
+            if record is not None and (not types or record["type"] in types):
+                out.append({"t": round(t, 6), **record})
+        return out
+
+
+def play(profile: str, script: list[tuple[float, str]], until: float,
+         setup: Callable[[Service], None] | None = None) -> Recorder:
+    """Run the real service on virtual time, pressing `script`'s commands at their times.
+
+    A refused command is part of the trace (as a notice), not an error of the test.
+    """
+
+    async def main() -> Recorder:
+        loop = asyncio.get_running_loop()
+        service = Service(Match(profiles.load(profile)))
+        recorder = Recorder(loop, loop.time())
+        service.outputs.append(recorder)
+        if setup is not None:
+            setup(service)
+
+        def press(words: str) -> None:
+            command, *args = words.split()
+            try:
+                service.execute(command, *args)
+            except CommandRefused:
+                pass
+
+        for t, words in script:
+            loop.call_at(recorder.t0 + t, press, words)
+        task = asyncio.create_task(service.run())
+        await asyncio.sleep(until)
+        task.cancel()
+        return recorder
+
+    result: Recorder = run_virtual(main)
+    return result
+
+
+def load_golden(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text())
+    return data
+
+
+@pytest.fixture
+def mock_factory() -> Any:
+    """gpiozero's MockFactory (PWM-capable pins), reset after the test so pins can be reused."""
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    factory = MockFactory(pin_class=MockPWMPin)
+    yield factory
+    factory.reset()
+
+
+def require(available: bool, what: str) -> None:
+    """Skip a test whose real part (ALSA, mosquitto, chromium, ...) is not installed here.
+
+    CI sets TIMERD_REQUIRE_ALL=1 after installing every part, and then a missing one fails.
+    """
+    if available:
+        return
+    if os.environ.get("TIMERD_REQUIRE_ALL") == "1":
+        pytest.fail(f"{what} is not available, but TIMERD_REQUIRE_ALL=1")
+    pytest.skip(f"{what} is not available on this machine")
