@@ -66,6 +66,8 @@ class Service:
     buttons: dict[str, ButtonBinding] = field(default_factory=dict)
     #: Commands adapters add beside the match's own, by name.
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
+    #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
+    status_extras: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
@@ -81,6 +83,13 @@ class Service:
 
     def status(self) -> Status:
         return self.match.status(self.now())
+
+    def status_dict(self) -> dict[str, Any]:
+        """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT)."""
+        out = self.status().to_dict()
+        for extra in self.status_extras:
+            out.update(extra())
+        return out
 
     # -- inputs (loop thread) --------------------------------------------------------------
 
@@ -112,20 +121,17 @@ class Service:
             return {"ok": False, "error": "args must be a list of strings"}
         name = request["command"]
         try:
-            if name == "status":
-                status = self.status()
-            elif name in self.extra_commands:
+            if name in self.extra_commands:
                 try:
                     self.extra_commands[name](*args)
                 except TypeError:
                     log.exception("command %s %s", name, args)
                     return {"ok": False, "error": f"{name}: wrong number of arguments"}
-                status = self.status()
-            else:
-                status = self.execute(name, *args)
+            elif name != "status":
+                self.execute(name, *args)
         except CommandRefused as exc:
             return {"ok": False, "error": str(exc)}
-        return {"ok": True, "status": status.to_dict()}
+        return {"ok": True, "status": self.status_dict()}
 
     def button_edge(self, name: str, pressed: bool, at: float) -> None:
         """A raw edge of button `name` seen at loop time `at`."""
