@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Callable, Coroutine
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from timerd import profiles
 from timerd.adapters.events import event_record
@@ -66,10 +68,8 @@ def play(profile: str, script: list[tuple[float, str]], until: float,
 
         def press(words: str) -> None:
             command, *args = words.split()
-            try:
+            with contextlib.suppress(CommandRefused):
                 service.execute(command, *args)
-            except CommandRefused:
-                pass
 
         for t, words in script:
             loop.call_at(recorder.t0 + t, press, words)
@@ -90,8 +90,6 @@ def load_golden(name: str) -> dict[str, Any]:
 @pytest.fixture
 def mock_factory() -> Any:
     """gpiozero's MockFactory (PWM-capable pins), reset after the test so pins can be reused."""
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
     factory = MockFactory(pin_class=MockPWMPin)
     yield factory
     factory.reset()
