@@ -6,7 +6,8 @@ and, for an unknown key, the closest known key ("unknown key `buzer`; did you me
 so that a volunteer fixes a config in one pass. A bad file never yields a half-built object.
 
 A dataclass may define `problems(self) -> list[str]` for checks across fields; each message
-is reported under the dataclass's own key path.
+starts with the key it is about ("reset_pin = 17: ...") and is reported under the dataclass's
+own key path ("gpio.reset_pin = 17: ...").
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
         return None  # type: ignore[return-value]
     check = getattr(obj, "problems", None)
     if check is not None and len(errors) == already:
-        errors.extend(f"{path}: {p}" if path else p for p in check())
+        errors.extend(f"{path}.{p}" if path else p for p in check())
     return obj
 
 
@@ -145,7 +146,9 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def to_plain(obj: Any) -> Any:
-    """A dataclass tree as plain TOML-able values (tuples as lists, enums as their values)."""
+    """A dataclass tree as plain TOML values (tuples as lists, enums as values, None as "none")."""
+    if obj is None:
+        return NONE_WORDS[0]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, Mapping):

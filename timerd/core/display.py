@@ -12,8 +12,8 @@ def shown_clock(remaining_s: float) -> str:
     is up, and 5:00 at the start); in the last 10 s tenths are shown, also rounded up ("9.9").
     """
     remaining_s = max(0.0, remaining_s)
-    if 0 < remaining_s < 10:
-        tenths = math.ceil(round(remaining_s * 10, 6))
+    tenths = math.ceil(round(remaining_s * 10, 6))
+    if 0 < tenths < 100:
         return f"{tenths // 10}.{tenths % 10}"
     whole = math.ceil(round(remaining_s, 6))
     return f"{whole // 60}:{whole % 60:02d}"

@@ -1,0 +1,71 @@
+"""Profiles and config: every error at once, with key paths and suggestions."""
+
+import pytest
+
+from timerd import config, profiles
+from timerd.schema import SchemaError
+
+TRAINING = """
+name = "training"
+ithf_conformant = {conformant}
+period_s = 120
+pre_signal_lead_s = 5
+signals = [{{ signal = "last_30", remaining_s = 30 }}]
+"""
+
+
+def test_builtin_profiles_are_listed_and_load():
+    assert {"ithf", "ithf-thirds"} <= set(profiles.builtin_names())
+    for name in profiles.builtin_names():
+        assert profiles.load(name).name == name
+
+
+def test_ithf_4_4_a_lead_outside_15_to_30_s_is_refused(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(TRAINING.format(conformant="true"))
+    with pytest.raises(SchemaError, match=r"ITHF 4\.4.*15 to 30 s"):
+        profiles.load(str(path))
+
+
+def test_a_training_profile_may_say_it_is_not_ithf_conformant(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(TRAINING.format(conformant="false"))
+    assert profiles.load(str(path)).pre_signal_lead_s == 5
+
+
+def test_profile_signal_outside_the_period_is_refused(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('name = "x"\nsignals = [{ signal = "interval", remaining_s = 400 }]\n')
+    with pytest.raises(SchemaError, match=r"signals\[0\]\.remaining_s = 400"):
+        profiles.load(str(path))
+
+
+def test_config_reports_every_error_with_key_paths_and_suggestions(tmp_path):
+    path = tmp_path / "timerd.toml"
+    path.write_text('[gpio]\nbuzer_pins = [5]\nlong_press_s = "long"\n[matc]\nprofile = "x"\n')
+    with pytest.raises(SchemaError) as err:
+        config.load(path, ["signals.intervall.gap_s=1", "match.profile=nope"])
+    problems = err.value.problems
+    assert any("gpio.buzer_pins: unknown key" in p and "did you mean `buzzer_pins`" in p
+               for p in problems)
+    assert any(p.startswith("gpio.long_press_s: expected a number") for p in problems)
+    assert any("`matc`" in p and "did you mean `match`" in p for p in problems)
+    assert any(p.startswith("signals.intervall:") and "interval" in p for p in problems)
+    assert any(p.startswith("match.profile:") and "nope" in p for p in problems)
+
+
+def test_pin_conflicts_are_refused():
+    with pytest.raises(SchemaError, match=r"gpio.reset_pin = 17: pin already used"):
+        config.load(None, ["gpio.reset_pin=17"])
+
+
+def test_overrides_layer_over_the_file(tmp_path):
+    path = tmp_path / "timerd.toml"
+    path.write_text('[match]\nprofile = "ithf-thirds"\n[gpio]\nbuzzer_pins = [18, 19]\n')
+    cfg = config.load(path, ['gpio.led_paused_pin="none"', "signals.interval.gap_s=0.5"])
+    assert cfg.match.profile == "ithf-thirds"
+    assert cfg.gpio.buzzer_pins == (18, 19)
+    assert cfg.gpio.led_paused_pin is None
+    assert cfg.signals[config.SignalKind.INTERVAL].gap_s == 0.5
+    assert cfg.signals[config.SignalKind.FINAL].pattern_s == (2.5,)
+    assert 'profile = "ithf-thirds"' in cfg.to_toml()

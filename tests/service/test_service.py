@@ -1,0 +1,127 @@
+"""The real asyncio service on virtual time: deadlines, ticks, commands, outputs."""
+
+import asyncio
+
+import pytest
+from conftest import Recorder, play, run_virtual
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind, Tick
+from timerd.core.match import Match
+from timerd.service import Service, slack_margin
+
+
+def test_a_full_match_gives_every_signal_once_in_order():
+    recorder = play("ithf", [(0, "start")], 400)
+    kinds = [e["signal"] for e in recorder.events("signal")]
+    assert kinds == ["pre_signal", "start", "interval", "interval", "interval", "interval",
+                     "last_30", "final"]
+
+
+def test_ticks_follow_the_shown_clock():
+    recorder = play("ithf", [(0, "start")], 400)
+    running_ticks = [t for t, e, s in recorder.seen
+                     if isinstance(e, Tick) and s.phase is Phase.RUNNING and t > 20]
+    # one per shown second from 4:59 to 0:10, then one per tenth down to 0.1
+    assert len(running_ticks) == (300 - 10) + 99
+    assert running_ticks[0] == pytest.approx(21.0)
+    assert running_ticks[-1] == pytest.approx(319.9)
+
+
+def test_the_interruption_length_is_shown_while_paused():
+    recorder = play("ithf", [(0, "start"), (30, "pause"), (42, "resume")], 60)
+    paused = [s.interruption_s for t, e, s in recorder.seen
+              if isinstance(e, Tick) and s.phase is Phase.PAUSED]
+    assert paused == pytest.approx([1.0 * i for i in range(1, 12)])
+
+
+def test_a_refused_command_becomes_a_notice_and_changes_nothing():
+    recorder = play("ithf", [(0, "start"), (30, "reset")], 40)
+    notices = [e.message for t, e, s in recorder.seen if isinstance(e, Notice)]
+    assert notices == ["reset refused: the clock is running; pause first"]
+    assert recorder.seen[-1][2].phase is Phase.RUNNING
+
+
+def test_an_output_that_raises_does_not_stop_the_match(caplog):
+    class Broken:
+        def notify(self, effect, status):
+            raise RuntimeError("display unplugged")
+
+    recorder = play("ithf", [(0, "start")], 400, setup=lambda s: s.outputs.insert(0, Broken()))
+    assert [e["signal"] for e in recorder.events("signal")][-1] == "final"
+    assert "display unplugged" in caplog.text
+
+
+def test_command_replies_for_tools():
+    async def main():
+        service = Service(Match(profiles.load("ithf")))
+        task = asyncio.create_task(service.run())
+        await asyncio.sleep(0)
+        replies = [
+            service.command({"command": "start", "args": []}),
+            service.command({"command": "start"}),
+            service.command({"command": "status"}),
+            service.command({"command": "launch", "args": []}),
+            service.command({"command": 5}),
+            service.command({"command": "start", "args": "now"}),
+            service.command(["start"]),
+        ]
+        task.cancel()
+        return replies
+
+    ok, refused, status, unknown, bad_name, bad_args, not_a_map = run_virtual(main)
+    assert ok["ok"] is True
+    assert ok["status"]["phase"] == "pre_signal"
+    assert refused == {"ok": False, "error": refused["error"]}
+    assert "pre-signal" in refused["error"]
+    assert status["status"]["start_in_s"] == 20.0
+    assert "unknown command 'launch'" in unknown["error"]
+    for reply in (bad_name, bad_args, not_a_map):
+        assert reply["ok"] is False
+
+
+def test_extra_commands_and_status_extras_from_adapters():
+    async def main():
+        service = Service(Match(profiles.load("ithf")))
+        muted = {"muted": False}
+
+        def mute(word):
+            if word not in ("on", "off"):
+                raise CommandRefused("mute takes on or off")
+            muted["muted"] = word == "on"
+
+        service.extra_commands["mute"] = mute
+        service.status_extras.append(lambda: dict(muted))
+        return (service.command({"command": "mute", "args": ["on"]}),
+                service.command({"command": "mute", "args": ["loud"]}),
+                service.command({"command": "mute", "args": []}))
+
+    on, bad, missing = run_virtual(main)
+    assert on["ok"]
+    assert on["status"]["muted"] is True
+    assert bad == {"ok": False, "error": "mute takes on or off"}
+    assert missing["ok"] is False
+    assert "arguments" in missing["error"]
+
+
+def test_signals_sound_at_their_planned_instant_on_virtual_time():
+    async def main():
+        loop = asyncio.get_running_loop()
+        service = Service(Match(profiles.load("ithf")))
+        recorder = Recorder(loop, loop.time())
+        service.outputs.append(recorder)
+        task = asyncio.create_task(service.run())
+        service.execute("start")
+        await asyncio.sleep(400)
+        task.cancel()
+        return recorder
+
+    recorder = run_virtual(main)
+    for t, effect, _ in recorder.seen:
+        if isinstance(effect, Signal) and effect.kind is not SignalKind.PRE_SIGNAL:
+            assert t == pytest.approx(effect.due - recorder.t0, abs=1e-9)
+
+
+@pytest.mark.parametrize(("wait", "margin"), [(0.001, 0.0), (1.0, 0.003), (60.0, 0.1)])
+def test_long_waits_wake_early_by_the_timer_slack(wait, margin):
+    assert slack_margin(wait) == pytest.approx(margin)
