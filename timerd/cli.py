@@ -83,9 +83,11 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     from timerd.adapters.gpio import NoGpio  # noqa: PLC0415 (gpiozero only for `run`)
     from timerd.app import RunOptions, run  # noqa: PLC0415
 
-    logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
+    # On the simulate-mode terminal a log line first clears the status line it interrupts.
+    logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
+                        format=("\r\x1b[K" if interactive else "")
+                        + "%(levelname)s %(name)s: %(message)s")
     options = RunOptions(simulate=args.simulate, speed=args.speed, events=args.events,
                          control=args.control, interactive=interactive)
     try:
