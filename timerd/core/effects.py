@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from timerd.core.score import Goal
+
 
 class Phase(StrEnum):
     """Where a match stands."""
@@ -13,6 +15,7 @@ class Phase(StrEnum):
     PRE_SIGNAL = "pre_signal"  # ITHF 4.4: the pre-signal has sounded, the start is due
     RUNNING = "running"
     PAUSED = "paused"  # ITHF 10.1 interruption; the clock stands still
+    BREAK = "break"  # between regular time and overtime (ITHF 4.8); the next start is timed
     FINISHED = "finished"
 
 
@@ -27,6 +30,11 @@ class SignalKind(StrEnum):
     FINAL = "final"  # ITHF 4.4, the clear final signal
     PAUSE = "pause"  # acknowledgement: the clock stopped (ITHF 10.1)
     RESUME = "resume"  # acknowledgement: the clock runs again
+    GOAL = "goal"  # acknowledgement: a goal entered and counted
+    GOAL_REJECTED = "goal_rejected"  # "no goal": entered but not counted (ITHF 5.6, 6.5, 10.3)
+    PASSIVE_WARNING = "passive_warning"  # ITHF 8.3: five seconds of passive play
+    BREAK_WARNING = "break_warning"  # the break before overtime ends soon (ITHF 4.8)
+    OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,15 @@ class Applied:
     args: tuple[str, ...] = ()
 
 
-Effect = Signal | PhaseChanged | Notice | Tick | Applied
+@dataclass(frozen=True)
+class FaceoffGuardChanged:
+    """The 3-s faceoff guard (ITHF 5.6) started (`active`) or ran out: for the guard LED."""
+
+    active: bool
+
+
+#: A goal entry (`timerd.core.score.Goal`) is itself an effect: "this goal was entered".
+Effect = Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
 
 
 class CommandRefused(Exception):
