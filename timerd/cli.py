@@ -123,7 +123,7 @@ def format_results(records: list[dict[str, Any]]) -> str:
             str(r.get("profile", "?")),
             f"{score.get('home', '?')}:{score.get('away', '?')}",
             how,
-            f"{len(goals) - rejected}+{rejected} no goal" if rejected else str(len(goals)),
+            f"{len(goals) - rejected}+{rejected} not counted" if rejected else str(len(goals)),
             str(len(r.get("interruptions") or [])),
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
