@@ -117,3 +117,17 @@ def test_rejected_goal_sounds_the_no_goal_pattern_on_the_buzzer(mock_factory: An
     _, seen, _ = run_panel(mock_factory, [(21.0, "goal_home", 0.1)], until=25, probes={
         21.3: buzzer, 21.65: buzzer, 21.9: buzzer, 22.4: buzzer})
     assert seen == {21.3: True, 21.65: False, 21.9: True, 22.4: False}
+
+
+def test_simulate_line_shows_the_score_and_the_overtime_count_up() -> None:
+    from timerd.adapters.terminal import status_line  # noqa: PLC0415
+
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle("start", 0.0)
+    match.poll(30.0)
+    match.handle("goal", 30.0, "away")
+    assert status_line(match.status(30.0)).startswith(" 4:50  0:1  running")
+    match.handle("faceoff", 40.0)
+    match.handle("goal", 200.0, "home")
+    match.poll(380.0)  # 1:1 at 0:00, overtime from 350
+    assert status_line(match.status(380.0)).startswith("OT +0:30  1:1  running")
