@@ -127,6 +127,7 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.PASSIVE_WARNING: SignalOutput(pattern_s=(0.08, 0.08, 0.08, 0.08, 0.08, 0.08, 0.08)),
         k.BREAK_WARNING: SignalOutput(pattern_s=(0.15, 0.1, 0.15, 0.1, 0.6)),
         k.OVERTIME_START: SignalOutput(pattern_s=(1.0,)),
+        k.INTERMISSION_END: SignalOutput(pattern_s=(1.5,)),
     })
 
 

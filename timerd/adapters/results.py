@@ -55,7 +55,7 @@ class ResultsFile:
         self._goals: list[dict[str, Any]] = []
 
     def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Signal) and effect.kind is SignalKind.PRE_SIGNAL:
+        if isinstance(effect, PhaseChanged) and effect.phase is Phase.PRE_SIGNAL:
             self.match_id = self.match_id or _new_id(self.wall())
         elif isinstance(effect, Signal) and effect.kind is SignalKind.START:
             self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it

@@ -15,7 +15,7 @@ class Phase(StrEnum):
     PRE_SIGNAL = "pre_signal"  # ITHF 4.4: the pre-signal has sounded, the start is due
     RUNNING = "running"
     PAUSED = "paused"  # ITHF 10.1 interruption; the clock stands still
-    BREAK = "break"  # between regular time and overtime (ITHF 4.8); the next start is timed
+    BREAK = "break"  # a timed break: before overtime (ITHF 4.8), an intermission (ISBHF 410)
     FINISHED = "finished"
 
 
@@ -33,7 +33,8 @@ class SignalKind(StrEnum):
     GOAL = "goal"  # acknowledgement: a goal entered and counted
     GOAL_REJECTED = "goal_rejected"  # "no goal": entered but not counted (ITHF 5.6, 6.5, 10.3)
     PASSIVE_WARNING = "passive_warning"  # ITHF 8.3: five seconds of passive play
-    BREAK_WARNING = "break_warning"  # the break before overtime ends soon (ITHF 4.8)
+    BREAK_WARNING = "break_warning"  # a break ends soon (ITHF 4.8; ISBHF 410, a minute)
+    INTERMISSION_END = "intermission_end"  # ISBHF 410: the intermission is over
     OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
 
 

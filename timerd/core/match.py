@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from timerd.core.clock import MatchClock
 from timerd.core.effects import (
@@ -33,6 +33,9 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard, PassivePlay
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
+
+#: What a timed break leads to.
+BreakKind = Literal["overtime", "intermission"]
 
 #: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
 ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
@@ -106,6 +109,8 @@ class Status:
     count_up: bool  # the shown clock is overtime_s counting up, not remaining_s
     passive: dict[str, float | None]  # ITHF 8.3: count left per side, 0 once warned
     result: dict[str, Any] | None  # once finished: `Result.to_dict` and the interruptions
+    break_kind: str | None  # in a break: "overtime" (before it) or "intermission"
+    ends_switched: bool  # ISBHF 401: the teams play on the ends they did not start on
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -135,6 +140,7 @@ class Match:
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
     _played_before_s: float = 0.0  # net time of the periods before this one
     _break_warning_at: float | None = None
+    _break_kind: BreakKind | None = None
     _plan: tuple[PlannedSignal, ...] = ()
     _next: int = 0
 
@@ -193,6 +199,8 @@ class Match:
             count_up=count_up,
             passive={s.value: self.passive.remaining_s(s, play) for s in Side},
             result=result,
+            break_kind=self._break_kind,
+            ends_switched=self.profile.switch_ends and self.period % 2 == 0,
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -243,8 +251,10 @@ class Match:
             raise CommandRefused(self._why_not("start"))
         self.start_at = now + self.profile.pre_signal_lead_s
         effects = self._goto(Phase.PRE_SIGNAL)
-        effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
-        effects.extend(self.poll(now))  # a zero lead starts at once
+        if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
+            effects.append(self._sound(SignalKind.PRE_SIGNAL, now,
+                                       remaining_s=self.profile.period_s))
+        effects.extend(self.poll(now))
         return effects
 
     def pause(self, now: float) -> list[Effect]:
@@ -415,8 +425,8 @@ class Match:
                               "long-press RESET to cancel",
             Phase.RUNNING: "the clock is running; pause first",
             Phase.PAUSED: "the match is paused; resume it, or long-press RESET to end it",
-            Phase.BREAK: "the break before overtime runs and overtime starts by itself "
-                         "with its faceoff (ITHF 4.8)",
+            Phase.BREAK: "a timed break runs (before overtime, ITHF 4.8, or an "
+                         "intermission, ISBHF 410) and ends by itself",
             Phase.FINISHED: "the match has finished and its result is recorded; "
                             "long-press RESET for a new match",
         }
@@ -440,7 +450,9 @@ class Match:
         if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
             if self._break_warning_at is not None:
                 steps.append((self._break_warning_at, self._break_warning))
-            steps.append((self.start_at, self._begin_play))
+            end = self._end_intermission if self._break_kind == "intermission" \
+                else self._begin_play
+            steps.append((self.start_at, end))
         elif self.phase is Phase.RUNNING:
             if self._next < len(self._plan):
                 due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
@@ -476,9 +488,27 @@ class Match:
         self.clock = self.clock.started(at)
         self.start_at = None
         self._break_warning_at = None
+        self._break_kind = None
         effects = self._goto(Phase.RUNNING)
         effects.append(self._sound(kind, at, remaining_s=self._remaining_s(at)))
         effects.extend(self._faceoff_at(at))
+        return effects
+
+    def _start_break(self, kind: BreakKind, at: float, length_s: float,
+                     warning_s: float | None) -> list[Effect]:
+        self._break_kind = kind
+        self.start_at = at + length_s
+        self._break_warning_at = None if warning_s is None else self.start_at - warning_s
+        return self._goto(Phase.BREAK)
+
+    def _end_intermission(self, at: float) -> list[Effect]:
+        """ISBHF 410: the intermission is over; the period starts with the referee's faceoff."""
+        self.start_at = None
+        self._break_warning_at = None
+        self._break_kind = None
+        effects = self._goto(Phase.PAUSED)
+        effects.append(self._sound(SignalKind.INTERMISSION_END, at,
+                                   remaining_s=self._remaining_s(at)))
         return effects
 
     def _break_warning(self, at: float) -> list[Effect]:
@@ -515,21 +545,24 @@ class Match:
         if self.period < self.profile.periods:
             self._played_before_s += at_elapsed_s
             self._enter_period(self.period + 1)
-            # The next period waits for its faceoff: the operator starts it (ISBHF 401).
+            # The next period waits for its faceoff: the operator starts it (ISBHF 401),
+            # after the intermission if the profile has one (410).
             self.guard.on_resume = True
-            return self._goto(Phase.PAUSED)
+            rest = self.profile.intermission
+            if rest is None:
+                return self._goto(Phase.PAUSED)
+            return self._start_break("intermission", at, rest.length_s, rest.warning_s)
         if self.sheet.tied() and self.profile.overtime is not None:
             # ITHF 4.8: the final signal has sounded; overtime follows a short break.
-            self.start_at = at + self.profile.overtime.break_s
-            warning_s = self.profile.overtime.break_warning_s
-            self._break_warning_at = None if warning_s is None else self.start_at - warning_s
-            return self._goto(Phase.BREAK)
+            ot = self.profile.overtime
+            return self._start_break("overtime", at, ot.break_s, ot.break_warning_s)
         return self._finish(Ending.REGULAR, at)
 
     def _finish(self, how: Ending, at: float, side: Side | None = None) -> list[Effect]:
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None
+        self._break_kind = None
         self.guard.clear()
         self.passive.clear()
         self.result = Result(how, self.sheet.score(), self.sheet.leader(), side,
@@ -539,6 +572,8 @@ class Match:
     def _goal_rejection(self, now: float) -> GoalReason | None:
         if self.phase is Phase.PRE_SIGNAL:
             return GoalReason.BEFORE_START
+        if self._break_kind == "intermission":
+            return GoalReason.INTERMISSION
         if self.phase in (Phase.BREAK, Phase.FINISHED):
             return GoalReason.FINAL_SIGNAL
         if self.phase is Phase.PAUSED and not self.profile.goals_count_while_stopped:
@@ -564,6 +599,7 @@ class Match:
         self.start_at = None
         self.paused_since = None
         self._break_warning_at = None
+        self._break_kind = None
         self._played_before_s = 0.0
         self.overtime = False
         self.guard.clear()

@@ -56,6 +56,25 @@ class Overtime:
 
 
 @dataclass(frozen=True)
+class Intermission:
+    """The break between periods (ISBHF 410: 10:00). It runs by itself, with a warning
+    `warning_s` before its end and a signal at its end; the next period then starts with the
+    referee's faceoff."""
+
+    length_s: float = 600.0
+    warning_s: float | None = 60.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.length_s <= 0:
+            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
+        if self.warning_s is not None and not 0 < self.warning_s < self.length_s:
+            out.append(f"warning_s = {self.warning_s:g}: must lie inside the intermission, "
+                       f"between 0 and {self.length_s:g} s (or none)")
+        return out
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     description: str = ""
@@ -83,6 +102,10 @@ class Profile:
     walkout_award: int = 5
     #: ITHF 4.8: overtime after a tie (play-off profiles); none: a tie stands.
     overtime: Overtime | None = None
+    #: ISBHF 410: the break between periods; none: the next period waits for the operator.
+    intermission: Intermission | None = None
+    #: ISBHF 401: teams switch ends every period and overtime (shown in the status).
+    switch_ends: bool = False
 
     def problems(self) -> list[str]:
         out = []

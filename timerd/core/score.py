@@ -33,6 +33,7 @@ class GoalReason(StrEnum):
     FACEOFF_GUARD = "faceoff_guard"  # ITHF 5.6: within 3 s of a faceoff
     FINAL_SIGNAL = "final_signal"  # ITHF 6.5: at or after the final signal
     INTERRUPTION = "interruption"  # ITHF 10.3: while the match is interrupted
+    INTERMISSION = "intermission"  # ISBHF 410: between periods
     FORFEIT_ERASED = "forfeit_erased"  # ITHF 4.6: the forfeit score replaces play
     FORFEIT_AWARD = "forfeit_award"  # ITHF 4.6: a goal of the forfeit score
     WALKOUT_ERASED = "walkout_erased"  # ITHF 4.7: the walker's goals are erased
