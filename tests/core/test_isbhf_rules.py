@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Phase, Signal, SignalKind
 from timerd.core.match import Match
+from timerd.core.score import Side
+from timerd.core.shootout import Shootout
 
 
 @settings(max_examples=200, deadline=None)
@@ -66,3 +68,51 @@ def test_isbhf_goal_while_the_clock_is_stopped_counts_and_not_in_intermission() 
     match.handle("goal", 940.0, "away")
     assert [(g.counted, g.reason) for g in match.sheet.goals] == [
         (True, None), (True, None), (False, "intermission")]
+
+
+def shoot(shootout: Shootout, *rounds: str) -> None:
+    """Rounds as "xo": home scored (x) or missed (o), then away."""
+    for pair in rounds:
+        for side, mark in zip((Side.HOME, Side.AWAY), pair, strict=True):
+            if shootout.winner() is None:
+                shootout.record(side, mark == "x")
+
+
+@pytest.mark.parametrize(("rounds", "winner", "taken"), [
+    (("xo", "xo", "xo"), Side.HOME, (3, 3)),  # 3:0 with two left each: decided
+    (("xx", "ox", "oo", "ox"), Side.AWAY, (4, 4)),  # 1:3 with one left each
+    (("oo", "oo", "oo", "oo", "xo"), Side.HOME, (5, 5)),
+    (("xx",) * 5 + ("oo", "xo"), Side.HOME, (7, 7)),  # sudden death (414b)
+    (("xx",) * 5 + ("ox",), Side.AWAY, (6, 6)),
+])
+def test_isbhf_414b_shootout_is_decided_as_soon_as_it_cannot_change(
+        rounds: tuple[str, ...], winner: Side, taken: tuple[int, int]) -> None:
+    shootout = Shootout()
+    shoot(shootout, *rounds)
+    assert shootout.winner() is winner
+    assert (len(shootout.attempts[Side.HOME]), len(shootout.attempts[Side.AWAY])) == taken
+
+
+def test_isbhf_414b_shootout_undecided_and_alternation() -> None:
+    shootout = Shootout()
+    shoot(shootout, "xo", "xo")
+    shootout.record(Side.HOME, True)  # 3:0 with away still to shoot 3: not decided yet
+    assert shootout.winner() is None
+    with pytest.raises(ValueError, match="away shoots next"):
+        shootout.record(Side.HOME, True)
+    shootout.record(Side.AWAY, False)  # 3:0 with 2 left: away cannot catch up
+    assert shootout.winner() is Side.HOME
+    with pytest.raises(ValueError, match="decided"):
+        shootout.record(Side.AWAY, True)
+
+
+def test_isbhf_413_a_tie_stands_with_a_point_each() -> None:
+    match = Match(profiles.load("isbhf"))
+    match.handle("start", 0.0)
+    for t in (1500.0, 3000.0):  # after each intermission, the referee's faceoff
+        match.poll(t)
+        match.handle("start", t)
+    match.poll(4000.0)
+    assert match.result is not None
+    assert (match.result.how, match.result.winner) == ("regular", None)
+    assert match.result.to_dict()["points"] == {"home": 1, "away": 1}

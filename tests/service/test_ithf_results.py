@@ -65,6 +65,7 @@ def test_overtime_and_walkout_results(tmp_path: Path) -> None:
     overtime, walkout = recent_results(path, 5)
     assert (overtime["how"], overtime["winner"], overtime["overtime_s"]) == (
         "overtime", "away", 10.0)
+    assert (overtime["points"], overtime["shootout"]) == (None, None)  # not in ITHF
     assert (walkout["how"], walkout["side"], walkout["score"]) == (
         "walkout", "home", {"home": 0, "away": 5})
     awarded = [g for g in walkout["goals"] if g["reason"] == "walkout_award"]

@@ -102,6 +102,8 @@ class ResultsFile:
             "played_s": result.get("played_s"),
             "overtime_s": result.get("overtime_s"),
             "replays": result.get("replays", 0),
+            "points": result.get("points"),  # ISBHF 413a, when the profile gives points
+            "shootout": result.get("shootout"),  # ISBHF 414b
             "interruptions": result.get("interruptions", []),
             "goals": self.with_wall_times(status.goals, awarded_at=finished),
         }

@@ -16,6 +16,7 @@ class Phase(StrEnum):
     RUNNING = "running"
     PAUSED = "paused"  # ITHF 10.1 interruption; the clock stands still
     BREAK = "break"  # a timed break: before overtime (ITHF 4.8), an intermission (ISBHF 410)
+    SHOOTOUT = "shootout"  # ISBHF 414b: still tied after overtime; attempts are entered
     FINISHED = "finished"
 
 

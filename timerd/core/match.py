@@ -33,6 +33,7 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard, PassivePlay
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
+from timerd.core.shootout import Shootout
 
 #: What a timed break leads to.
 BreakKind = Literal["overtime", "intermission"]
@@ -63,10 +64,12 @@ def signal_plan(profile: Profile, period: int) -> tuple[PlannedSignal, ...]:
 
 
 def overtime_plan(overtime: Overtime) -> tuple[PlannedSignal, ...]:
-    """A timed overtime ends with the final signal; a sudden-death one only with a goal."""
+    """A timed overtime ends with the final signal (a period end if a shootout follows);
+    an untimed one only with a goal."""
     if overtime.length_s is None:
         return ()
-    return (PlannedSignal(overtime.length_s, SignalKind.FINAL, 1, 0.0),)
+    end = SignalKind.FINAL if overtime.shootout_rounds is None else SignalKind.PERIOD_END
+    return (PlannedSignal(overtime.length_s, end, 1, 0.0),)
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ class Status:
     result: dict[str, Any] | None  # once finished: `Result.to_dict` and the interruptions
     break_kind: str | None  # in a break: "overtime" (before it) or "intermission"
     ends_switched: bool  # ISBHF 401: the teams play on the ends they did not start on
+    shootout: dict[str, Any] | None  # ISBHF 414b: attempts so far (`Shootout.to_dict`)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -138,6 +142,7 @@ class Match:
     passive: PassivePlay = field(init=False)
     result: Result | None = None
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
+    shootout: Shootout | None = None  # ISBHF 414b, once overtime ended tied
     _played_before_s: float = 0.0  # net time of the periods before this one
     _break_warning_at: float | None = None
     _break_kind: BreakKind | None = None
@@ -201,6 +206,7 @@ class Match:
             result=result,
             break_kind=self._break_kind,
             ends_switched=self.profile.switch_ends and self.period % 2 == 0,
+            shootout=None if self.shootout is None else self.shootout.to_dict(),
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -241,6 +247,7 @@ class Match:
             "forfeit": (self.forfeit, ("home|away",)),
             "walkout": (self.walkout, ("home|away",)),
             "replay": (self.replay, ()),
+            "shot": (self.shot, ("home|away", "scored|missed")),
         }
 
     def start(self, now: float) -> list[Effect]:
@@ -302,6 +309,7 @@ class Match:
         self.last_signal = None
         self.sheet = ScoreSheet()
         self.result = None
+        self.shootout = None
         self.replays = 0
         self.phase = Phase.IDLE
         if previous is Phase.IDLE:
@@ -314,7 +322,7 @@ class Match:
         (10.3); an entry that does not count is kept with its reason and sounds "no goal".
         The first counted goal of overtime ends the match (4.8)."""
         side = self._side(side_word)
-        if self.phase is Phase.IDLE:
+        if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
             raise CommandRefused(self._why_not("goal"))
         reason = self._goal_rejection(now)
         goal = Goal(side, self.play_s(now), reason is None, reason, self.period, self.overtime,
@@ -418,6 +426,26 @@ class Match:
                               f"{score[Side.HOME]}:{score[Side.AWAY]}"))
         return effects
 
+    def shot(self, now: float, side_word: str, outcome: str) -> list[Effect]:
+        """ISBHF 414b: enter one shootout attempt; the match ends once it is decided."""
+        side = self._side(side_word)
+        if outcome not in ("scored", "missed"):
+            raise CommandRefused(f"shot takes scored or missed, not {outcome!r}")
+        if self.shootout is None or self.phase is not Phase.SHOOTOUT:
+            raise CommandRefused(self._why_not("shot"))
+        try:
+            self.shootout.record(side, outcome == "scored")
+        except ValueError as exc:
+            raise CommandRefused(f"shot refused: {exc}") from exc
+        goals = self.shootout.goals
+        effects: list[Effect] = [Notice(f"shootout: {side} {outcome}, "
+                                        f"{goals(Side.HOME)}:{goals(Side.AWAY)}")]
+        winner = self.shootout.winner()
+        if winner is not None:
+            effects.append(self._sound(SignalKind.FINAL, now))
+            effects.extend(self._finish(Ending.SHOOTOUT, now, winner=winner))
+        return effects
+
     def _why_not(self, command: str) -> str:
         hints = {
             Phase.IDLE: "no match is running; press START to begin",
@@ -427,6 +455,7 @@ class Match:
             Phase.PAUSED: "the match is paused; resume it, or long-press RESET to end it",
             Phase.BREAK: "a timed break runs (before overtime, ITHF 4.8, or an "
                          "intermission, ISBHF 410) and ends by itself",
+            Phase.SHOOTOUT: "the shootout decides the match; enter attempts with `shot`",
             Phase.FINISHED: "the match has finished and its result is recorded; "
                             "long-press RESET for a new match",
         }
@@ -475,15 +504,9 @@ class Match:
     def _begin_play(self, at: float) -> list[Effect]:
         """The start signal (ITHF 5.1) or the overtime start (4.8): each is a faceoff."""
         kind = SignalKind.START
-        if self.phase is Phase.BREAK and self.profile.overtime is not None:
+        if self._break_kind == "overtime" and self.profile.overtime is not None:
             kind = SignalKind.OVERTIME_START
-            self._played_before_s += self.clock.elapsed_at_anchor
-            self.overtime = True
-            self.period += 1
-            length = self.profile.overtime.length_s
-            self.clock = MatchClock(math.inf if length is None else length)
-            self._plan = overtime_plan(self.profile.overtime)
-            self._next = 0
+            self._enter_overtime(self.profile.overtime)
         # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
         self.clock = self.clock.started(at)
         self.start_at = None
@@ -493,6 +516,14 @@ class Match:
         effects.append(self._sound(kind, at, remaining_s=self._remaining_s(at)))
         effects.extend(self._faceoff_at(at))
         return effects
+
+    def _enter_overtime(self, overtime: Overtime) -> None:
+        self._played_before_s += self.clock.elapsed_at_anchor
+        self.overtime = True
+        self.period += 1
+        self.clock = MatchClock(math.inf if overtime.length_s is None else overtime.length_s)
+        self._plan = overtime_plan(overtime)
+        self._next = 0
 
     def _start_break(self, kind: BreakKind, at: float, length_s: float,
                      warning_s: float | None) -> list[Effect]:
@@ -541,6 +572,11 @@ class Match:
         self.guard.clear()
         self.passive.clear()
         if self.overtime:  # a timed overtime ran out without a goal
+            ot = self.profile.overtime
+            rounds = None if ot is None else ot.shootout_rounds
+            if rounds is not None and self.sheet.tied():
+                self.shootout = Shootout(rounds)  # ISBHF 414b
+                return self._goto(Phase.SHOOTOUT)
             return self._finish(Ending.OVERTIME, at)
         if self.period < self.profile.periods:
             self._played_before_s += at_elapsed_s
@@ -555,18 +591,30 @@ class Match:
         if self.sheet.tied() and self.profile.overtime is not None:
             # ITHF 4.8: the final signal has sounded; overtime follows a short break.
             ot = self.profile.overtime
-            return self._start_break("overtime", at, ot.break_s, ot.break_warning_s)
+            if ot.auto_start:
+                return self._start_break("overtime", at, ot.break_s, ot.break_warning_s)
+            # A stop clock: overtime waits, after the break, for the referee's faceoff.
+            self._enter_overtime(ot)
+            self.guard.on_resume = True
+            return self._start_break("intermission", at, ot.break_s, ot.break_warning_s)
         return self._finish(Ending.REGULAR, at)
 
-    def _finish(self, how: Ending, at: float, side: Side | None = None) -> list[Effect]:
+    def _finish(self, how: Ending, at: float, side: Side | None = None,
+                winner: Side | None = None) -> list[Effect]:
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None
         self._break_kind = None
         self.guard.clear()
         self.passive.clear()
-        self.result = Result(how, self.sheet.score(), self.sheet.leader(), side,
-                             self.play_s(at), self.clock.elapsed(at) if self.overtime else None)
+        winner = winner or self.sheet.leader()
+        points = None
+        if self.profile.points:  # ISBHF 413a: win, tie, loss
+            win, tie, loss = self.profile.points
+            points = {s: tie if winner is None else win if s is winner else loss for s in Side}
+        self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
+                             self.clock.elapsed(at) if self.overtime else None, points,
+                             None if self.shootout is None else self.shootout.to_dict())
         return self._goto(Phase.FINISHED)
 
     def _goal_rejection(self, now: float) -> GoalReason | None:
@@ -576,6 +624,8 @@ class Match:
             return GoalReason.INTERMISSION
         if self.phase in (Phase.BREAK, Phase.FINISHED):
             return GoalReason.FINAL_SIGNAL
+        if self.phase is Phase.PAUSED and self.paused_since is None:
+            return GoalReason.INTERMISSION  # the period awaits its first faceoff
         if self.phase is Phase.PAUSED and not self.profile.goals_count_while_stopped:
             return GoalReason.INTERRUPTION
         if self.guard.active(self.play_s(now)):

@@ -42,6 +42,12 @@ class Overtime:
     length_s: float | None = None
     break_s: float = 30.0
     break_warning_s: float | None = 10.0
+    #: True: overtime starts with its own signal at the break's end (ITHF 4.8). False: a stop
+    #: clock's overtime waits after the break for the referee's faceoff (ISBHF 401).
+    auto_start: bool = True
+    #: ISBHF 414b: still tied after a timed overtime, a shootout of this many rounds (none: the
+    #: tie stands).
+    shootout_rounds: int | None = None
 
     def problems(self) -> list[str]:
         out = []
@@ -49,6 +55,8 @@ class Overtime:
             out.append(f"length_s = {self.length_s:g}: must be longer than 0 s (or none)")
         if self.break_s < 0:
             out.append(f"break_s = {self.break_s:g}: must not be negative")
+        if self.shootout_rounds is not None and self.shootout_rounds < 1:
+            out.append(f"shootout_rounds = {self.shootout_rounds}: at least one (or none)")
         if self.break_warning_s is not None and not 0 < self.break_warning_s < self.break_s:
             out.append(f"break_warning_s = {self.break_warning_s:g}: must lie inside the "
                        f"break, between 0 and {self.break_s:g} s (or none)")
@@ -106,6 +114,8 @@ class Profile:
     intermission: Intermission | None = None
     #: ISBHF 401: teams switch ends every period and overtime (shown in the status).
     switch_ends: bool = False
+    #: ISBHF 413a: points for a win, a tie and a loss, shown in the result (empty: none).
+    points: tuple[int, ...] = ()
 
     def problems(self) -> list[str]:
         out = []
@@ -133,6 +143,8 @@ class Profile:
         if len(self.forfeit_score) != 2 or min(self.forfeit_score, default=0) < 0:
             out.append(f"forfeit_score = {list(self.forfeit_score)}: give two goal counts, "
                        "the absent side's and the present side's, e.g. [0, 5]")
+        if self.points and len(self.points) != 3:
+            out.append(f"points = {list(self.points)}: give three, for a win, a tie and a loss")
         if self.walkout_award < 0:
             out.append(f"walkout_award = {self.walkout_award}: must not be negative")
         for i, s in enumerate(self.signals):

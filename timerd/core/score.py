@@ -51,6 +51,7 @@ class Ending(StrEnum):
     OVERTIME = "overtime"  # ITHF 4.8: a golden goal (or the end of a timed overtime)
     FORFEIT = "forfeit"  # ITHF 4.6
     WALKOUT = "walkout"  # ITHF 4.7
+    SHOOTOUT = "shootout"  # ISBHF 414b
 
 
 def parse_side(word: str) -> Side:
@@ -145,9 +146,14 @@ class Result:
     side: Side | None = None
     played_s: float = 0.0
     overtime_s: float | None = None
+    points: dict[Side, int] | None = None  # ISBHF 413a, when the profile gives points
+    shootout: dict[str, Any] | None = None  # ISBHF 414b: `Shootout.to_dict`
 
     def to_dict(self) -> dict[str, Any]:
         return {"how": self.how.value,
+                "points": None if self.points is None else {
+                    s.value: n for s, n in self.points.items()},
+                "shootout": self.shootout,
                 "score": {s.value: n for s, n in self.score.items()},
                 "winner": None if self.winner is None else self.winner.value,
                 "side": None if self.side is None else self.side.value,
