@@ -87,6 +87,28 @@ def load_golden(name: str) -> dict[str, Any]:
     return data
 
 
+def trace(profile: str, script: list[tuple[float, str]], until: float) -> list[dict[str, Any]]:
+    return play(profile, script, until).events()
+
+
+def check_golden(name: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compare with tests/golden/<name>.json (or write it when TIMERD_UPDATE_GOLDEN=1)."""
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("TIMERD_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"events": events}, indent=1) + "\n")
+    assert events == load_golden(name)["events"]
+    return events
+
+
+def goals(events: list[dict[str, Any]]) -> list[tuple[float, str, bool, str | None]]:
+    return [(e["t"], e["side"], e["counted"], e["reason"]) for e in events if e["type"] == "goal"]
+
+
+def signals(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    return [(e["t"], e["signal"]) for e in events if e["type"] == "signal"]
+
+
 @pytest.fixture
 def mock_factory() -> Any:
     """gpiozero's MockFactory (PWM-capable pins), reset after the test so pins can be reused."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
+from timerd.adapters.results import ResultsFile
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
 from timerd.config import Config
 from timerd.core.match import Match
@@ -57,6 +58,9 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
         service.outputs += [board.buzzers, board.leds]
+        results = ResultsFile(config.results_path())  # hall mode: results.listeners.append
+        service.outputs.append(results)
+        service.status_extras.append(results.status_extra)
         if options.events is not None:
             stream = sys.stdout if options.events == "-" else stack.enter_context(
                 open(options.events, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230 (once, at start)

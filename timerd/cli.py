@@ -57,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="print the effective config, or every error in it")
     _config_args(cfg)
     sub.add_parser("profiles", help="list the built-in rule profiles")
+    res = sub.add_parser("results", help="print the most recent match results as a table")
+    _config_args(res)
+    res.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
+    res.add_argument("--file", type=Path, metavar="PATH",
+                     help="the results file (default: results.path from the config)")
+    res.add_argument("--json", action="store_true", help="print the records as JSON lines")
     return top
 
 
@@ -76,7 +82,53 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         sys.stdout.write(config.to_toml())
         return 0
+    if args.command == "results":
+        return _results(args.file or config.results_path(), args.n, args.json)
     return _run(config, args)
+
+
+def _results(path: Path | None, n: int, as_json: bool) -> int:
+    from timerd.adapters.results import recent_results  # noqa: PLC0415
+
+    if path is None:
+        print("timerd: results are not kept (results.path = \"none\")", file=sys.stderr)
+        return EXIT_USAGE
+    records = recent_results(path, n)
+    if as_json:
+        for record in records:
+            print(json.dumps(record))
+        return 0
+    if not records:
+        print(f"no results in {path}")
+        return 0
+    print(format_results(records))
+    return 0
+
+
+def format_results(records: list[dict[str, Any]]) -> str:
+    """Results as a table, one match a line, oldest first."""
+    rows = [("started", "match", "profile", "score", "how", "goals", "paused")]
+    for r in records:
+        score = r.get("score") or {}
+        how = str(r.get("how"))
+        if r.get("side"):
+            how += f" ({r['side']})"
+        if r.get("overtime_s") is not None:
+            how += f" +{r['overtime_s']:.0f}s"
+        goals = r.get("goals") or []
+        rejected = sum(not g.get("counted") for g in goals)
+        rows.append((
+            str(r.get("started") or "?")[:19].replace("T", " "),
+            str(r.get("match_id", "?")),
+            str(r.get("profile", "?")),
+            f"{score.get('home', '?')}:{score.get('away', '?')}",
+            how,
+            f"{len(goals) - rejected}+{rejected} not counted" if rejected else str(len(goals)),
+            str(len(r.get("interruptions") or [])),
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
 
 
 def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
@@ -142,7 +194,32 @@ def format_status(status: dict[str, Any]) -> str:
                  f"{status['paused_total_s']:.1f} s in all")
     if status.get("last_signal"):
         lines.append(f"last      {status['last_signal']}")
+    lines.extend(_score_lines(status))
     return "\n".join(lines)
+
+
+def _score_lines(status: dict[str, Any]) -> list[str]:
+    """The score and the scoring rules' state, when the daemon reports them."""
+    score = status.get("score")
+    if score is None:
+        return []
+    lines = [f"score     {score['home']}:{score['away']}"]
+    if status.get("overtime") and status.get("overtime_s") is not None:
+        lines.append(f"overtime  {status['overtime_s']:.1f} s")
+    if status.get("faceoff_guard_s") is not None:
+        lines.append(f"faceoff guard {status['faceoff_guard_s']:.1f} s (goals do not count)")
+    if status.get("faceoff_pending"):
+        lines.append("faceoff pending")
+    for side, left in (status.get("passive") or {}).items():
+        if left is not None:
+            lines.append(f"passive {side} " + ("WARNED" if left == 0 else f"{left:.1f} s"))
+    if goals := status.get("goals"):
+        last = goals[-1]
+        verdict = "counted" if last["counted"] else f"no goal ({last['reason']})"
+        lines.append(f"last goal {last['side']} at {last['match_time_s']:.1f} s: {verdict}")
+    if result := status.get("result"):
+        lines.append(f"result    {result['how']}, winner {result.get('winner') or 'none'}")
+    return lines
 
 
 def timerctl(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ import tomli_w
 from timerd import profiles
 from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
-from timerd.schema import SchemaError, build, merge, to_plain
+from timerd.schema import NONE_WORDS, SchemaError, build, merge, to_plain
 
 SYSTEM_CONFIG = Path("/etc/timerd/timerd.toml")
 
@@ -50,6 +50,16 @@ class GpioConfig:
     led_running_pin: int | None = 5
     led_paused_pin: int | None = 6
     led_last_30_pin: int | None = 13
+    # Scoring (ITHF 5.6, 8.3): goal, faceoff, undo (long press) and passive-play buttons,
+    # the faceoff-guard LED (lit while a goal cannot count) and the passive-warning LED.
+    goal_home_pin: int | None = 23
+    goal_away_pin: int | None = 24
+    faceoff_pin: int | None = 25
+    undo_pin: int | None = 12
+    passive_home_pin: int | None = 16
+    passive_away_pin: int | None = 20
+    led_faceoff_guard_pin: int | None = 19
+    led_passive_pin: int | None = 21
     debounce_ms: float = 30.0
     long_press_s: float = 2.0
 
@@ -110,6 +120,14 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.FINAL: SignalOutput(pattern_s=(2.5,)),
         k.PAUSE: SignalOutput(pattern_s=(0.05,)),
         k.RESUME: SignalOutput(pattern_s=(0.05, 0.08, 0.05)),
+        # A counted goal is a quick rising "da-daa"; "no goal" two long flat tones, so the
+        # two cannot be mistaken (ITHF 5.6, 6.5, 10.3).
+        k.GOAL: SignalOutput(pattern_s=(0.08, 0.06, 0.3)),
+        k.GOAL_REJECTED: SignalOutput(pattern_s=(0.6, 0.15, 0.6)),
+        k.PASSIVE_WARNING: SignalOutput(pattern_s=(0.08, 0.08, 0.08, 0.08, 0.08, 0.08, 0.08)),
+        k.BREAK_WARNING: SignalOutput(pattern_s=(0.15, 0.1, 0.15, 0.1, 0.6)),
+        k.OVERTIME_START: SignalOutput(pattern_s=(1.0,)),
+        k.INTERMISSION_END: SignalOutput(pattern_s=(1.5,)),
     })
 
 
@@ -117,6 +135,13 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
 class ControlConfig:
     #: Unix socket for timerctl; empty: control.sock in the runtime directory.
     socket: str = ""
+
+
+@dataclass(frozen=True)
+class ResultsConfig:
+    #: The results file, one JSON line per finished match; empty: results.jsonl in the state
+    #: directory (systemd's StateDirectory, else ~/.local/state/timerd); "none": not written.
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,12 +156,18 @@ class Config:
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     control: ControlConfig = ControlConfig()
     log: LogConfig = LogConfig()
+    results: ResultsConfig = ResultsConfig()
 
     def profile(self) -> Profile:
         return profiles.load(self.match.profile)
 
     def control_socket(self) -> Path:
         return Path(self.control.socket) if self.control.socket else runtime_dir() / "control.sock"
+
+    def results_path(self) -> Path | None:
+        if self.results.path.lower() in NONE_WORDS:
+            return None if self.results.path else state_dir() / "results.jsonl"
+        return Path(self.results.path)
 
     def to_toml(self) -> str:
         return tomli_w.dumps(to_plain(self))
@@ -149,6 +180,14 @@ def runtime_dir() -> Path:
     if env := os.environ.get("XDG_RUNTIME_DIR"):
         return Path(env) / "timerd"
     return Path(f"/tmp/timerd-{os.getuid()}")
+
+
+def state_dir() -> Path:
+    """Where results are kept: systemd's StateDirectory, else the user's state directory."""
+    if env := os.environ.get("STATE_DIRECTORY"):
+        return Path(env.split(":")[0])
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "timerd"
 
 
 def parse_override(option: str) -> dict[str, Any]:

@@ -55,7 +55,7 @@ class ButtonBinding:
     """What a physical button does: the command for each gesture, and its debounce logic."""
 
     logic: ButtonLogic
-    commands: Mapping[Gesture, str]
+    commands: Mapping[Gesture, str]  # a command and its arguments as words: "goal home"
     hint: str = ""  # told to the operator on a too-short press of a long-press button
 
 
@@ -152,7 +152,7 @@ class Service:
             if command is not None:
                 log.info("button %s: %s", name, gesture)
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(command)
+                    self.execute(*command.split())  # "goal home": a command and its args
             elif gesture is Gesture.SHORT and binding.hint:
                 self._dispatch([Notice(binding.hint)], self.now())
 
@@ -227,9 +227,11 @@ def _settle(waiter: asyncio.Future[str]) -> None:
 
 def _next_shown_change(status: Status, now: float) -> float | None:
     """When the shown clock (or pre-signal countdown, or interruption length) next changes."""
+    if status.phase is Phase.RUNNING and status.count_up and status.overtime_s is not None:
+        return now + 1.0 - (status.overtime_s % 1.0)  # ITHF 4.8: overtime counts up
     if status.phase is Phase.RUNNING:
         return now + next_change(status.remaining_s)
-    if status.phase is Phase.PRE_SIGNAL and status.start_in_s is not None:
+    if status.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and status.start_in_s is not None:
         return now + next_change(status.start_in_s)
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
         return now + 1.0 - (status.interruption_s % 1.0)

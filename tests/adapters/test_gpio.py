@@ -5,7 +5,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import run_virtual
+from tests.conftest import run_virtual
 from gpiozero.pins import mock
 
 from timerd import config, profiles

@@ -3,7 +3,7 @@
 import asyncio
 
 import pytest
-from conftest import Recorder, play, run_virtual
+from tests.conftest import Recorder, play, run_virtual
 
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind, Tick

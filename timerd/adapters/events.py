@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from timerd.core.effects import Effect, Notice, PhaseChanged, Signal
+from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
 from timerd.core.match import Status
+from timerd.core.score import Goal
 
 
 def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
@@ -22,6 +23,12 @@ def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
     if isinstance(effect, Signal):
         return {"type": "signal", "signal": effect.kind.value, "beeps": effect.beeps,
                 "remaining_s": round(effect.remaining_s, 3), "period": effect.period}
+    if isinstance(effect, Goal):
+        return {"type": "goal", "side": effect.side.value, "counted": effect.counted,
+                "reason": None if effect.reason is None else effect.reason.value,
+                "match_time_s": round(effect.match_time_s, 3), "score": status.score}
+    if isinstance(effect, FaceoffGuardChanged):
+        return {"type": "faceoff_guard", "active": effect.active}
     if isinstance(effect, Notice):
         return {"type": "notice", "message": effect.message}
     return None

@@ -8,8 +8,12 @@ Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README
 - Buzzers (GPIO22) are active buzzers switched by an NPN transistor or a logic-level MOSFET,
   on while the pin is high (`buzzer_active_high = false` for a low-side module that is on
   while low). The event loop times every edge; gpiozero's `beep()` threads are not used.
-- LEDs (running GPIO5, paused GPIO6, last 30 s GPIO13) through a 330 ohm resistor to ground,
-  lit while the pin is high.
+- Scoring buttons, wired like the others: GOAL HOME (GPIO23), GOAL AWAY (GPIO24), FACEOFF
+  (GPIO25), UNDO (GPIO12, acts only on a long press: a tap must not remove a goal), PASSIVE
+  HOME (GPIO16) and PASSIVE AWAY (GPIO20) for the side holding the puck (ITHF 8.3).
+- LEDs (running GPIO5, paused GPIO6, last 30 s GPIO13, faceoff guard GPIO19: lit while a goal
+  cannot count (ITHF 5.6), passive warning GPIO21) through a 330 ohm resistor to ground, lit
+  while the pin is high.
 """
 
 from __future__ import annotations
@@ -108,16 +112,23 @@ class Buzzers:
 
 
 class Leds:
-    """Status LEDs: running, paused (an interruption, ITHF 10.1), and the last 30 s."""
+    """Status LEDs: running, paused (an interruption, ITHF 10.1), the last 30 s, the faceoff
+    guard (ITHF 5.6) and the passive-play warning (ITHF 8.3)."""
 
-    def __init__(self, running: Any | None, paused: Any | None, last_30: Any | None) -> None:
+    def __init__(self, running: Any | None, paused: Any | None, last_30: Any | None,
+                 faceoff_guard: Any | None = None, passive: Any | None = None) -> None:
         self.running, self.paused, self.last_30 = running, paused, last_30
+        self.faceoff_guard, self.passive = faceoff_guard, passive
 
     def notify(self, effect: Effect, status: Status) -> None:
         live = status.phase in (Phase.RUNNING, Phase.PAUSED)
+        last_30 = live and not status.count_up and status.remaining_s <= LAST_30_S
+        warned = any(left == 0 for left in status.passive.values())
         for led, lit in ((self.running, status.phase is Phase.RUNNING),
                          (self.paused, status.phase is Phase.PAUSED),
-                         (self.last_30, live and status.remaining_s <= LAST_30_S)):
+                         (self.last_30, last_30),
+                         (self.faceoff_guard, status.faceoff_guard_s is not None),
+                         (self.passive, warned)):
             if led is not None and led.value != lit:
                 led.value = lit
 
@@ -147,6 +158,13 @@ class GpioBoard:
             ("start_pause", config.start_pause_pin, {Gesture.PRESS: "toggle"}, None, ""),
             ("reset", config.reset_pin, {Gesture.LONG_PRESS: "reset"}, hold,
              f"hold RESET for {hold:g} s to reset"),
+            ("goal_home", config.goal_home_pin, {Gesture.PRESS: "goal home"}, None, ""),
+            ("goal_away", config.goal_away_pin, {Gesture.PRESS: "goal away"}, None, ""),
+            ("faceoff", config.faceoff_pin, {Gesture.PRESS: "faceoff"}, None, ""),
+            ("undo", config.undo_pin, {Gesture.LONG_PRESS: "undo"}, hold,
+             f"hold UNDO for {hold:g} s to remove the last goal"),
+            ("passive_home", config.passive_home_pin, {Gesture.PRESS: "passive home"}, None, ""),
+            ("passive_away", config.passive_away_pin, {Gesture.PRESS: "passive away"}, None, ""),
         ):
             if pin is None:
                 continue
@@ -160,7 +178,8 @@ class GpioBoard:
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
             patterns, service.loop)
         self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
-                         output(config.led_last_30_pin))
+                         output(config.led_last_30_pin), output(config.led_faceoff_guard_pin),
+                         output(config.led_passive_pin))
 
     async def __aenter__(self) -> GpioBoard:
         return self

@@ -20,7 +20,11 @@ from timerd.core.display import shown_clock
 from timerd.core.effects import Effect, Notice, Phase
 from timerd.core.match import Status
 
-KEYS_HELP = "[space] start/pause  [r] reset (held)  [q] quit"
+KEYS_HELP = ("[space] start/pause  [r] reset (held)  [h/a] goal home/away  [f] faceoff  "
+             "[u] undo (held)  [1/2] passive home/away  [q] quit")
+#: Keys that tap the scoring buttons (the undo key holds its button, like reset).
+SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
+                "1": "passive_home", "2": "passive_away"}
 TAP_S = 0.1  # how long a key "holds" a button down
 
 
@@ -34,7 +38,10 @@ def status_line(status: Status) -> str:
         what = status.phase.value
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
     last = f"  last: {status.last_signal}" if status.last_signal else ""
-    return f"{shown_clock(status.remaining_s):>5}{period}  {what}{last}"
+    clock = f"OT +{shown_clock(status.overtime_s or 0.0)}" if status.count_up else \
+        shown_clock(status.remaining_s)
+    score = f"  {status.score['home']}:{status.score['away']}"
+    return f"{clock:>5}{period}{score}  {what}{last}"
 
 
 class TerminalDisplay:
@@ -82,6 +89,10 @@ class Keyboard:
             self.press("start_pause", TAP_S)
         elif key == "r":
             self.press("reset", self.hold_s + TAP_S)
+        elif key == "u":
+            self.press("undo", self.hold_s + TAP_S)
+        elif key in SCORING_KEYS:
+            self.press(SCORING_KEYS[key], TAP_S)
 
     def press(self, name: str, hold_s: float) -> None:
         button = self.buttons.get(name)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from timerd.core.score import Goal
+
 
 class Phase(StrEnum):
     """Where a match stands."""
@@ -13,6 +15,8 @@ class Phase(StrEnum):
     PRE_SIGNAL = "pre_signal"  # ITHF 4.4: the pre-signal has sounded, the start is due
     RUNNING = "running"
     PAUSED = "paused"  # ITHF 10.1 interruption; the clock stands still
+    BREAK = "break"  # a timed break: before overtime (ITHF 4.8), an intermission (ISBHF 410)
+    SHOOTOUT = "shootout"  # ISBHF 414b: still tied after overtime; attempts are entered
     FINISHED = "finished"
 
 
@@ -27,6 +31,12 @@ class SignalKind(StrEnum):
     FINAL = "final"  # ITHF 4.4, the clear final signal
     PAUSE = "pause"  # acknowledgement: the clock stopped (ITHF 10.1)
     RESUME = "resume"  # acknowledgement: the clock runs again
+    GOAL = "goal"  # acknowledgement: a goal entered and counted
+    GOAL_REJECTED = "goal_rejected"  # "no goal": entered but not counted (ITHF 5.6, 6.5, 10.3)
+    PASSIVE_WARNING = "passive_warning"  # ITHF 8.3: five seconds of passive play
+    BREAK_WARNING = "break_warning"  # a break ends soon (ITHF 4.8; ISBHF 410, a minute)
+    INTERMISSION_END = "intermission_end"  # ISBHF 410: the intermission is over
+    OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,15 @@ class Applied:
     args: tuple[str, ...] = ()
 
 
-Effect = Signal | PhaseChanged | Notice | Tick | Applied
+@dataclass(frozen=True)
+class FaceoffGuardChanged:
+    """The 3-s faceoff guard (ITHF 5.6) started (`active`) or ran out: for the guard LED."""
+
+    active: bool
+
+
+#: A goal entry (`timerd.core.score.Goal`) is itself an effect: "this goal was entered".
+Effect = Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
 
 
 class CommandRefused(Exception):

@@ -1,29 +1,46 @@
 """The match state machine: commands and time in, effects out.
 
-`handle(command, now)` applies an operator's command; `poll(now)` fires whatever the plan has
-due by `now`; `next_deadline()` tells the service when to call `poll` next. Both `handle` and
-`poll` return the effects (signals to sound, phase changes, notices) in the order they happen.
+`handle(command, now)` applies an operator's command; `poll(now)` fires whatever is due by
+`now`; `next_deadline()` tells the service when to call `poll` next. Both `handle` and `poll`
+return the effects (signals to sound, phase changes, goals, notices) in the order they happen.
 Every signal is planned in match time, so an interruption moves all later signals with it
 (ITHF 10.2), and each one fires exactly once however late `poll` is called.
+
+The match composes the rule modules rather than holding their state itself: the score sheet
+(`score.py`), the faceoff guard and passive-play count (`faceoff.py`), the clock (`clock.py`).
+It decides, from the phase and the time, whether a goal counts, and when a period, the break
+before overtime, or the match ends.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from timerd.core.clock import MatchClock
 from timerd.core.effects import (
     CommandRefused,
     Effect,
+    FaceoffGuardChanged,
     Notice,
     Phase,
     PhaseChanged,
     Signal,
     SignalKind,
 )
-from timerd.core.profile import Profile
+from timerd.core.faceoff import FaceoffGuard, PassivePlay
+from timerd.core.profile import Overtime, Profile
+from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
+from timerd.core.shootout import Shootout
+
+#: What a timed break leads to.
+BreakKind = Literal["overtime", "intermission"]
+
+#: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
+ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
+                              SignalKind.GOAL_REJECTED})
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,15 @@ def signal_plan(profile: Profile, period: int) -> tuple[PlannedSignal, ...]:
     return tuple(sorted(placed, key=lambda p: p.at_elapsed_s))
 
 
+def overtime_plan(overtime: Overtime) -> tuple[PlannedSignal, ...]:
+    """A timed overtime ends with the final signal (a period end if a shootout follows);
+    an untimed one only with a goal."""
+    if overtime.length_s is None:
+        return ()
+    end = SignalKind.FINAL if overtime.shootout_rounds is None else SignalKind.PERIOD_END
+    return (PlannedSignal(overtime.length_s, end, 1, 0.0),)
+
+
 @dataclass(frozen=True)
 class Interruption:
     """ITHF 10.1: the clock stood still for `length_s` from `at_elapsed_s` of match time."""
@@ -53,6 +79,10 @@ class Interruption:
     period: int
     at_elapsed_s: float
     length_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"period": self.period, "start_s": round(self.at_elapsed_s, 3),
+                "length_s": round(self.length_s, 3)}
 
 
 @dataclass(frozen=True)
@@ -65,17 +95,33 @@ class Status:
     periods: int
     clock_running: bool
     period_s: float
-    remaining_s: float
+    remaining_s: float  # 0 while a sudden-death overtime counts up (see overtime_s)
     elapsed_s: float
-    start_in_s: float | None  # during the pre-signal: time until the start signal
+    start_in_s: float | None  # before the start or the overtime start: time until its signal
     interruption_s: float | None  # while paused: how long this interruption has lasted
     interruptions: int
     paused_total_s: float
     last_signal: str | None
     last_signal_remaining_s: float | None
+    score: dict[str, int]
+    goals: list[dict[str, Any]]  # every entry, counted or not (`Goal.to_dict`)
+    faceoff_guard_s: float | None  # ITHF 5.6: guard time left while goals cannot count
+    faceoff_pending: bool  # a counted goal awaits the faceoff that restarts play
+    overtime: bool
+    overtime_s: float | None  # overtime played so far (the count-up clock, ITHF 4.8)
+    count_up: bool  # the shown clock is overtime_s counting up, not remaining_s
+    passive: dict[str, float | None]  # ITHF 8.3: count left per side, 0 once warned
+    result: dict[str, Any] | None  # once finished: `Result.to_dict` and the interruptions
+    break_kind: str | None  # in a break: "overtime" (before it) or "intermission"
+    ends_switched: bool  # ISBHF 401: the teams play on the ends they did not start on
+    shootout: dict[str, Any] | None  # ISBHF 414b: attempts so far (`Shootout.to_dict`)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+#: A command's action and the names of its arguments ("name?" marks an optional one).
+CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
 
 
 @dataclass
@@ -85,26 +131,39 @@ class Match:
     profile: Profile
     phase: Phase = Phase.IDLE
     period: int = 1
+    overtime: bool = False
     clock: MatchClock = field(init=False)
-    start_at: float | None = None
+    start_at: float | None = None  # when the start (or overtime start) signal is due
     paused_since: float | None = None
     interruptions: list[Interruption] = field(default_factory=list)
     last_signal: Signal | None = None
+    sheet: ScoreSheet = field(default_factory=ScoreSheet)
+    guard: FaceoffGuard = field(init=False)
+    passive: PassivePlay = field(init=False)
+    result: Result | None = None
+    replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
+    shootout: Shootout | None = None  # ISBHF 414b, once overtime ended tied
+    _played_before_s: float = 0.0  # net time of the periods before this one
+    _break_warning_at: float | None = None
+    _break_kind: BreakKind | None = None
     _plan: tuple[PlannedSignal, ...] = ()
     _next: int = 0
 
     def __post_init__(self) -> None:
+        self.guard = FaceoffGuard(self.profile.faceoff_guard_s)
+        self.passive = PassivePlay(self.profile.passive_play_s)
         self._enter_period(1)
 
     # -- queries ---------------------------------------------------------------------------
 
+    def play_s(self, now: float) -> float:
+        """Net match time since the start signal, over every period and overtime."""
+        return self._played_before_s + self.clock.elapsed(now)
+
     def next_deadline(self) -> float | None:
         """The monotonic instant at which `poll` has something to fire, if any."""
-        if self.phase is Phase.PRE_SIGNAL:
-            return self.start_at
-        if self.phase is Phase.RUNNING and self._next < len(self._plan):
-            return self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
-        return None
+        upcoming = self._next_timed()
+        return None if upcoming is None else upcoming[0]
 
     def status(self, now: float) -> Status:
         paused_total = sum(i.length_s for i in self.interruptions)
@@ -113,14 +172,22 @@ class Match:
             current = now - self.paused_since
             paused_total += current
         last = self.last_signal
+        play = self.play_s(now)
+        count_up = not math.isfinite(self.clock.length_s)
+        in_play = self.phase in (Phase.RUNNING, Phase.PAUSED)
+        result = None
+        if self.result is not None:
+            result = self.result.to_dict() | {
+                "interruptions": [i.to_dict() for i in self.interruptions],
+                "replays": self.replays}
         return Status(
             profile=self.profile.name,
             phase=self.phase,
             period=self.period,
             periods=self.profile.periods,
             clock_running=self.clock.running,
-            period_s=self.profile.period_s,
-            remaining_s=self.clock.remaining(now),
+            period_s=self.profile.period_s if count_up else self.clock.length_s,
+            remaining_s=self._remaining_s(now),
             elapsed_s=self.clock.elapsed(now),
             start_in_s=None if self.start_at is None else self.start_at - now,
             interruption_s=current,
@@ -128,6 +195,18 @@ class Match:
             paused_total_s=paused_total,
             last_signal=None if last is None else last.kind.value,
             last_signal_remaining_s=None if last is None else last.remaining_s,
+            score={side.value: n for side, n in self.sheet.score().items()},
+            goals=[g.to_dict() for g in self.sheet.goals],
+            faceoff_guard_s=self.guard.remaining_s(play) if in_play else None,
+            faceoff_pending=self.guard.pending,
+            overtime=self.overtime,
+            overtime_s=self.clock.elapsed(now) if self.overtime else None,
+            count_up=count_up,
+            passive={s.value: self.passive.remaining_s(s, play) for s in Side},
+            result=result,
+            break_kind=self._break_kind,
+            ends_switched=self.profile.switch_ends and self.period % 2 == 0,
+            shootout=None if self.shootout is None else self.shootout.to_dict(),
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -136,29 +215,39 @@ class Match:
         """Apply an operator command at `now`; raise CommandRefused with the reason if not allowed.
 
         Signals already due fire first: a pause pressed just after a signal's instant does not
-        swallow that signal.
+        swallow that signal, and a goal pressed at the final signal is judged after it (6.5).
         """
         commands = self.commands()
         if command not in commands:
             raise CommandRefused(f"unknown command {command!r}; known: "
                                  + ", ".join(sorted(commands)))
         action, usage = commands[command]
-        if len(args) != len(usage):
-            wanted = " ".join(f"<{u}>" for u in usage) or "no arguments"
+        required = sum(not u.endswith("?") for u in usage)
+        if not required <= len(args) <= len(usage):
+            wanted = " ".join(f"[{u[:-1]}]" if u.endswith("?") else f"<{u}>"
+                              for u in usage) or "no arguments"
             raise CommandRefused(f"{command} takes {wanted}, got {len(args)}")
         effects = self.poll(now)
         effects.extend(action(now, *args))
         return effects
 
-    def commands(self) -> dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]:
+    def commands(self) -> CommandTable:
         """Every command this match takes, with the names of its arguments."""
         return {
             "start": (self.start, ()),
             "pause": (self.pause, ()),
             "stop": (self.pause, ()),
-            "resume": (self.resume, ()),
+            "resume": (self.resume, ("faceoff?",)),
             "toggle": (self.toggle, ()),
             "reset": (self.reset, ()),
+            "goal": (self.goal, ("home|away",)),
+            "faceoff": (self.faceoff, ()),
+            "undo": (self.undo, ()),
+            "passive": (self.passive_play, ("home|away",)),
+            "forfeit": (self.forfeit, ("home|away",)),
+            "walkout": (self.walkout, ("home|away",)),
+            "replay": (self.replay, ()),
+            "shot": (self.shot, ("home|away", "scored|missed")),
         }
 
     def start(self, now: float) -> list[Effect]:
@@ -169,30 +258,39 @@ class Match:
             raise CommandRefused(self._why_not("start"))
         self.start_at = now + self.profile.pre_signal_lead_s
         effects = self._goto(Phase.PRE_SIGNAL)
-        effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
-        effects.extend(self.poll(now))  # a zero lead starts at once
+        if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
+            effects.append(self._sound(SignalKind.PRE_SIGNAL, now,
+                                       remaining_s=self.profile.period_s))
+        effects.extend(self.poll(now))
         return effects
 
     def pause(self, now: float) -> list[Effect]:
-        """ITHF 10.1: stop the clock at once; the time lost is added back (10.2)."""
+        """ITHF 10.1: stop the clock at once; the time lost is added back (10.2).
+
+        The faceoff guard and the passive count stand still with the clock.
+        """
         if self.phase is not Phase.RUNNING:
             raise CommandRefused(self._why_not("pause"))
         self.clock = self.clock.stopped(now)
         self.paused_since = now
         effects = self._goto(Phase.PAUSED)
-        effects.append(self._sound(SignalKind.PAUSE, now, remaining_s=self.clock.remaining(now)))
+        effects.append(self._sound(SignalKind.PAUSE, now, remaining_s=self._remaining_s(now)))
         return effects
 
-    def resume(self, now: float) -> list[Effect]:
+    def resume(self, now: float, how: str = "") -> list[Effect]:
+        """Play on after an interruption, with a new faceoff (`resume faceoff`, or a faceoff
+        marked during the pause) or with the puck returned to the figure that had it, in which
+        case a running guard carries on (ITHF 10.4)."""
+        if how not in ("", "faceoff"):
+            raise CommandRefused(f"resume takes nothing or `faceoff`, not {how!r}")
         if self.phase is not Phase.PAUSED:
             raise CommandRefused(self._why_not("resume"))
-        if self.paused_since is not None:
-            self.interruptions.append(Interruption(
-                self.period, self.clock.elapsed(now), now - self.paused_since))
-        self.paused_since = None
+        self._close_interruption(now)
         self.clock = self.clock.started(now)
         effects = self._goto(Phase.RUNNING)
-        effects.append(self._sound(SignalKind.RESUME, now, remaining_s=self.clock.remaining(now)))
+        effects.append(self._sound(SignalKind.RESUME, now, remaining_s=self._remaining_s(now)))
+        if how or self.guard.on_resume:
+            effects.extend(self._faceoff_at(now))
         return effects
 
     def toggle(self, now: float) -> list[Effect]:
@@ -206,15 +304,147 @@ class Match:
         if self.phase is Phase.RUNNING:
             raise CommandRefused(self._why_not("reset"))
         previous = self.phase
-        self.start_at = None
-        self.paused_since = None
+        self._rewind()
         self.interruptions.clear()
         self.last_signal = None
-        self._enter_period(1)
+        self.sheet = ScoreSheet()
+        self.result = None
+        self.shootout = None
+        self.replays = 0
         self.phase = Phase.IDLE
         if previous is Phase.IDLE:
             return [Notice("reset: already idle")]
         return [PhaseChanged(Phase.IDLE, previous)]
+
+    def goal(self, now: float, side_word: str) -> list[Effect]:
+        """Enter a goal. It counts unless it came before the start (ITHF 5.1), inside the
+        faceoff guard (5.6), at or after the final signal (6.5) or during an interruption
+        (10.3); an entry that does not count is kept with its reason and sounds "no goal".
+        The first counted goal of overtime ends the match (4.8)."""
+        side = self._side(side_word)
+        if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
+            raise CommandRefused(self._why_not("goal"))
+        reason = self._goal_rejection(now)
+        goal = Goal(side, self.play_s(now), reason is None, reason, self.period, self.overtime,
+                    now)
+        self.sheet.add(goal)
+        effects: list[Effect] = [goal]
+        if self.phase is Phase.RUNNING:
+            self.passive.clear()  # ITHF 8.3: a goal ends the count
+        if reason is not None:
+            effects.append(self._sound(SignalKind.GOAL_REJECTED, now,
+                                       remaining_s=self._remaining_s(now)))
+        elif self.overtime:
+            effects.append(self._sound(SignalKind.FINAL, now))
+            effects.extend(self._finish(Ending.OVERTIME, now))
+        else:
+            self.guard.pending = True  # play restarts with a faceoff at the centre
+            effects.append(self._sound(SignalKind.GOAL, now, remaining_s=self._remaining_s(now)))
+        return effects
+
+    def faceoff(self, now: float) -> list[Effect]:
+        """Mark a faceoff (after a goal, a puck off the table, a "block" call, ITHF 7.1): the
+        guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
+        if self.phase is Phase.RUNNING:
+            return self._faceoff_at(now) or [Notice("faceoff")]
+        if self.phase is Phase.PAUSED:
+            self.guard.pending = False
+            self.guard.on_resume = True
+            return [Notice("faceoff marked: play resumes with a faceoff (ITHF 10.4)")]
+        raise CommandRefused(self._why_not("faceoff"))
+
+    def undo(self, now: float) -> list[Effect]:
+        """Remove the last goal entered (a mistaken press); a finished match's result stands."""
+        if self.phase is Phase.FINISHED:
+            raise CommandRefused(self._why_not("undo"))
+        goal = self.sheet.undo()
+        if goal is None:
+            raise CommandRefused("undo refused: there is no goal entry to remove")
+        if goal.counted:
+            self.guard.pending = False
+        how = "counted" if goal.reason is None else f"not counted: {goal.reason}"
+        score = self.sheet.score()
+        return [Notice(f"undo: removed the {goal.side} goal at {_mmss(goal.match_time_s)} "
+                       f"({how}); score {score[Side.HOME]}:{score[Side.AWAY]}")]
+
+    def passive_play(self, now: float, side_word: str) -> list[Effect]:
+        """ITHF 8.3: `side` holds the puck; warn after the profile's count unless it is
+        pressed again (cleared), or a goal or faceoff comes first."""
+        side = self._side(side_word)
+        if self.passive.limit_s is None:
+            raise CommandRefused(f"passive refused: profile {self.profile.name} does not time "
+                                 "passive play")
+        if self.phase is not Phase.RUNNING:
+            raise CommandRefused(self._why_not("passive"))
+        started = self.passive.press(side, self.play_s(now))
+        what = f"counting {self.passive.limit_s:g} s" if started else "cleared"
+        return [Notice(f"passive play {side}: {what}")]
+
+    def forfeit(self, now: float, side_word: str) -> list[Effect]:
+        """ITHF 4.6: `side` was not ready at the table; within the window after the start the
+        match ends with the forfeit score (0:5 by default)."""
+        side = self._side(side_word)
+        window = self.profile.forfeit_window_s
+        if self.phase not in (Phase.RUNNING, Phase.PAUSED) or self.overtime or self.period > 1:
+            raise CommandRefused(
+                f"forfeit refused: ITHF 4.6 applies in the first {window:g} s after the start "
+                f"signal; {self._why_not('forfeit').partition(': ')[2]}")
+        played = self.play_s(now)
+        if played > window:
+            raise CommandRefused(
+                f"forfeit refused: {_mmss(played)} has been played, and ITHF 4.6 allows a "
+                f"forfeit only in the first {window:g} s; a player who leaves walks out "
+                f"(`walkout {side}`, ITHF 4.7)")
+        self._close_interruption(now)
+        low, high = self.profile.forfeit_score
+        self.sheet.forfeit(side, (low, high), played, now)
+        effects: list[Effect] = [self._sound(SignalKind.FINAL, now)]
+        return effects + self._finish(Ending.FORFEIT, now, side)
+
+    def walkout(self, now: float, side_word: str) -> list[Effect]:
+        """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more."""
+        side = self._side(side_word)
+        if self.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
+            raise CommandRefused(self._why_not("walkout"))
+        self._close_interruption(now)
+        self.sheet.walkout(side, self.profile.walkout_award, self.play_s(now), now)
+        effects: list[Effect] = [self._sound(SignalKind.FINAL, now)]
+        return effects + self._finish(Ending.WALKOUT, now, side)
+
+    def replay(self, now: float) -> list[Effect]:
+        """ITHF 4.5: play the match again from the start (the timer failed); both sides keep
+        the goals they had. A new pre-signal sounds and the start follows after the lead."""
+        if self.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
+            raise CommandRefused(self._why_not("replay"))
+        self._close_interruption(now)
+        self.replays += 1
+        self._rewind()
+        effects = self._goto(Phase.IDLE)
+        effects.extend(self.start(now))
+        score = self.sheet.score()
+        effects.append(Notice(f"replay from the start (ITHF 4.5): goals kept, "
+                              f"{score[Side.HOME]}:{score[Side.AWAY]}"))
+        return effects
+
+    def shot(self, now: float, side_word: str, outcome: str) -> list[Effect]:
+        """ISBHF 414b: enter one shootout attempt; the match ends once it is decided."""
+        side = self._side(side_word)
+        if outcome not in ("scored", "missed"):
+            raise CommandRefused(f"shot takes scored or missed, not {outcome!r}")
+        if self.shootout is None or self.phase is not Phase.SHOOTOUT:
+            raise CommandRefused(self._why_not("shot"))
+        try:
+            self.shootout.record(side, outcome == "scored")
+        except ValueError as exc:
+            raise CommandRefused(f"shot refused: {exc}") from exc
+        goals = self.shootout.goals
+        effects: list[Effect] = [Notice(f"shootout: {side} {outcome}, "
+                                        f"{goals(Side.HOME)}:{goals(Side.AWAY)}")]
+        winner = self.shootout.winner()
+        if winner is not None:
+            effects.append(self._sound(SignalKind.FINAL, now))
+            effects.extend(self._finish(Ending.SHOOTOUT, now, winner=winner))
+        return effects
 
     def _why_not(self, command: str) -> str:
         hints = {
@@ -223,46 +453,224 @@ class Match:
                               "long-press RESET to cancel",
             Phase.RUNNING: "the clock is running; pause first",
             Phase.PAUSED: "the match is paused; resume it, or long-press RESET to end it",
-            Phase.FINISHED: "the match has finished; long-press RESET for a new match",
+            Phase.BREAK: "a timed break runs (before overtime, ITHF 4.8, or an "
+                         "intermission, ISBHF 410) and ends by itself",
+            Phase.SHOOTOUT: "the shootout decides the match; enter attempts with `shot`",
+            Phase.FINISHED: "the match has finished and its result is recorded; "
+                            "long-press RESET for a new match",
         }
+        if command == "faceoff" and self.phase in (Phase.IDLE, Phase.PRE_SIGNAL):
+            return "faceoff refused: the start signal is the first faceoff (ITHF 5.1)"
         return f"{command} refused: {hints[self.phase]}"
 
     # -- time ------------------------------------------------------------------------------
 
     def poll(self, now: float) -> list[Effect]:
-        """Fire, once each and in order, every planned signal due by `now`."""
+        """Fire, once each and in time order, everything due by `now`."""
         effects: list[Effect] = []
-        if self.phase is Phase.PRE_SIGNAL and self.start_at is not None and now >= self.start_at:
-            # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
-            self.clock = self.clock.started(self.start_at)
-            self.start_at = None
-            effects.extend(self._goto(Phase.RUNNING))
-            effects.append(self._sound(SignalKind.START, self.clock.anchor or now,
-                                       remaining_s=self.profile.period_s))
-        while self.phase is Phase.RUNNING and self._next < len(self._plan):
-            planned = self._plan[self._next]
-            due = self.clock.when_elapsed(planned.at_elapsed_s)
-            if due is None or due > now:
-                break
-            self._next += 1
-            effects.append(self._sound(planned.kind, due, planned.beeps, planned.remaining_s))
-            if planned.kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
-                effects.extend(self._end_period(planned.at_elapsed_s))
+        while (upcoming := self._next_timed()) is not None and upcoming[0] <= now:
+            due, fire = upcoming
+            effects.extend(fire(due))
         return effects
 
-    def _end_period(self, at_elapsed_s: float) -> list[Effect]:
+    def _next_timed(self) -> tuple[float, Callable[[float], list[Effect]]] | None:
+        """The earliest timed step of the current phase, and what it does."""
+        steps: list[tuple[float, Callable[[float], list[Effect]]]] = []
+        if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
+            if self._break_warning_at is not None:
+                steps.append((self._break_warning_at, self._break_warning))
+            end = self._end_intermission if self._break_kind == "intermission" \
+                else self._begin_play
+            steps.append((self.start_at, end))
+        elif self.phase is Phase.RUNNING:
+            if self._next < len(self._plan):
+                due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
+                if due is not None:
+                    steps.append((due, self._fire_planned))
+            if self.guard.until_s is not None:
+                due = self._when_played(self.guard.until_s)
+                if due is not None:
+                    steps.append((due, self._guard_over))
+            if (warning := self.passive.due_s()) is not None:
+                due = self._when_played(warning[0])
+                if due is not None:
+                    steps.append((due, self._passive_warning))
+        # Stable: on a tie the planned signal (listed first) wins, so a final ends the rest.
+        return min(steps, key=lambda s: s[0], default=None)
+
+    def _when_played(self, play_s: float) -> float | None:
+        return self.clock.when_elapsed(play_s - self._played_before_s)
+
+    def _begin_play(self, at: float) -> list[Effect]:
+        """The start signal (ITHF 5.1) or the overtime start (4.8): each is a faceoff."""
+        kind = SignalKind.START
+        if self._break_kind == "overtime" and self.profile.overtime is not None:
+            kind = SignalKind.OVERTIME_START
+            self._enter_overtime(self.profile.overtime)
+        # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
+        self.clock = self.clock.started(at)
+        self.start_at = None
+        self._break_warning_at = None
+        self._break_kind = None
+        effects = self._goto(Phase.RUNNING)
+        effects.append(self._sound(kind, at, remaining_s=self._remaining_s(at)))
+        effects.extend(self._faceoff_at(at))
+        return effects
+
+    def _enter_overtime(self, overtime: Overtime) -> None:
+        self._played_before_s += self.clock.elapsed_at_anchor
+        self.overtime = True
+        self.period += 1
+        self.clock = MatchClock(math.inf if overtime.length_s is None else overtime.length_s)
+        self._plan = overtime_plan(overtime)
+        self._next = 0
+
+    def _start_break(self, kind: BreakKind, at: float, length_s: float,
+                     warning_s: float | None) -> list[Effect]:
+        self._break_kind = kind
+        self.start_at = at + length_s
+        self._break_warning_at = None if warning_s is None else self.start_at - warning_s
+        return self._goto(Phase.BREAK)
+
+    def _end_intermission(self, at: float) -> list[Effect]:
+        """ISBHF 410: the intermission is over; the period starts with the referee's faceoff."""
+        self.start_at = None
+        self._break_warning_at = None
+        self._break_kind = None
+        effects = self._goto(Phase.PAUSED)
+        effects.append(self._sound(SignalKind.INTERMISSION_END, at,
+                                   remaining_s=self._remaining_s(at)))
+        return effects
+
+    def _break_warning(self, at: float) -> list[Effect]:
+        self._break_warning_at = None
+        left = 0.0 if self.start_at is None else self.start_at - at
+        return [self._sound(SignalKind.BREAK_WARNING, at, remaining_s=left)]
+
+    def _fire_planned(self, due: float) -> list[Effect]:
+        planned = self._plan[self._next]
+        self._next += 1
+        effects: list[Effect] = [self._sound(planned.kind, due, planned.beeps,
+                                             planned.remaining_s)]
+        if planned.kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
+            effects.extend(self._end_period(planned.at_elapsed_s, due))
+        return effects
+
+    def _guard_over(self, at: float) -> list[Effect]:
+        self.guard.until_s = None
+        return [FaceoffGuardChanged(active=False)]
+
+    def _passive_warning(self, at: float) -> list[Effect]:
+        warning = self.passive.due_s()
+        if warning is None:
+            return []
+        self.passive.warn(warning[1])
+        return [self._sound(SignalKind.PASSIVE_WARNING, at, remaining_s=self._remaining_s(at))]
+
+    def _end_period(self, at_elapsed_s: float, at: float) -> list[Effect]:
         self.clock = self.clock.stopped_at_elapsed(at_elapsed_s)
-        if self.period >= self.profile.periods:
-            return self._goto(Phase.FINISHED)
-        self._enter_period(self.period + 1)
-        # The next period waits for its faceoff: the operator starts it (ISBHF 401).
-        return self._goto(Phase.PAUSED)
+        self.guard.clear()
+        self.passive.clear()
+        if self.overtime:  # a timed overtime ran out without a goal
+            ot = self.profile.overtime
+            rounds = None if ot is None else ot.shootout_rounds
+            if rounds is not None and self.sheet.tied():
+                self.shootout = Shootout(rounds)  # ISBHF 414b
+                return self._goto(Phase.SHOOTOUT)
+            return self._finish(Ending.OVERTIME, at)
+        if self.period < self.profile.periods:
+            self._played_before_s += at_elapsed_s
+            self._enter_period(self.period + 1)
+            # The next period waits for its faceoff: the operator starts it (ISBHF 401),
+            # after the intermission if the profile has one (410).
+            self.guard.on_resume = True
+            rest = self.profile.intermission
+            if rest is None:
+                return self._goto(Phase.PAUSED)
+            return self._start_break("intermission", at, rest.length_s, rest.warning_s)
+        if self.sheet.tied() and self.profile.overtime is not None:
+            # ITHF 4.8: the final signal has sounded; overtime follows a short break.
+            ot = self.profile.overtime
+            if ot.auto_start:
+                return self._start_break("overtime", at, ot.break_s, ot.break_warning_s)
+            # A stop clock: overtime waits, after the break, for the referee's faceoff.
+            self._enter_overtime(ot)
+            self.guard.on_resume = True
+            return self._start_break("intermission", at, ot.break_s, ot.break_warning_s)
+        return self._finish(Ending.REGULAR, at)
+
+    def _finish(self, how: Ending, at: float, side: Side | None = None,
+                winner: Side | None = None) -> list[Effect]:
+        self.clock = self.clock.stopped(at)
+        self.start_at = None
+        self._break_warning_at = None
+        self._break_kind = None
+        self.guard.clear()
+        self.passive.clear()
+        winner = winner or self.sheet.leader()
+        points = None
+        if self.profile.points:  # ISBHF 413a: win, tie, loss
+            win, tie, loss = self.profile.points
+            points = {s: tie if winner is None else win if s is winner else loss for s in Side}
+        self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
+                             self.clock.elapsed(at) if self.overtime else None, points,
+                             None if self.shootout is None else self.shootout.to_dict())
+        return self._goto(Phase.FINISHED)
+
+    def _goal_rejection(self, now: float) -> GoalReason | None:
+        if self.phase is Phase.PRE_SIGNAL:
+            return GoalReason.BEFORE_START
+        if self._break_kind == "intermission":
+            return GoalReason.INTERMISSION
+        if self.phase in (Phase.BREAK, Phase.FINISHED):
+            return GoalReason.FINAL_SIGNAL
+        if self.phase is Phase.PAUSED and self.paused_since is None:
+            return GoalReason.INTERMISSION  # the period awaits its first faceoff
+        if self.phase is Phase.PAUSED and not self.profile.goals_count_while_stopped:
+            return GoalReason.INTERRUPTION
+        if self.guard.active(self.play_s(now)):
+            return GoalReason.FACEOFF_GUARD
+        return None
+
+    def _faceoff_at(self, at: float) -> list[Effect]:
+        self.passive.clear()
+        if self.guard.faceoff(self.play_s(at)):
+            return [FaceoffGuardChanged(active=True)]
+        return []
+
+    def _close_interruption(self, now: float) -> None:
+        if self.paused_since is not None:
+            self.interruptions.append(Interruption(
+                self.period, self.clock.elapsed(now), now - self.paused_since))
+        self.paused_since = None
+
+    def _rewind(self) -> None:
+        """Clock, period and timed state back to before the start (the sheet is kept)."""
+        self.start_at = None
+        self.paused_since = None
+        self._break_warning_at = None
+        self._break_kind = None
+        self._played_before_s = 0.0
+        self.overtime = False
+        self.guard.clear()
+        self.passive.clear()
+        self._enter_period(1)
 
     def _enter_period(self, period: int) -> None:
         self.period = period
         self.clock = MatchClock(self.profile.period_s)
         self._plan = signal_plan(self.profile, period)
         self._next = 0
+
+    def _remaining_s(self, now: float) -> float:
+        remaining = self.clock.remaining(now)
+        return remaining if math.isfinite(remaining) else 0.0
+
+    def _side(self, word: str) -> Side:
+        try:
+            return parse_side(word)
+        except ValueError as exc:
+            raise CommandRefused(str(exc)) from exc
 
     def _goto(self, phase: Phase) -> list[Effect]:
         previous, self.phase = self.phase, phase
@@ -271,6 +679,11 @@ class Match:
     def _sound(self, kind: SignalKind, due: float, beeps: int = 1,
                remaining_s: float = 0.0) -> Signal:
         signal = Signal(kind, due, beeps, remaining_s, self.period)
-        if kind not in (SignalKind.PAUSE, SignalKind.RESUME):
+        if kind not in ACKNOWLEDGEMENTS:
             self.last_signal = signal
         return signal
+
+
+def _mmss(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"

@@ -30,6 +30,59 @@ class PlacedSignal:
 
 
 @dataclass(frozen=True)
+class Overtime:
+    """What follows a tie after regular time (ITHF 4.8: play-off matches).
+
+    After the final signal a short break runs (`break_s`, with a warning `break_warning_s`
+    before its end), then overtime starts with a new faceoff. `length_s` None: the clock counts
+    up until the first counted goal (sudden death, ITHF 4.8); a number: a timed overtime
+    (ball hockey, ISBHF 411).
+    """
+
+    length_s: float | None = None
+    break_s: float = 30.0
+    break_warning_s: float | None = 10.0
+    #: True: overtime starts with its own signal at the break's end (ITHF 4.8). False: a stop
+    #: clock's overtime waits after the break for the referee's faceoff (ISBHF 401).
+    auto_start: bool = True
+    #: ISBHF 414b: still tied after a timed overtime, a shootout of this many rounds (none: the
+    #: tie stands).
+    shootout_rounds: int | None = None
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.length_s is not None and self.length_s <= 0:
+            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s (or none)")
+        if self.break_s < 0:
+            out.append(f"break_s = {self.break_s:g}: must not be negative")
+        if self.shootout_rounds is not None and self.shootout_rounds < 1:
+            out.append(f"shootout_rounds = {self.shootout_rounds}: at least one (or none)")
+        if self.break_warning_s is not None and not 0 < self.break_warning_s < self.break_s:
+            out.append(f"break_warning_s = {self.break_warning_s:g}: must lie inside the "
+                       f"break, between 0 and {self.break_s:g} s (or none)")
+        return out
+
+
+@dataclass(frozen=True)
+class Intermission:
+    """The break between periods (ISBHF 410: 10:00). It runs by itself, with a warning
+    `warning_s` before its end and a signal at its end; the next period then starts with the
+    referee's faceoff."""
+
+    length_s: float = 600.0
+    warning_s: float | None = 60.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.length_s <= 0:
+            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
+        if self.warning_s is not None and not 0 < self.warning_s < self.length_s:
+            out.append(f"warning_s = {self.warning_s:g}: must lie inside the intermission, "
+                       f"between 0 and {self.length_s:g} s (or none)")
+        return out
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     description: str = ""
@@ -42,6 +95,27 @@ class Profile:
     period_s: float = 300.0  # ITHF 4.1: five minutes
     pre_signal_lead_s: float = 20.0  # ITHF 4.4
     signals: tuple[PlacedSignal, ...] = ()
+    #: ITHF 5.6: goals within this many seconds of a faceoff do not count (none: no guard).
+    faceoff_guard_s: float | None = 3.0
+    #: ITHF 10.3: with a running clock, a goal during an interruption does not count. A stop
+    #: clock (ISBHF 407) stops at every whistle, goals included, so it sets this true.
+    goals_count_while_stopped: bool = False
+    #: ITHF 8.3: the passive-play count (none: not timed).
+    passive_play_s: float | None = 5.0
+    #: ITHF 4.6: a forfeit may be declared this long after the start...
+    forfeit_window_s: float = 30.0
+    #: ...and gives this score: the absent side's goals, then the present side's.
+    forfeit_score: tuple[int, ...] = (0, 5)
+    #: ITHF 4.7: the goals the opponent of a player who walks out gets on top of their own.
+    walkout_award: int = 5
+    #: ITHF 4.8: overtime after a tie (play-off profiles); none: a tie stands.
+    overtime: Overtime | None = None
+    #: ISBHF 410: the break between periods; none: the next period waits for the operator.
+    intermission: Intermission | None = None
+    #: ISBHF 401: teams switch ends every period and overtime (shown in the status).
+    switch_ends: bool = False
+    #: ISBHF 413a: points for a win, a tie and a loss, shown in the result (empty: none).
+    points: tuple[int, ...] = ()
 
     def problems(self) -> list[str]:
         out = []
@@ -58,6 +132,21 @@ class Profile:
                 f"pre-signal {lo:g} to {hi:g} s before the start "
                 "(set ithf_conformant = false for a training profile)"
             )
+        if self.faceoff_guard_s is not None and self.faceoff_guard_s <= 0:
+            out.append(f"faceoff_guard_s = {self.faceoff_guard_s:g}: must be longer than 0 s "
+                       "(or none)")
+        if self.passive_play_s is not None and self.passive_play_s <= 0:
+            out.append(f"passive_play_s = {self.passive_play_s:g}: must be longer than 0 s "
+                       "(or none)")
+        if self.forfeit_window_s < 0:
+            out.append(f"forfeit_window_s = {self.forfeit_window_s:g}: must not be negative")
+        if len(self.forfeit_score) != 2 or min(self.forfeit_score, default=0) < 0:
+            out.append(f"forfeit_score = {list(self.forfeit_score)}: give two goal counts, "
+                       "the absent side's and the present side's, e.g. [0, 5]")
+        if self.points and len(self.points) != 3:
+            out.append(f"points = {list(self.points)}: give three, for a win, a tie and a loss")
+        if self.walkout_award < 0:
+            out.append(f"walkout_award = {self.walkout_award}: must not be negative")
         for i, s in enumerate(self.signals):
             where = f"signals[{i}]"
             if s.signal not in PLACEABLE:

@@ -1,0 +1,182 @@
+"""The ITHF scoring rules in the pure core, with literal times (start signal at t=20)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused, FaceoffGuardChanged, Phase, Signal, SignalKind
+from timerd.core.match import Match
+from timerd.core.profile import Overtime, Profile
+from timerd.core.score import Goal
+from timerd.schema import SchemaError, build
+
+
+def started(profile: str = "ithf") -> Match:
+    match = Match(profiles.load(profile))
+    match.handle("start", 0.0)
+    match.poll(20.0)
+    return match
+
+
+def kinds(effects: list[object]) -> list[SignalKind]:
+    return [e.kind for e in effects if isinstance(e, Signal)]
+
+
+def test_status_carries_the_scoring_keys() -> None:
+    match = started()
+    match.handle("goal", 25.0, "home")
+    status = match.status(26.0).to_dict()
+    assert status["score"] == {"home": 1, "away": 0}
+    assert status["goals"] == [{"side": "home", "match_time_s": 5.0, "wall_time": None,
+                                "counted": True, "reason": None, "period": 1,
+                                "overtime": False}]
+    assert status["faceoff_pending"] is True
+    assert status["faceoff_guard_s"] is None
+    assert status["overtime"] is False
+    assert status["overtime_s"] is None
+    assert status["passive"] == {"home": None, "away": None}
+    assert status["result"] is None
+
+
+def test_the_guard_shows_its_time_left_and_stands_still_in_a_pause() -> None:
+    # ITHF 5.6 with 10.2: a pause freezes the guard; resuming without a faceoff continues it
+    match = started()
+    assert match.status(21.0).faceoff_guard_s == pytest.approx(2.0)
+    match.handle("pause", 21.0)
+    assert match.status(30.0).faceoff_guard_s == pytest.approx(2.0)
+    match.handle("resume", 40.0)
+    assert match.status(41.5).faceoff_guard_s == pytest.approx(0.5)
+    assert [e for e in match.poll(42.0) if isinstance(e, FaceoffGuardChanged)] == [
+        FaceoffGuardChanged(active=False)]
+
+
+def test_a_faceoff_clears_pending_and_the_passive_count() -> None:
+    match = started()
+    match.handle("goal", 30.0, "home")
+    match.handle("passive", 31.0, "away")
+    assert match.status(32.0).passive["away"] == pytest.approx(4.0)
+    match.handle("faceoff", 32.0)
+    status = match.status(32.0)
+    assert (status.faceoff_pending, status.passive["away"]) == (False, None)
+    assert status.faceoff_guard_s == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(("command", "args", "message"), [
+    ("goal", ("home",), "no match is running"),
+    ("faceoff", (), "start signal is the first faceoff"),
+    ("forfeit", ("home",), "ITHF 4.6"),
+    ("walkout", ("away",), "walkout refused"),
+    ("replay", (), "replay refused"),
+    ("goal", ("left",), "home or away"),
+    ("resume", ("later",), "nothing or `faceoff`"),
+])
+def test_refusals_in_idle_say_why(command: str, args: tuple[str, ...], message: str) -> None:
+    match = Match(profiles.load("ithf"))
+    with pytest.raises(CommandRefused, match=message):
+        match.handle(command, 0.0, *args)
+
+
+def test_argument_counts_are_checked_with_optional_ones_shown() -> None:
+    match = started()
+    with pytest.raises(CommandRefused, match=r"resume takes \[faceoff\], got 2"):
+        match.handle("resume", 30.0, "faceoff", "now")
+    with pytest.raises(CommandRefused, match=re.escape("goal takes <home|away>, got 0")):
+        match.handle("goal", 30.0)
+
+
+def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
+    match = started()
+    with pytest.raises(CommandRefused, match="no goal entry"):
+        match.handle("undo", 30.0)
+    match.handle("goal", 30.0, "home")
+    match.handle("walkout", 40.0, "away")
+    with pytest.raises(CommandRefused, match="finished"):
+        match.handle("undo", 41.0)
+
+
+def test_a_forfeit_at_exactly_30_s_is_allowed_after_it_refused() -> None:
+    # ITHF 4.6, the window counted in match time from the start signal
+    match = started()
+    with pytest.raises(CommandRefused, match="0:30 has been played"):
+        match.handle("forfeit", 50.5, "home")
+    match = started()
+    match.handle("forfeit", 50.0, "home")
+    assert match.result is not None
+    assert match.status(50.0).score == {"home": 0, "away": 5}
+
+
+def test_forfeit_window_is_match_time_so_an_interruption_extends_it() -> None:
+    match = started()
+    match.handle("pause", 30.0)
+    match.handle("resume", 90.0)
+    match.handle("forfeit", 105.0, "away")  # 25 s played
+    assert match.phase is Phase.FINISHED
+
+
+def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:
+    match = Match(replace(profiles.load("ithf"), passive_play_s=None))
+    match.handle("start", 0.0)
+    match.poll(20.0)
+    with pytest.raises(CommandRefused, match="does not time passive play"):
+        match.handle("passive", 30.0, "home")
+
+
+def test_timed_overtime_ends_with_the_final_signal() -> None:
+    # A profile with a 60-s overtime (as ball hockey will have): a tie stands at its end.
+    profile = replace(profiles.load("ithf-playoff"),
+                      overtime=Overtime(length_s=60.0, break_s=0.0, break_warning_s=None))
+    match = Match(profile)
+    match.handle("start", 0.0)
+    effects = match.poll(320.0)
+    assert kinds(effects)[-2:] == [SignalKind.FINAL, SignalKind.OVERTIME_START]
+    assert match.status(330.0).remaining_s == pytest.approx(50.0)
+    assert kinds(match.poll(380.0)) == [SignalKind.FINAL]
+    assert match.result is not None
+    assert (match.result.how, match.result.winner, match.result.overtime_s) == (
+        "overtime", None, 60.0)
+
+
+def test_count_up_overtime_status() -> None:
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle("start", 0.0)
+    match.poll(357.0)  # overtime started at 350, its guard ran out at 353
+    status = match.status(357.25)
+    assert (status.overtime, status.count_up, status.remaining_s) == (True, True, 0.0)
+    assert status.overtime_s == pytest.approx(7.25)
+    assert status.period == 2
+    assert match.next_deadline() is None  # nothing timed: only a goal ends sudden death
+
+
+def test_goals_count_while_stopped_is_profile_data() -> None:
+    # A stop clock (ball hockey) stops at the goal's whistle: the goal still counts.
+    match = Match(replace(profiles.load("ithf"), goals_count_while_stopped=True,
+                          faceoff_guard_s=None))
+    match.handle("start", 0.0)
+    match.poll(20.0)
+    match.handle("pause", 30.0)
+    effects = match.handle("goal", 30.5, "away")
+    assert [e.counted for e in effects if isinstance(e, Goal)] == [True]
+
+
+def test_playoff_profile_loads_with_sudden_death_overtime() -> None:
+    profile = profiles.load("ithf-playoff")
+    assert profile.overtime == Overtime(length_s=None, break_s=30.0, break_warning_s=10.0)
+    assert profile.forfeit_score == (0, 5)
+
+
+@pytest.mark.parametrize(("data", "keys"), [
+    ({"faceoff_guard_s": 0, "forfeit_score": [5], "walkout_award": -1, "passive_play_s": -5},
+     ("faceoff_guard_s", "forfeit_score", "walkout_award", "passive_play_s")),
+    ({"overtime": {"break_s": 10, "break_warning_s": 20, "length_s": 0}},
+     ("overtime.break_warning_s", "overtime.length_s")),
+])
+def test_profile_problems_name_the_scoring_keys(data: dict[str, object],
+                                                keys: tuple[str, ...]) -> None:
+    with pytest.raises(SchemaError) as caught:
+        build(Profile, {"name": "x", **data})
+    for key in keys:
+        assert key in str(caught.value)
