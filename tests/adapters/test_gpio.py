@@ -5,9 +5,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.conftest import run_virtual
 from gpiozero.pins import mock
 
+from tests.conftest import run_virtual
 from timerd import config, profiles
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
 from timerd.core.effects import Phase

@@ -3,8 +3,8 @@
 import asyncio
 
 import pytest
-from tests.conftest import Recorder, play, run_virtual
 
+from tests.conftest import Recorder, play, run_virtual
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
