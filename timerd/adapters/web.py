@@ -170,7 +170,7 @@ class WebServer:
         self.t0 = t0
         self.results_path = results_path
         self.url: str | None = None  # where it listens, once started
-        self._clients: set[StreamClient] = set()
+        self.clients: set[StreamClient] = set()  # the browsers on the stream now
         self._state_pending = False
         self._runner: web.AppRunner | None = None
 
@@ -206,12 +206,12 @@ class WebServer:
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
-        for client in list(self._clients):
+        for client in list(self.clients):
             if client.sender is not None:
                 client.sender.cancel()
         # Browsers see "going away" and reconnect to the next daemon at once.
         closing = [c.ws.close(code=WSCloseCode.GOING_AWAY, message=b"timerd stopping")
-                   for c in self._clients]
+                   for c in self.clients]
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(1.0 * self.rate):
                 await asyncio.gather(*closing, return_exceptions=True)
@@ -222,13 +222,13 @@ class WebServer:
 
     def notify(self, effect: Effect, status: Status) -> None:
         """Queue the effect's event record now, and one state push after this dispatch."""
-        if not self._clients:
+        if not self.clients:
             return
         record = event_record(effect, status)
         if record is not None:
             t = round(self.service.now() - self.t0, 6)
             message = json.dumps({"type": "event", "event": {"t": t, **record}})
-            for client in self._clients:
+            for client in self.clients:
                 client.push_event(message)
         if not self._state_pending:
             # Several effects of one command (phase change, signal) make one state push.
@@ -238,7 +238,7 @@ class WebServer:
     def _push_state(self) -> None:
         self._state_pending = False
         message = self._state_message()
-        for client in self._clients:
+        for client in self.clients:
             client.push_state(message)
 
     def _state_message(self) -> str:
@@ -285,12 +285,12 @@ class WebServer:
         client = StreamClient(ws)
         client.push_state(self._state_message())
         client.sender = asyncio.create_task(self._send(client, request), name="web-stream")
-        self._clients.add(client)
+        self.clients.add(client)
         try:
             async for _ in ws:  # one-way stream: reading only serves pings and the close
                 pass
         finally:
-            self._clients.discard(client)
+            self.clients.discard(client)
             client.sender.cancel()
         return ws
 
