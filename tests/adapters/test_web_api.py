@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from web_daemon import Daemon
+from web_harness import Daemon
 
 from timerd.cli import request as control_request
 

@@ -17,22 +17,9 @@ from typing import Any
 import pytest
 from conftest import require
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect, sync_playwright
-from web_daemon import Daemon
+from web_harness import CHROMIUM, CHROMIUM_ARGS, CLOCK_S, SPEED, Daemon, wait_clock_at_most
 
 from timerd.core.display import shown_clock
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-SPEED = 20
-
-#: The clock's text in seconds ("4:32" -> 272, "9.5" -> 9.5), evaluated in the page.
-CLOCK_S = """() => {
-  const t = document.getElementById("clock").textContent;
-  if (t.includes(":")) { const [m, s] = t.split(":"); return 60 * Number(m) + Number(s); }
-  return Number(t);
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +48,6 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(tmp_path_factory.mktemp("web-browser"), speed=SPEED).start()
     yield d
     d.stop()
-
-
-def wait_clock_at_most(page: Page, seconds: float) -> None:
-    page.wait_for_function(f"({CLOCK_S})() <= {seconds}", polling="raf", timeout=10_000)
 
 
 def test_page_counts_down_shows_pause_and_recovers_after_a_restart(

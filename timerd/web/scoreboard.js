@@ -64,6 +64,11 @@
       setText($("away"), String(score.away ?? 0));
     }
     renderPenalties(s.penalties);
+    // With a score and penalties on screen the clock gives up some height, so all fits a TV.
+    const full = score !== null || (Array.isArray(s.penalties) && s.penalties.length > 0);
+    if (document.body.classList.contains("full") !== full) {
+      document.body.classList.toggle("full", full);
+    }
     show($("timeouts"), s.timeouts != null);
     setText($("timeouts"), s.timeouts != null ? `Timeouts: ${describe(s.timeouts)}` : "");
     const last = s.last_signal
@@ -81,6 +86,8 @@
     requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
+
+  document.body.addEventListener("animationend", () => document.body.classList.remove("flash"));
 
   timerd.connect({
     onState: (next) => { sync = next; render(timerd.current(sync)); },

@@ -1,9 +1,10 @@
-"""A real `timerd run --simulate` in a subprocess with its web server on a loopback port.
+"""For the web API and browser tests and the screenshot script: a real daemon, and chromium.
 
-For the web API and browser tests and the screenshot script: each daemon gets its own config
-file, control socket and free port, and can be stopped and started again on the same port (the
-page must recover). Its log lines are collected by a thread, and waits are on those lines or
-on HTTP replies, each with a timeout; nothing sleeps to let time pass.
+`Daemon` is a real `timerd run --simulate` in a subprocess with its web server on a loopback
+port, its own config file and control socket; it can be stopped and started again on the same
+port (the page must recover). Its log lines are collected by a thread, and waits are on those
+lines, on HTTP replies or on conditions in the page, each with a timeout; nothing sleeps to let
+time pass. Chromium is Debian's, driven by playwright; nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -18,9 +19,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Page
+
 ROOT = Path(__file__).resolve().parents[2]
 READY = "web scoreboard at"
 START_TIMEOUT_S = 20.0
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+#: Daemon speed for browser tests: a minute of match time in three real seconds.
+SPEED = 20
+
+#: The clock's text in seconds ("4:32" -> 272, "9.5" -> 9.5), evaluated in the page.
+CLOCK_S = """() => {
+  const t = document.getElementById("clock").textContent;
+  if (t.includes(":")) { const [m, s] = t.split(":"); return 60 * Number(m) + Number(s); }
+  return Number(t);
+}"""
+
+
+def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -> None:
+    page.wait_for_function(f"({CLOCK_S})() <= {seconds}", polling="raf", timeout=timeout_ms)
+
 
 
 def free_port() -> int:
