@@ -117,8 +117,8 @@ def bearer_ok(header: str, token: str) -> bool:
         given.strip().encode(), token.encode())
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"ok": False, "error": message}, status=status)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"ok": False, "error": message}, status=status, headers=headers)
 
 
 @dataclass(eq=False)
@@ -268,9 +268,8 @@ class WebServer:
             return _error(403, "HTTP control is off: set web.token in the config")
         if not bearer_ok(request.headers.get("Authorization", ""), self.config.token):
             log.info("web command refused: missing or wrong token from %s", request.remote)
-            return web.json_response(
-                {"ok": False, "error": "missing or wrong token (Authorization: Bearer TOKEN)"},
-                status=401, headers={"WWW-Authenticate": 'Bearer realm="timerd"'})
+            return _error(401, "missing or wrong token (Authorization: Bearer TOKEN)",
+                          {"WWW-Authenticate": 'Bearer realm="timerd"'})
         body = await request.read()
         try:
             payload = json.loads(body)

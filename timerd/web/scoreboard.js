@@ -43,7 +43,7 @@
     });
   }
 
-  // Draw one state (exposed as timerd.render, so a test can draw any state in a real browser).
+  // Draw one state, as it stands at this instant.
   function render(s) {
     setText($("profile"), s.profile || "");
     const periods = s.periods || 1;
@@ -78,7 +78,6 @@
       : "";
     setText($("last-signal"), last);
   }
-  timerd.render = render;
 
   let sync = null;
   const frame = () => {
