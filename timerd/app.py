@@ -18,6 +18,7 @@ from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.results import ResultsFile
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
+from timerd.adapters.web import WebServer
 from timerd.config import Config
 from timerd.core.match import Match
 from timerd.service import Service
@@ -67,6 +68,11 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             service.outputs.append(EventStream(stream, loop, t0))
         await stack.enter_async_context(
             ControlSocket(options.control or config.control_socket(), service))
+        if config.web.enabled:
+            web = await stack.enter_async_context(
+                WebServer(config.web, service, rate=options.speed, t0=t0,
+                          results_path=config.results_path()))
+            service.outputs.append(web)
         if options.interactive:
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(

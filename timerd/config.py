@@ -145,6 +145,33 @@ class ResultsConfig:
 
 
 @dataclass(frozen=True)
+class WebConfig:
+    """The web scoreboard and HTTP/WebSocket API (docs/api.md).
+
+    The host is 0.0.0.0 so that phones and tournament screens on the hall's network see the
+    scoreboard; what is open is read-only, and control needs `token` (empty: HTTP control is
+    off). Write 127.0.0.1 to serve only a browser on the Pi itself (the HDMI screen).
+    """
+
+    enabled: bool = True
+    host: str = "0.0.0.0"
+    #: 0: any free port (it is logged).
+    port: int = 8080
+    #: The bearer token for POST /api/command; keep the config file private (chmod 600).
+    token: str = ""
+
+    def problems(self) -> list[str]:
+        out = []
+        if not 0 <= self.port <= 65535:
+            out.append(f"port = {self.port}: a TCP port is 1 to 65535 (0: any free port)")
+        if not self.host:
+            out.append("host: give an address to listen on (0.0.0.0: every interface)")
+        if any(not 33 <= ord(c) <= 126 for c in self.token):
+            out.append("token: use printable ASCII without spaces (it travels in an HTTP header)")
+        return out
+
+
+@dataclass(frozen=True)
 class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -155,6 +182,7 @@ class Config:
     gpio: GpioConfig = GpioConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     control: ControlConfig = ControlConfig()
+    web: WebConfig = WebConfig()
     log: LogConfig = LogConfig()
     results: ResultsConfig = ResultsConfig()
 

@@ -1,0 +1,196 @@
+"""The web adapter in-process: results file, token check, command table, config, and how the
+stream treats a browser that stops reading (it must never hold up the match loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from timerd import config as config_mod
+from timerd import profiles
+from timerd.adapters.web import EVENT_BACKLOG, WebServer, bearer_ok, command_table, read_results
+from timerd.config import WebConfig
+from timerd.core.effects import Notice
+from timerd.core.match import Match
+from timerd.schema import SchemaError
+from timerd.service import Service
+
+
+def test_results_file_lines_are_read_and_damaged_lines_skipped(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"match": 1, "score": [5, 3]}\n\n[1, 2]\n{"match": 2\n{"match": 3}\n')
+    with caplog.at_level(logging.WARNING):
+        assert read_results(path) == [{"match": 1, "score": [5, 3]}, {"match": 3}]
+    assert "line 3" in caplog.text
+    assert "line 4" in caplog.text
+    assert read_results(tmp_path / "none-yet.jsonl") == []
+    assert read_results(None) == []
+
+
+@pytest.mark.parametrize(("header", "ok"), [
+    ("Bearer s3cret", True),
+    ("bearer s3cret", True),
+    (" Bearer s3cret ", True),
+    ("Bearer s3cre", False),
+    ("Bearer s3cret2", False),
+    ("Bearer", False),
+    ("", False),
+    ("Basic s3cret", False),
+    ("Bearer sécret", False),  # not ASCII: refused, not an error
+])
+def test_bearer_token_check(header: str, ok: bool) -> None:
+    assert bearer_ok(header, "s3cret") is ok
+
+
+def test_command_table_lists_match_and_adapter_commands() -> None:
+    service = Service(Match(profiles.load("ithf")))
+    service.extra_commands["mute"] = lambda state: None
+    service.extra_commands["note"] = lambda text, *more: None
+    service.extra_commands["volume"] = lambda level="10": None
+    table = {row["command"]: row for row in command_table(service)}
+    assert table["pause"] == {"command": "pause", "args": [], "confirm": False}
+    assert table["reset"]["confirm"] is True
+    assert table["mute"]["args"] == ["state"]
+    assert table["note"]["args"] == ["text", "more..."]
+    assert table["volume"]["args"] == ["level?"]
+
+
+def test_web_config_defaults_and_errors() -> None:
+    web = config_mod.load(None, []).web
+    assert (web.enabled, web.host, web.port, web.token) == (True, "0.0.0.0", 8080, "")
+    with pytest.raises(SchemaError) as err:
+        config_mod.load(None, ["web.port=70000", 'web.token="two words"', "web.prot=1"])
+    problems = "\n".join(err.value.problems)
+    assert "web.prot: unknown key `prot`; did you mean `port`?" in problems
+    with pytest.raises(SchemaError) as err:
+        config_mod.load(None, ["web.port=70000", 'web.token="two words"'])
+    problems = "\n".join(err.value.problems)
+    assert "web.port = 70000" in problems
+    assert "web.token: use printable ASCII" in problems
+
+
+# -- a browser that stops reading -----------------------------------------------------------
+
+HANDSHAKE = (b"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+             b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+             b"Sec-WebSocket-Version: 13\r\n\r\n")
+
+
+async def stalled_client(port: int) -> socket.socket:
+    """A WebSocket client that opens the stream and then never reads (a frozen browser)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills after a few messages
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, ("127.0.0.1", port))
+    await loop.sock_sendall(sock, HANDSHAKE)
+    return sock
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Wait for a condition on the server's side (its client set), which has no event to await."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+def port_of(server: WebServer) -> int:
+    assert server.url is not None
+    return int(server.url.rstrip("/").rsplit(":", 1)[1])
+
+
+def test_a_stalled_browser_keeps_a_bounded_backlog_while_others_get_everything() -> None:
+    big = "x" * 32_000  # 400 of these are far more than the socket buffers take
+
+    async def main() -> None:
+        service = Service(Match(profiles.load("ithf")))
+        async with WebServer(WebConfig(host="127.0.0.1", port=0), service) as server:
+            service.outputs.append(server)
+            stalled_sock = await stalled_client(port_of(server))
+            await until(lambda: len(server.clients) == 1)
+            (stalled,) = server.clients
+            async with aiohttp.ClientSession() as session, \
+                    session.ws_connect(f"{server.url}api/stream") as ws:
+                await until(lambda: len(server.clients) == 2)
+                status = service.status()
+                for i in range(400):
+                    server.notify(Notice(f"{i} {big}"), status)  # returns at once, never awaits
+                    assert len(stalled.events) <= EVENT_BACKLOG
+                    await asyncio.sleep(0)  # let the senders run, as the match loop does
+                while True:  # the reading browser gets every event, in order, to the last
+                    message = await ws.receive_json(timeout=10)
+                    if message["type"] == "event" and message["event"]["message"] == f"399 {big}":
+                        break
+                assert stalled.dropped > 0
+                assert len(stalled.events) <= EVENT_BACKLOG
+                assert stalled.state is not None  # the newest state waits, older ones are gone
+            stalled_sock.close()
+
+    asyncio.run(main())
+
+
+def test_a_browser_that_takes_nothing_is_disconnected(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        service = Service(Match(profiles.load("ithf")))
+        # rate 0.02: the daemon's real-time limits (10 s send, 20 s ping) become 0.2 and 0.4 s.
+        server = WebServer(WebConfig(host="127.0.0.1", port=0), service, rate=0.02)
+        async with server:
+            sock = await stalled_client(port_of(server))
+            await until(lambda: len(server.clients) == 1)
+            status = service.status()
+            while server.clients:
+                server.notify(Notice("y" * 32_000), status)
+                await asyncio.sleep(0.001)
+            sock.close()
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(main())
+    assert "took no data" in caplog.text
+
+
+def test_a_port_in_use_leaves_the_daemon_running_without_the_web(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            service = Service(Match(profiles.load("ithf")))
+            async with WebServer(WebConfig(host="127.0.0.1", port=port), service) as server:
+                assert server.url is None
+                server.notify(Notice("nobody listens"), service.status())
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(main())
+    assert "web scoreboard off: cannot listen" in caplog.text
+
+
+def test_stream_event_records_match_the_event_stream() -> None:
+    """The stream's events carry the event stream's records (timerd.adapters.events)."""
+    async def main() -> list[dict[str, object]]:
+        service = Service(Match(profiles.load("ithf")))
+        async with WebServer(WebConfig(host="127.0.0.1", port=0), service) as server:
+            service.outputs.append(server)
+            async with aiohttp.ClientSession() as session, \
+                    session.ws_connect(f"{server.url}api/stream") as ws:
+                assert (await ws.receive_json(timeout=5))["type"] == "state"
+                service.execute("start")
+                messages = [await ws.receive_json(timeout=5) for _ in range(3)]
+        return messages
+
+    messages = asyncio.run(main())
+    assert [m["type"] for m in messages] == ["event", "event", "state"]
+    first = messages[0]["event"]
+    assert isinstance(first, dict)
+    assert {k: v for k, v in first.items() if k != "t"} == {
+        "type": "state", "state": "pre_signal", "previous": "idle", "period": 1,
+        "remaining_s": 300.0}
+    assert json.loads(json.dumps(messages[2]))["state"]["phase"] == "pre_signal"

@@ -1,0 +1,145 @@
+"""For the web API and browser tests and the screenshot script: a real daemon, and chromium.
+
+`Daemon` is a real `timerd run --simulate` in a subprocess with its web server on a loopback
+port, its own config file and control socket; it can be stopped and started again on the same
+port (the page must recover). Its log lines are collected by a thread, and waits are on those
+lines, on HTTP replies or on conditions in the page, each with a timeout; nothing sleeps to let
+time pass. Chromium is Debian's, driven by playwright; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = "web scoreboard at"
+START_TIMEOUT_S = 20.0
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+#: Daemon speed for browser tests: a minute of match time in three real seconds.
+SPEED = 20
+
+#: The clock's text in seconds ("4:32" -> 272, "9.5" -> 9.5), evaluated in the page.
+CLOCK_S = """() => {
+  const t = document.getElementById("clock").textContent;
+  if (t.includes(":")) { const [m, s] = t.split(":"); return 60 * Number(m) + Number(s); }
+  return Number(t);
+}"""
+
+
+def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -> None:
+    page.wait_for_function(f"({CLOCK_S})() <= {seconds}", polling="raf", timeout=timeout_ms)
+
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Daemon:
+    tmp: Path
+    speed: float = 1.0
+    token: str = "test-token"
+    profile: str = "ithf"
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[str] | None = None
+    log: list[str] = field(default_factory=list)
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+    _ended: bool = False  # the daemon's stderr closed: it exited
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Daemon:
+        config = self.tmp / "timerd.toml"
+        config.write_text(f'[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
+                          f'token = "{self.token}"\n')
+        self.log.clear()
+        self._ended = False
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(self.speed),
+             "--config", str(config), "--profile", self.profile,
+             "--control", str(self.tmp / "control.sock")],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
+        self.wait_log(READY, START_TIMEOUT_S)
+        return self
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            with self._changed:
+                self.log.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait_log(self, text: str, timeout_s: float) -> str:
+        """The first log line holding `text`, waiting for it; fails with the log on timeout."""
+        def found() -> str | None:
+            return next((line for line in self.log if text in line), None)
+
+        with self._changed:
+            self._changed.wait_for(lambda: found() or self._ended, timeout_s)
+            hit = found()
+        if not hit:
+            code = None if self.proc is None else self.proc.poll()
+            raise AssertionError(f"timerd never logged {text!r} (exit code {code}):\n"
+                                 + "\n".join(self.log))
+        return hit
+
+    def stop(self) -> None:
+        """SIGTERM, as systemd stops it; waits for the clean exit."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=15)
+        self.proc = None
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """One request; returns the status and the JSON body (None if the body is not JSON)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            data = response.read()
+        finally:
+            conn.close()
+        try:
+            return response.status, json.loads(data)
+        except ValueError:
+            return response.status, None
+
+    def state(self) -> dict[str, Any]:
+        status, body = self.request("GET", "/api/state")
+        assert status == 200, body
+        assert isinstance(body, dict)
+        return body
+
+    def command(self, name: str, *args: str, token: str | None = None) -> tuple[int, Any]:
+        """POST /api/command with the daemon's token (or `token`)."""
+        return self.request(
+            "POST", "/api/command", json.dumps({"command": name, "args": list(args)}).encode(),
+            {"Authorization": f"Bearer {self.token if token is None else token}",
+             "Content-Type": "application/json"})
