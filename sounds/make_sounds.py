@@ -258,9 +258,11 @@ def resume() -> Samples:
 
 
 def goal_rejected() -> Samples:
-    """Two low, rough 'eh-eh' pulses: the goal does not count (ITHF 5.6, 6.5, 10.3)."""
-    pulse = track(0.25, [(0.0, note(REED, 155.0, 0.25)), (0.0, note(REED, 164.0, 0.25))])
-    return track(0.7, [(0.0, pulse), (0.35, pulse)])
+    """Two low, rough 'ehh-ehh' blasts in the buzzer's rhythm (0.6 s, 0.15 s apart): the goal
+    does not count (ITHF 5.6, 6.5, 10.3)."""
+    blast = track(0.6, [(0.0, note(REED, 155.0, 0.6, release_s=0.04)),
+                        (0.0, note(REED, 164.0, 0.6, release_s=0.04))])
+    return track(1.35, [(0.0, blast), (0.75, blast)])
 
 
 def recovered() -> Samples:

@@ -281,17 +281,19 @@ class Speaker:
         self._retry: asyncio.Task[None] | None = None
 
     @classmethod
-    def for_service(cls, config: Config, service: Any, buzzers: Any | None) -> Speaker:
+    def for_service(cls, config: Config, service: Any, buzzers: Any | None,
+                    player: Player | None = None) -> Speaker:
         """The speaker from `[speaker]` and `[signals]`, with `mute` added to `service`'s
-        commands and the mutes to its status."""
-        player: Player | None = None
+        commands and the mutes to its status. `player` defaults to simpleaudio's."""
         bank = SoundBank()
-        if config.speaker.enabled:
+        if not config.speaker.enabled:
+            player = None
+        else:
             bank = SoundBank.load(config.signals, config.speaker)
             for problem in bank.problems:
                 log.warning("%s", problem)
             try:
-                player = SimpleaudioPlayer()
+                player = player or SimpleaudioPlayer()
             except ImportError:
                 log.warning("speaker: simpleaudio is not installed (pip install 'timerd[sound]'); "
                             "the buzzer sounds alone")
