@@ -6,6 +6,7 @@ from which sample; tests/adapters/test_audio_alsa.py plays through the real simp
 
 from __future__ import annotations
 
+import itertools
 import logging
 import wave
 from array import array
@@ -30,6 +31,7 @@ from timerd.service import Service
 
 RATE = 44100
 MUSIC_FRAMES = 30 * RATE
+DEFAULTS = Config()
 MUSIC = Config(speaker=SpeakerConfig(last_30="music"))
 NO_CARD = "Error opening PCM device. -- CODE: -2 -- MSG: No such file or directory"
 
@@ -80,10 +82,12 @@ class Rig:
     notes: dict[float, dict[str, Any]]
 
 
+Callback = Callable[[Service, Speaker, RecordingPlayer], Any]
+
+
 def match_with_speaker(script: list[tuple[float, str]], until: float, *,
-                       profile: str = "ithf", config: Config = Config(),
-                       at: list[tuple[float, Callable[[Service, Speaker, RecordingPlayer], Any]]]
-                       = (), factory: Any = None) -> Rig:
+                       profile: str = "ithf", config: Config = DEFAULTS,
+                       at: tuple[tuple[float, Callback], ...] = (), factory: Any = None) -> Rig:
     """Run `script` on virtual time with the speaker (and, given a pin factory, the GPIO board).
 
     `at` runs callbacks at given times; whatever they return is kept in `notes` by time.
@@ -113,7 +117,7 @@ def match_with_speaker(script: list[tuple[float, str]], until: float, *,
     return Rig(recorder, holder["player"], holder["speaker"], notes)
 
 
-def command(*words: str) -> Callable[[Service, Speaker, RecordingPlayer], dict[str, Any]]:
+def command(*words: str) -> Callback:
     name, *args = words
     return lambda service, _s, _p: service.command({"command": name, "args": list(args)})
 
@@ -156,7 +160,7 @@ def test_music_comes_back_at_the_right_sample_after_a_signal_cuts_it() -> None:
     def other_signal(service: Service, speaker: Speaker, _p: RecordingPlayer) -> None:
         speaker.notify(Signal(SignalKind.INTERVAL, service.now()), service.status())
 
-    rig = match_with_speaker([(0, "start")], 330, config=MUSIC, at=[(305, other_signal)])
+    rig = match_with_speaker([(0, "start")], 330, config=MUSIC, at=((305, other_signal),))
     interval_s = builtin("interval").duration_s
     assert rig.player.plays[-4:] == [
         (290.0, "last_30_music", 1, 0), (305.0, "interval", 1, 0),
@@ -184,9 +188,9 @@ def test_a_reset_in_the_last_30_seconds_ends_the_music_for_good() -> None:
 def test_mute_silences_the_speaker_and_the_buzzer_separately_but_not_the_leds(
         mock_factory: Any) -> None:
     script = [(0, "start")]
-    at = [(100, command("mute", "on")), (101, command("mute", "buzzer", "on")),
+    at = ((100, command("mute", "on")), (101, command("mute", "buzzer", "on")),
           (150, command("status")), (298, command("mute", "buzzer", "off")),
-          (300, command("mute", "off"))]
+          (300, command("mute", "off")))
     rig = match_with_speaker(script, 330, config=MUSIC, at=at, factory=mock_factory)
     assert rig.player.plays == [
         (0.0, "pre_signal", 1, 0), (20.0, "start", 1, 0), (80.0, "interval", 4, 0),
@@ -210,14 +214,14 @@ def test_mute_silences_the_speaker_and_the_buzzer_separately_but_not_the_leds(
 
 def _rising_edges(pin: Any) -> int:
     states = [s.state for s in pin.states]
-    return sum(1 for a, b in zip(states, states[1:]) if b and not a)
+    return sum(1 for a, b in itertools.pairwise(states) if b and not a)
 
 
 def test_mute_defaults_from_config_and_bad_words_are_refused() -> None:
     config = Config(speaker=SpeakerConfig(muted=True))
-    rig = match_with_speaker([(0, "start")], 30, config=config, at=[
+    rig = match_with_speaker([(0, "start")], 30, config=config, at=(
         (1, command("mute", "loud")), (2, command("mute", "buzzer", "on")),
-        (3, command("mute")), (4, command("mute", "speaker", "off"))])
+        (3, command("mute")), (4, command("mute", "speaker", "off"))))
     assert rig.notes[1] == {"ok": False,
                             "error": "mute takes on|off, or speaker|buzzer|all on|off"}
     assert rig.notes[2] == {"ok": False, "error": "mute buzzer: no buzzer is fitted"}
@@ -239,7 +243,7 @@ def test_a_failing_device_is_logged_once_retried_and_back_in_time_for_the_music(
     caplog.set_level(logging.INFO, logger="timerd.audio")
     rig = match_with_speaker(
         [(0, "start")], 330, config=MUSIC,
-        at=[(0, failing_from_start), (100, command("status")), (297.5, device_back)])
+        at=((0, failing_from_start), (100, command("status")), (297.5, device_back)))
     # Retries run every 5 s from the first failure (t=0): the one at 300 finds the device.
     assert rig.player.plays == [(300.0, "probe", 1, 0),
                                 (300.0, "last_30_music", 1, 10 * RATE), (320.0, "final", 1, 0)]
@@ -311,13 +315,15 @@ def test_an_unknown_builtin_name_suggests_the_close_one_and_music_falls_back() -
     assert bank.problems[0].endswith("the built-in start.wav plays instead")
     assert bank.problems[1] == ("speaker.music = '/no/such/music.wav': no such file; the "
                                 "built-in last_30_music.wav plays instead")
-    assert bank.music is not None and bank.music.frames == MUSIC_FRAMES
+    assert bank.music is not None
+    assert bank.music.frames == MUSIC_FRAMES
 
 
 def test_the_speaker_skips_signals_it_is_not_configured_for() -> None:
     signals = {SignalKind.INTERVAL: SignalOutput(speaker=False)}
     bank = SoundBank.load(signals, SpeakerConfig(last_30="cue"))
-    assert "interval" not in bank.sounds and "final" in bank.sounds
+    assert "interval" not in bank.sounds
+    assert "final" in bank.sounds
     assert bank.music is None
 
 
