@@ -169,6 +169,21 @@ def test_music_comes_back_at_the_right_sample_after_a_signal_cuts_it() -> None:
     ]
 
 
+def test_a_restarted_speaker_knows_from_the_clock_that_the_music_is_on() -> None:
+    # The daemon restarted while paused at 0:20 left (the service restores the match): its new
+    # speaker never heard the last-30 signal, and still resumes the music at the right sample.
+    def restart(service: Service, old: Speaker, player: RecordingPlayer) -> None:
+        service.outputs.remove(old)
+        service.outputs.append(Speaker.for_service(MUSIC, service, None, player))
+
+    rig = match_with_speaker([(0, "start"), (300, "pause"), (310, "resume")], 340,
+                             config=MUSIC, at=((305, restart),))
+    assert rig.player.plays[-4:] == [
+        (290.0, "last_30_music", 1, 0), (300.0, "pause", 1, 0),
+        (310.0, "last_30_music", 1, 10 * RATE), (330.0, "final", 1, 0),
+    ]
+
+
 def test_a_reset_in_the_last_30_seconds_ends_the_music_for_good() -> None:
     # Paused in the last 30 s, then reset: the next match has no music until its own 0:30.
     script = [(0, "start"), (295, "pause"), (296, "reset"), (300, "start"), (400, "pause"),

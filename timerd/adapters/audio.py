@@ -265,18 +265,18 @@ class Speaker:
     """
 
     def __init__(self, bank: SoundBank, player: Player | None, loop: asyncio.AbstractEventLoop,
-                 status: Callable[[], Status], *, retry_s: float = 5.0, muted: bool = False,
-                 buzzers: Any | None = None) -> None:
+                 status: Callable[[], Status], *, music_window_s: float = 30.0,
+                 retry_s: float = 5.0, muted: bool = False, buzzers: Any | None = None) -> None:
         self.bank = bank
         self.player = player
         self.loop = loop
         self.status = status
+        self.music_window_s = music_window_s  # where the profile places the last-30 signal
         self.retry_s = retry_s
         self.muted = muted
         self.buzzers = buzzers  # gpio.Buzzers, for `mute buzzer on|off`
         self.down = False  # the device failed and is being retried
         self._current: Playback | None = None
-        self._music_live = False  # the last-30 music is part of this stretch of the match
         self._music_later: asyncio.TimerHandle | None = None
         self._retry: asyncio.Task[None] | None = None
 
@@ -297,7 +297,9 @@ class Speaker:
             except ImportError:
                 log.warning("speaker: simpleaudio is not installed (pip install 'timerd[sound]'); "
                             "the buzzer sounds alone")
-        speaker = cls(bank, player, service.loop, service.status,
+        window = max((p.remaining_s for p in service.match.profile.signals
+                      if p.signal is SignalKind.LAST_30), default=0.0)
+        speaker = cls(bank, player, service.loop, service.status, music_window_s=window,
                       retry_s=config.speaker.retry_s, muted=config.speaker.muted, buzzers=buzzers)
         if buzzers is not None:
             buzzers.muted = config.speaker.buzzer_muted
@@ -324,35 +326,41 @@ class Speaker:
 
     def notify(self, effect: Effect, status: Status) -> None:
         if isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE:
-            self._music_live = False  # a reset ends the match and its music
-            self._cancel_music_later()
+            self._cancel_music_later()  # a reset ends the match and its sounds
             self._stop()
             return
         if not isinstance(effect, Signal):
             return
         kind = effect.kind
         if kind is SignalKind.LAST_30 and self.bank.music is not None:
-            self._music_live = True  # ITHF 4.4: music marks the last 30 seconds
-            self._join_music(status)
+            self._join_music(status)  # ITHF 4.4: music marks the last 30 seconds
             return
-        if kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
-            self._music_live = False
-        if kind is SignalKind.RESUME and self._music_live:
+        if kind is SignalKind.RESUME and self._music_due(status):
             self._join_music(status)  # the music going on is the resume's sound (ITHF 10.2)
             return
         sound = self.bank.sound(kind, effect.beeps)
         if sound is None:
             return
         self._play(sound)
-        if self._music_live and status.phase is Phase.RUNNING:
+        if self._music_due(status):
             # Another signal (a rejected goal) cut the music: it comes back after that sound.
             self._music_later = self.loop.call_later(sound.duration_s, self._music_now)
+
+    def _music_due(self, status: Status) -> bool:
+        """Whether the clock stands in the last-30 stretch that the music marks.
+
+        Read from the status alone, so a restarted daemon (or one whose device just came
+        back) knows as well as one that heard the last-30 signal. The last-30 signal itself
+        starts the music without asking, so float rounding at its instant cannot matter.
+        """
+        return (self.bank.music is not None and status.phase is Phase.RUNNING
+                and 0 < status.remaining_s <= self.music_window_s + 1e-6)
 
     def _join_music(self, status: Status) -> None:
         """Play the music from the sample that makes it end exactly at 0:00 (ITHF 4.4)."""
         self._cancel_music_later()
         music = self.bank.music
-        if music is None or not self._music_live or status.phase is not Phase.RUNNING:
+        if music is None:
             return
         frame = music.frames - round(status.remaining_s * music.rate_hz)
         if frame < 0:  # more time left than music: start it later
@@ -362,7 +370,9 @@ class Speaker:
 
     def _music_now(self) -> None:
         self._music_later = None
-        self._join_music(self.status())
+        status = self.status()
+        if self._music_due(status):
+            self._join_music(status)
 
     def _cancel_music_later(self) -> None:
         if self._music_later is not None:
