@@ -13,7 +13,7 @@ match's way:
 - Playback goes through `simpleaudio.play_buffer`, which opens the device, starts a C thread
   that feeds ALSA and returns. It holds the GIL while it opens the device, so a Python thread
   would not take that time off the event loop; it is measured instead (bench/audio_latency.py)
-  and the speaker is the last output, after the buzzer has switched on.
+  and the speaker comes after the buzzer among the outputs, so the buzzer is already on.
 - One voice: a new sound cuts the one still playing, as on the buzzer, so the device never needs
   to mix two streams.
 - A failing device (no card, unplugged mid-match) is logged once; the match and the buzzer go on,
@@ -39,10 +39,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from timerd.adapters.gpio import Buzzers, GpioBoard
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Status
+from timerd.core.match import Match, Status
 from timerd.core.pulses import pulses
+from timerd.service import Service
 
 log = logging.getLogger("timerd.audio")
 
@@ -266,7 +268,8 @@ class Speaker:
 
     def __init__(self, bank: SoundBank, player: Player | None, loop: asyncio.AbstractEventLoop,
                  status: Callable[[], Status], *, music_window_s: float = 30.0,
-                 retry_s: float = 5.0, muted: bool = False, buzzers: Any | None = None) -> None:
+                 retry_s: float = 5.0, muted: bool = False, buzzers: Buzzers | None = None
+                 ) -> None:
         self.bank = bank
         self.player = player
         self.loop = loop
@@ -274,14 +277,14 @@ class Speaker:
         self.music_window_s = music_window_s  # where the profile places the last-30 signal
         self.retry_s = retry_s
         self.muted = muted
-        self.buzzers = buzzers  # gpio.Buzzers, for `mute buzzer on|off`
+        self.buzzers = buzzers  # for `mute buzzer on|off`
         self.down = False  # the device failed and is being retried
         self._current: Playback | None = None
         self._music_later: asyncio.TimerHandle | None = None
         self._retry: asyncio.Task[None] | None = None
 
     @classmethod
-    def for_service(cls, config: Config, service: Any, buzzers: Any | None,
+    def for_service(cls, config: Config, service: Service, buzzers: Buzzers | None,
                     player: Player | None = None) -> Speaker:
         """The speaker from `[speaker]` and `[signals]`, with `mute` added to `service`'s
         commands and the mutes to its status. `player` defaults to simpleaudio's."""
@@ -478,7 +481,7 @@ class Speaker:
     def test_sound(self, kind: SignalKind, beeps: int = 1) -> Sound | None:
         """Play `kind`'s sound now, mute or not (for `timerd sound-test`); the last-30 signal
         plays the whole music in music mode. None if nothing played."""
-        self.down = False
+        self.down = False  # each test tries the device anew, and says so if it fails
         music = self.bank.music if kind is SignalKind.LAST_30 else None
         sound = music or self.bank.sound(kind, beeps)
         muted, self.muted = self.muted, False
@@ -494,10 +497,6 @@ async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factor
     """`timerd sound-test`: play each of `kinds` now through the configured outputs, one after
     another, and say what played where. `factory` is the GPIO pin factory (None: no GPIO).
     True if every configured output played."""
-    from timerd.adapters.gpio import GpioBoard  # noqa: PLC0415 (gpiozero only when needed)
-    from timerd.core.match import Match  # noqa: PLC0415
-    from timerd.service import Service  # noqa: PLC0415
-
     service = Service(Match(config.profile()))
     ok = True
     async with contextlib.AsyncExitStack() as stack:
@@ -513,8 +512,9 @@ async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factor
             if out.speaker and config.speaker.enabled:
                 sound = speaker.test_sound(kind, beeps)
                 if sound is not None:
+                    times = f", {sound.times} times" if sound.times > 1 else ""
                     say(f"{kind.value}: speaker plays {sound.source} "
-                        f"({sound.duration_s * sound.times:.2f} s)")
+                        f"({sound.duration_s:.2f} s{times})")
                     wait_s = sound.duration_s
                 else:
                     ok = False
