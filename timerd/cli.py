@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
-    import asyncio  # noqa: PLC0415 (only for the daemon and its tests)
+    import asyncio  # noqa: PLC0415 (only for sound-test)
 
     from timerd.adapters.audio import sound_test  # noqa: PLC0415
     from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415
