@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
@@ -62,6 +63,9 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         results = ResultsFile(config.results_path())  # hall mode: results.listeners.append
         service.outputs.append(results)
         service.status_extras.append(results.status_extra)
+        # After the buzzer: its first edge never waits for the sound device.
+        service.outputs.append(await stack.enter_async_context(
+            Speaker.for_service(config, service, board.buzzers)))
         if options.events is not None:
             stream = sys.stdout if options.events == "-" else stack.enter_context(
                 open(options.events, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230 (once, at start)

@@ -13,6 +13,7 @@ from typing import Any
 
 from timerd import config as config_mod
 from timerd import profiles
+from timerd.core.effects import SignalKind
 from timerd.schema import SchemaError
 
 EXIT_REFUSED = 1
@@ -63,6 +64,15 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("--file", type=Path, metavar="PATH",
                      help="the results file (default: results.path from the config)")
     res.add_argument("--json", action="store_true", help="print the records as JSON lines")
+    test = sub.add_parser("sound-test", help="play a signal now through the configured "
+                          "outputs (speaker and buzzer), to check a setup")
+    _config_args(test)
+    test.add_argument("signal", nargs="?", choices=[k.value for k in SignalKind],
+                      metavar="SIGNAL", help="the signal to play (default: every signal in turn): "
+                      + ", ".join(k.value for k in SignalKind))
+    test.add_argument("--beeps", type=int, default=1, metavar="N", help="play it N times over")
+    test.add_argument("--simulate", action="store_true",
+                      help="simulated pins (gpiozero MockFactory) for the buzzer")
     return top
 
 
@@ -84,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "results":
         return _results(args.file or config.results_path(), args.n, args.json)
+    if args.command == "sound-test":
+        return _sound_test(config, args)
     return _run(config, args)
 
 
@@ -129,6 +141,24 @@ def format_results(records: list[dict[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415 (only for sound-test)
+
+    from timerd.adapters.audio import sound_test  # noqa: PLC0415
+    from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        factory = pin_factory("mock" if args.simulate else config.gpio.pin_factory)
+    except NoGpio as exc:
+        print(f"timerd: buzzer not tested: {exc}", file=sys.stderr)
+        factory = None
+    kinds = [SignalKind(args.signal)] if args.signal else list(SignalKind)
+    ok = asyncio.run(sound_test(config, kinds, max(args.beeps, 1), factory, print))
+    return 0 if ok and factory is not None else EXIT_REFUSED
 
 
 def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
@@ -195,6 +225,10 @@ def format_status(status: dict[str, Any]) -> str:
     if status.get("last_signal"):
         lines.append(f"last      {status['last_signal']}")
     lines.extend(_score_lines(status))
+    if "speaker" in status:
+        lines.append(f"sound     speaker {status['speaker']}"
+                     + (" (muted)" if status["speaker_muted"] else "")
+                     + (", buzzer muted" if status["buzzer_muted"] else ""))
     return "\n".join(lines)
 
 

@@ -88,7 +88,7 @@ class GpioConfig:
 
 @dataclass(frozen=True)
 class SignalOutput:
-    """How one signal sounds on the buzzer.
+    """How one signal sounds on the buzzer and the speaker.
 
     `pattern_s` is one beep: on, off, on, ... in seconds. A signal with N beeps (ITHF 4.4: as
     many as minutes are left) repeats it N times, `gap_s` apart.
@@ -97,6 +97,14 @@ class SignalOutput:
     buzzer: bool = True
     pattern_s: tuple[float, ...] = (0.25,)
     gap_s: float = 0.35
+    #: Also play a WAV on the speaker ([speaker], docs/sound.md).
+    speaker: bool = True
+    #: A built-in sound's name (`interval`, `final`, ...) or a WAV file's path; empty: the
+    #: built-in named like the signal. A file that cannot be used is logged at startup and the
+    #: built-in plays instead.
+    sound: str = ""
+    #: Speaker loudness of this signal, 0 to 1 (applied once, when the sounds are loaded).
+    volume: float = 1.0
 
     def problems(self) -> list[str]:
         out = []
@@ -104,6 +112,8 @@ class SignalOutput:
             out.append("pattern_s: give on, off, on, ... seconds, starting and ending with on")
         if any(x <= 0 for x in self.pattern_s) or self.gap_s < 0:
             out.append("pattern_s and gap_s: durations must be positive")
+        if not 0 <= self.volume <= 1:
+            out.append(f"volume = {self.volume:g}: must be between 0 and 1")
         return out
 
 
@@ -129,6 +139,35 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.OVERTIME_START: SignalOutput(pattern_s=(1.0,)),
         k.INTERMISSION_END: SignalOutput(pattern_s=(1.5,)),
     })
+
+
+@dataclass(frozen=True)
+class SpeakerConfig:
+    """The speaker beside the buzzer: ALSA's default device, through simpleaudio.
+
+    The buzzer stays the signal that cannot fail; the speaker adds the jingle, the horn and the
+    last-30-seconds music (ITHF 4.4). Which signals it plays is `signals.<kind>.speaker`.
+    """
+
+    enabled: bool = True
+    #: Start with the speaker muted (`timerctl mute off` unmutes).
+    muted: bool = False
+    #: Start with the buzzer muted (`timerctl mute buzzer off` unmutes).
+    buzzer_muted: bool = False
+    #: The last 30 seconds (ITHF 4.4): "cue" plays the last_30 sound once; "music" plays
+    #: `music` so that it ends exactly at 0:00, stopping on a pause and going on from the same
+    #: place on resume (ITHF 10.2).
+    last_30: Literal["cue", "music"] = "cue"
+    #: The music: a built-in sound's name or a WAV file's path, at least 30 s long (a longer
+    #: one plays its last 30 s). Its volume is `signals.last_30.volume`.
+    music: str = "last_30_music"
+    #: While the sound device fails, try it again this often, in the background.
+    retry_s: float = 5.0
+
+    def problems(self) -> list[str]:
+        if self.retry_s <= 0:
+            return [f"retry_s = {self.retry_s:g}: must be longer than 0 s"]
+        return []
 
 
 @dataclass(frozen=True)
@@ -181,6 +220,7 @@ class Config:
     match: MatchConfig = MatchConfig()
     gpio: GpioConfig = GpioConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
+    speaker: SpeakerConfig = SpeakerConfig()
     control: ControlConfig = ControlConfig()
     web: WebConfig = WebConfig()
     log: LogConfig = LogConfig()

@@ -1,0 +1,534 @@
+"""The speaker: signal sounds through ALSA beside the GPIO buzzer (ITHF 4.3, 4.4).
+
+Wiring: a powered speaker or a small amplifier on whatever ALSA calls its "default" device:
+the Pi's 3.5 mm jack, HDMI audio, or a USB sound card (choose it with `/etc/asound.conf` or
+`~/.asoundrc`, see docs/sound.md). Nothing is wired to the GPIO header for it.
+
+The buzzer stays the signal that cannot fail. The speaker adds what a buzzer cannot: the
+pre-signal jingle, the horn, the last-30-seconds music. So it is built to never get in the
+match's way:
+
+- Every sound is read, checked and volume-scaled once at startup (`SoundBank.load`); a user WAV
+  that cannot be used is logged with its key path and the built-in plays instead.
+- Playback goes through `simpleaudio.play_buffer`, which opens the device, starts a C thread
+  that feeds ALSA and returns. It holds the GIL while it opens the device, so a Python thread
+  would not take that time off the event loop; it is measured instead (bench/audio_latency.py)
+  and the speaker comes after the buzzer among the outputs, so the buzzer is already on.
+- One voice: a new sound cuts the one still playing, as on the buzzer, so the device never needs
+  to mix two streams.
+- A failing device (no card, unplugged mid-match) is logged once; the match and the buzzer go on,
+  a background task tries the device again every `retry_s` and logs when it is back.
+- The last-30 music starts where it must to end exactly at 0:00, from the match status's
+  `remaining_s`; it stops on a pause and goes on from the same sample on resume (ITHF 10.2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import difflib
+import logging
+import time
+import wave
+from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from timerd.adapters.gpio import Buzzers, GpioBoard
+from timerd.config import Config, SignalOutput, SpeakerConfig
+from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.match import Match, Status
+from timerd.core.pulses import pulses
+from timerd.service import Service
+
+log = logging.getLogger("timerd.audio")
+
+#: The built-in WAVs (sounds/ in the source tree, package data when installed), each named
+#: after the signal kind it serves: a kind's default sound is the built-in of its own name.
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "sounds"
+MUSIC = "last_30_music"
+SAMPLE_BYTES = 2  # 16-bit PCM only: what every ALSA device and simpleaudio take as is
+RATES_HZ = (8000, 192000)
+
+
+class SoundError(Exception):
+    """A WAV file that cannot be played; the message says why, for the operator."""
+
+
+@dataclass(frozen=True)
+class Sound:
+    """Signed 16-bit little-endian PCM, ready to hand to ALSA; `times` > 1 for N beeps."""
+
+    name: str
+    source: str  # for logs: "built-in final.wav" or the user's path
+    pcm: bytes
+    channels: int
+    rate_hz: int
+    times: int = 1
+
+    @property
+    def frame_bytes(self) -> int:
+        return self.channels * SAMPLE_BYTES
+
+    @property
+    def frames(self) -> int:
+        return len(self.pcm) // self.frame_bytes
+
+    @property
+    def duration_s(self) -> float:
+        return self.frames / self.rate_hz
+
+    def from_frame(self, frame: int) -> memoryview:
+        """The PCM from `frame` on, without copying it."""
+        return memoryview(self.pcm)[frame * self.frame_bytes:]
+
+    def scaled(self, volume: float) -> Sound:
+        if volume == 1:
+            return self
+        samples = array("h", self.pcm)
+        return replace(self, pcm=array("h", [round(s * volume) for s in samples]).tobytes())
+
+    def repeated(self, times: int) -> Sound:
+        """The sound `times` over, back to back: ITHF 4.4's N beeps for N minutes left."""
+        return replace(self, pcm=self.pcm * times, times=times) if times > 1 else self
+
+
+def read_wav(path: Path, name: str) -> Sound:
+    """A 16-bit PCM WAV (mono or stereo) from `path`; SoundError says what is wrong with it."""
+    try:
+        with wave.open(str(path), "rb") as w:
+            channels, width, rate = w.getnchannels(), w.getsampwidth(), w.getframerate()
+            pcm = w.readframes(w.getnframes())
+    except FileNotFoundError:
+        raise SoundError("no such file") from None
+    except OSError as exc:
+        raise SoundError(f"cannot read it ({exc.strerror or exc})") from None
+    except (wave.Error, EOFError) as exc:
+        raise SoundError(f"not a PCM WAV file ({exc})") from None
+    if width != SAMPLE_BYTES:
+        raise SoundError(f"{8 * width}-bit samples; timerd plays 16-bit PCM "
+                         "(convert it: sox IN.wav -b 16 OUT.wav)")
+    if channels not in (1, 2):
+        raise SoundError(f"{channels} channels; timerd plays mono or stereo")
+    if not RATES_HZ[0] <= rate <= RATES_HZ[1]:
+        raise SoundError(f"sample rate {rate} Hz; timerd plays {RATES_HZ[0]} to {RATES_HZ[1]} Hz")
+    if len(pcm) < channels * SAMPLE_BYTES:
+        raise SoundError("no audio in it")
+    return Sound(name, str(path), pcm, channels, rate)
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.wav"))
+
+
+def builtin(name: str) -> Sound:
+    sound = read_wav(BUILTIN_DIR / f"{name}.wav", name)
+    return replace(sound, source=f"built-in {name}.wav")
+
+
+def _is_path(spec: str) -> bool:
+    return "/" in spec or spec.lower().endswith(".wav")
+
+
+def resolve(spec: str, default: str, key: str) -> tuple[Sound | None, str | None]:
+    """The sound `spec` (a built-in name or a path; empty: `default`) and a problem, if any.
+
+    A sound that cannot be used falls back to the built-in `default` (the buzzer sounds
+    anyway, and the speaker should not go silent over a typo); the problem names the key path
+    and what plays instead, for the startup log.
+    """
+    builtins = builtin_names()
+    wanted = spec or default
+    try:
+        if _is_path(wanted):
+            sound = read_wav(Path(wanted).expanduser(), default)
+        elif wanted in builtins:
+            sound = builtin(wanted)
+        elif not spec:
+            return None, (f"{key}: no built-in sound named {default!r}; the speaker stays "
+                          "silent for it (the buzzer still sounds)")
+        else:
+            close = difflib.get_close_matches(wanted, builtins, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise SoundError(f"no built-in sound of that name{hint} and not a path "
+                             f"(built-ins: {', '.join(builtins)})")
+    except SoundError as exc:
+        try:
+            fallback: Sound | None = builtin(default)
+            instead = f"the built-in {default}.wav plays instead"
+        except SoundError:
+            fallback, instead = None, "the speaker stays silent for it (the buzzer still sounds)"
+        return fallback, f"{key} = {wanted!r}: {exc}; {instead}"
+    return replace(sound, name=default), None
+
+
+@dataclass
+class SoundBank:
+    """Every sound the speaker may play, loaded and volume-scaled once, at startup."""
+
+    sounds: dict[str, Sound] = field(default_factory=dict)  # by signal kind value
+    music: Sound | None = None  # only in last-30 "music" mode
+    problems: list[str] = field(default_factory=list)
+    _repeats: dict[tuple[str, int], Sound] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, signals: Mapping[SignalKind, SignalOutput], speaker: SpeakerConfig) -> SoundBank:
+        bank = cls()
+        for kind in SignalKind:
+            out = signals.get(kind, SignalOutput())
+            if not out.speaker:
+                continue
+            sound, problem = resolve(out.sound, kind.value, f"signals.{kind.value}.sound")
+            if problem:
+                bank.problems.append(problem)
+            if sound is not None:
+                bank.sounds[kind.value] = sound.scaled(out.volume)
+        last_30 = signals.get(SignalKind.LAST_30, SignalOutput())
+        if speaker.last_30 == "music" and last_30.speaker:
+            music, problem = resolve(speaker.music, MUSIC, "speaker.music")
+            if problem:
+                bank.problems.append(problem)
+            if music is not None:
+                bank.music = replace(music, name=MUSIC).scaled(last_30.volume)
+        return bank
+
+    def sound(self, kind: SignalKind, beeps: int = 1) -> Sound | None:
+        base = self.sounds.get(kind.value)
+        if base is None or beeps <= 1:
+            return base
+        key = (kind.value, beeps)
+        if key not in self._repeats:
+            self._repeats[key] = base.repeated(beeps)
+        return self._repeats[key]
+
+
+# -- players --------------------------------------------------------------------------------
+
+class Playback(Protocol):
+    def is_playing(self) -> bool: ...
+    def stop(self) -> None: ...
+
+
+class Player(Protocol):
+    def play(self, sound: Sound, start_frame: int = 0) -> Playback:
+        """Start `sound` from `start_frame` and return at once; raise if the device fails."""
+
+    def quiet(self, on: bool) -> None:
+        """Keep the sound library's own error printing off stderr (while retrying)."""
+
+
+#: ALSA's error handler type: (file, line, function, err, fmt, ...); the varargs are ignored.
+_AlsaErrorHandler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                     ctypes.c_int, ctypes.c_char_p)
+
+
+class SimpleaudioPlayer:
+    """ALSA's default device through simpleaudio (the simpleaudio-patched package)."""
+
+    def __init__(self) -> None:
+        import simpleaudio  # noqa: PLC0415 (an optional extra: timerd[sound])
+
+        self._play_buffer = simpleaudio.play_buffer
+        self._ignore = _AlsaErrorHandler(lambda *_: None)  # kept alive while installed
+        try:
+            self._alsa: Any = ctypes.CDLL(ctypes.util.find_library("asound") or "libasound.so.2")
+        except OSError:
+            self._alsa = None
+
+    def play(self, sound: Sound, start_frame: int = 0) -> Playback:
+        playback: Playback = self._play_buffer(sound.from_frame(start_frame), sound.channels,
+                                               SAMPLE_BYTES, sound.rate_hz)
+        return playback
+
+    def quiet(self, on: bool) -> None:
+        # ALSA prints every failed open to stderr; once the failure is logged, a retry every
+        # few seconds must not fill the journal. None restores ALSA's own handler.
+        if self._alsa is not None:
+            self._alsa.snd_lib_error_set_handler(self._ignore if on else None)
+
+
+def silence(seconds: float, rate_hz: int = 44100) -> Sound:
+    """Quiet PCM: what the device is probed with while it is being retried."""
+    return Sound("probe", "silence", bytes(SAMPLE_BYTES * round(seconds * rate_hz)), 1, rate_hz)
+
+
+# -- the speaker output ---------------------------------------------------------------------
+
+class Speaker:
+    """A match output that plays each signal's sound; also holds the speaker and buzzer mutes.
+
+    `status` gives the match status now (`service.status`): the music's place is always computed
+    from the clock's `remaining_s`, never counted.
+    """
+
+    def __init__(self, bank: SoundBank, player: Player | None, loop: asyncio.AbstractEventLoop,
+                 status: Callable[[], Status], *, music_window_s: float = 30.0,
+                 retry_s: float = 5.0, muted: bool = False, buzzers: Buzzers | None = None
+                 ) -> None:
+        self.bank = bank
+        self.player = player
+        self.loop = loop
+        self.status = status
+        self.music_window_s = music_window_s  # where the profile places the last-30 signal
+        self.retry_s = retry_s
+        self.muted = muted
+        self.buzzers = buzzers  # for `mute buzzer on|off`
+        self.down = False  # the device failed and is being retried
+        self._current: Playback | None = None
+        self._music_later: asyncio.TimerHandle | None = None
+        self._retry: asyncio.Task[None] | None = None
+
+    @classmethod
+    def for_service(cls, config: Config, service: Service, buzzers: Buzzers | None,
+                    player: Player | None = None) -> Speaker:
+        """The speaker from `[speaker]` and `[signals]`, with `mute` added to `service`'s
+        commands and the mutes to its status. `player` defaults to simpleaudio's."""
+        bank = SoundBank()
+        if not config.speaker.enabled:
+            player = None
+        else:
+            bank = SoundBank.load(config.signals, config.speaker)
+            for problem in bank.problems:
+                log.warning("%s", problem)
+            try:
+                player = player or SimpleaudioPlayer()
+            except ImportError:
+                log.warning("speaker: simpleaudio is not installed (pip install 'timerd[sound]'); "
+                            "the buzzer sounds alone")
+        window = max((p.remaining_s for p in service.match.profile.signals
+                      if p.signal is SignalKind.LAST_30), default=0.0)
+        speaker = cls(bank, player, service.loop, service.status, music_window_s=window,
+                      retry_s=config.speaker.retry_s, muted=config.speaker.muted, buzzers=buzzers)
+        if buzzers is not None:
+            buzzers.muted = config.speaker.buzzer_muted
+        service.extra_commands["mute"] = speaker.mute
+        service.status_extras.append(speaker.status_extra)
+        if player is not None:
+            log.info("speaker: %d sounds loaded%s", len(bank.sounds),
+                     ", last 30 s with music" if bank.music else "")
+        return speaker
+
+    async def __aenter__(self) -> Speaker:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._cancel_music_later()
+        self._stop()
+        if self._retry is not None:
+            self._retry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retry
+
+    # -- match effects ---------------------------------------------------------------------
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        if isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE:
+            self._cancel_music_later()  # a reset ends the match and its sounds
+            self._stop()
+            return
+        if not isinstance(effect, Signal):
+            return
+        kind = effect.kind
+        if kind is SignalKind.LAST_30 and self.bank.music is not None:
+            self._join_music(status)  # ITHF 4.4: music marks the last 30 seconds
+            return
+        if kind is SignalKind.RESUME and self._music_due(status):
+            self._join_music(status)  # the music going on is the resume's sound (ITHF 10.2)
+            return
+        sound = self.bank.sound(kind, effect.beeps)
+        if sound is None:
+            return
+        self._play(sound)
+        if self._music_due(status):
+            # Another signal (a rejected goal) cut the music: it comes back after that sound.
+            self._music_later = self.loop.call_later(sound.duration_s, self._music_now)
+
+    def _music_due(self, status: Status) -> bool:
+        """Whether the clock stands in the last-30 stretch that the music marks.
+
+        Read from the status alone, so a restarted daemon (or one whose device just came
+        back) knows as well as one that heard the last-30 signal. The last-30 signal itself
+        starts the music without asking, so float rounding at its instant cannot matter.
+        """
+        return (self.bank.music is not None and status.phase is Phase.RUNNING
+                and 0 < status.remaining_s <= self.music_window_s + 1e-6)
+
+    def _join_music(self, status: Status) -> None:
+        """Play the music from the sample that makes it end exactly at 0:00 (ITHF 4.4)."""
+        self._cancel_music_later()
+        music = self.bank.music
+        if music is None:
+            return
+        frame = music.frames - round(status.remaining_s * music.rate_hz)
+        if frame < 0:  # more time left than music: start it later
+            self._music_later = self.loop.call_later(-frame / music.rate_hz, self._music_now)
+        elif frame < music.frames:
+            self._play(music, frame)
+
+    def _music_now(self) -> None:
+        self._music_later = None
+        status = self.status()
+        if self._music_due(status):
+            self._join_music(status)
+
+    def _cancel_music_later(self) -> None:
+        if self._music_later is not None:
+            self._music_later.cancel()
+            self._music_later = None
+
+    # -- playback --------------------------------------------------------------------------
+
+    def _play(self, sound: Sound, start_frame: int = 0) -> bool:
+        """Start `sound` now, cutting the one playing; False if muted or the device failed."""
+        self._cancel_music_later()
+        if self.player is None or self.muted or self.down:
+            return False
+        self._stop()
+        started = time.perf_counter()
+        try:
+            self._current = self.player.play(sound, start_frame)
+        except Exception as exc:  # whatever the device does, the match goes on
+            self._failed(sound, exc)
+            return False
+        log.debug("speaker: %s from frame %d (%s), %.2f ms to start", sound.name, start_frame,
+                  sound.source, (time.perf_counter() - started) * 1000)
+        return True
+
+    def _stop(self) -> None:
+        current, self._current = self._current, None
+        if current is not None:
+            try:
+                current.stop()
+            except Exception:
+                log.debug("speaker: stopping a sound failed", exc_info=True)
+
+    def playing(self) -> bool:
+        try:
+            return self._current is not None and self._current.is_playing()
+        except Exception:
+            return False
+
+    def _failed(self, sound: Sound, exc: Exception) -> None:
+        self._current = None
+        self.down = True
+        if self._retry is not None and not self._retry.done():
+            return
+        log.warning("speaker: cannot play %s: %s. The match and the buzzer go on without the "
+                    "speaker; trying the sound device again every %g s", sound.name, exc,
+                    self.retry_s)
+        self._retry = self.loop.create_task(self._retry_device(), name="speaker-retry")
+
+    async def _retry_device(self) -> None:
+        assert self.player is not None
+        probe = silence(0.01)
+        self.player.quiet(True)
+        try:
+            while True:
+                await asyncio.sleep(self.retry_s)
+                try:
+                    self._current = self.player.play(probe)
+                except Exception as exc:
+                    log.debug("speaker: the sound device still fails: %s", exc)
+                    continue
+                break
+        finally:
+            self.player.quiet(False)
+        self.down = False
+        self._retry = None
+        log.info("speaker: the sound device works again")
+        self._music_now()  # inside the last 30 s the music joins at the right place
+
+    # -- mute and the sound test -----------------------------------------------------------
+
+    def mute(self, *args: str) -> None:
+        """`mute on|off` (the speaker), `mute buzzer on|off`, `mute all on|off`.
+
+        For ceremonies and announcements. The status and the LEDs still show every signal.
+        """
+        words = [a.lower() for a in args]
+        target = "speaker"
+        if len(words) == 2 and words[0] in ("speaker", "buzzer", "all"):
+            target = words.pop(0)
+        if len(words) != 1 or words[0] not in ("on", "off"):
+            raise CommandRefused("mute takes on|off, or speaker|buzzer|all on|off")
+        on = words[0] == "on"
+        if target in ("buzzer", "all"):
+            if self.buzzers is None:
+                raise CommandRefused("mute buzzer: no buzzer is fitted")
+            self.buzzers.muted = on
+            if on:
+                self.buzzers.silence()
+        if target in ("speaker", "all"):
+            self.muted = on
+            if on:
+                self._cancel_music_later()
+                self._stop()
+            else:
+                self._music_now()  # unmuted in the last 30 s: the music joins where it is
+        log.info("mute %s %s", target, words[0])
+
+    def status_extra(self) -> dict[str, Any]:
+        state = "off" if self.player is None else "down" if self.down else "ok"
+        return {"speaker": state, "speaker_muted": self.muted,
+                "buzzer_muted": bool(self.buzzers is not None and self.buzzers.muted)}
+
+    def test_sound(self, kind: SignalKind, beeps: int = 1) -> Sound | None:
+        """Play `kind`'s sound now, mute or not (for `timerd sound-test`); the last-30 signal
+        plays the whole music in music mode. None if nothing played."""
+        self.down = False  # each test tries the device anew, and says so if it fails
+        music = self.bank.music if kind is SignalKind.LAST_30 else None
+        sound = music or self.bank.sound(kind, beeps)
+        muted, self.muted = self.muted, False
+        try:
+            played = sound is not None and self._play(sound)
+        finally:
+            self.muted = muted
+        return sound if played else None
+
+
+async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factory: Any | None,
+                     say: Callable[[str], None]) -> bool:
+    """`timerd sound-test`: play each of `kinds` now through the configured outputs, one after
+    another, and say what played where. `factory` is the GPIO pin factory (None: no GPIO).
+    True if every configured output played."""
+    service = Service(Match(config.profile()))
+    ok = True
+    async with contextlib.AsyncExitStack() as stack:
+        board = None
+        if factory is not None:
+            board = await stack.enter_async_context(
+                GpioBoard(config.gpio, config.signals, service, factory))
+        speaker = await stack.enter_async_context(Speaker.for_service(
+            config, service, None if board is None else board.buzzers))
+        for kind in kinds:
+            out = config.signals.get(kind, SignalOutput())
+            wait_s = 0.0
+            if out.speaker and config.speaker.enabled:
+                sound = speaker.test_sound(kind, beeps)
+                if sound is not None:
+                    times = f", {sound.times} times" if sound.times > 1 else ""
+                    say(f"{kind.value}: speaker plays {sound.source} "
+                        f"({sound.duration_s:.2f} s{times})")
+                    wait_s = sound.duration_s
+                else:
+                    ok = False
+                    say(f"{kind.value}: speaker did not play (see the messages above)")
+            if out.buzzer and board is not None and config.gpio.buzzer_pins:
+                edges = pulses(out.pattern_s, beeps, out.gap_s)
+                board.buzzers.sound(edges)
+                pins = ", ".join(f"GPIO{p}" for p in config.gpio.buzzer_pins)
+                say(f"{kind.value}: buzzer on {pins} ({edges[-1][1]:.2f} s)")
+                wait_s = max(wait_s, edges[-1][1])
+            deadline = time.monotonic() + wait_s + 5.0
+            await asyncio.sleep(wait_s)
+            # simpleaudio has no completion callback to wait on: poll it.
+            while speaker.playing() and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # a breath between signals, so each is heard on its own
+    return ok
