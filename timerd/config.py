@@ -110,6 +110,8 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.FINAL: SignalOutput(pattern_s=(2.5,)),
         k.PAUSE: SignalOutput(pattern_s=(0.05,)),
         k.RESUME: SignalOutput(pattern_s=(0.05, 0.08, 0.05)),
+        # Four quick chirps: "I restarted; the match is restored and paused" (ITHF 10.2).
+        k.RECOVERED: SignalOutput(pattern_s=(0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05)),
     })
 
 
@@ -117,6 +119,23 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
 class ControlConfig:
     #: Unix socket for timerctl; empty: control.sock in the runtime directory.
     socket: str = ""
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    """Crash-safe match state (docs/service.md): a journal on disk, a heartbeat in RAM."""
+
+    #: The match journal's directory; empty: systemd's StateDirectory, else the user's.
+    directory: str = ""
+    #: The heartbeat's directory (keep it in RAM); empty: the runtime directory.
+    runtime_directory: str = ""
+    #: A match last seen longer ago than this is closed as abandoned, not resumed.
+    resume_within_s: float = 7200.0
+
+    def problems(self) -> list[str]:
+        if self.resume_within_s <= 0:
+            return [f"resume_within_s = {self.resume_within_s:g}: must be longer than 0 s"]
+        return []
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,7 @@ class Config:
     gpio: GpioConfig = GpioConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     control: ControlConfig = ControlConfig()
+    state: StateConfig = StateConfig()
     log: LogConfig = LogConfig()
 
     def profile(self) -> Profile:
@@ -137,6 +157,13 @@ class Config:
 
     def control_socket(self) -> Path:
         return Path(self.control.socket) if self.control.socket else runtime_dir() / "control.sock"
+
+    def state_directory(self) -> Path:
+        return Path(self.state.directory) if self.state.directory else state_dir()
+
+    def runtime_directory(self) -> Path:
+        return Path(self.state.runtime_directory) if self.state.runtime_directory \
+            else runtime_dir()
 
     def to_toml(self) -> str:
         return tomli_w.dumps(to_plain(self))
@@ -149,6 +176,15 @@ def runtime_dir() -> Path:
     if env := os.environ.get("XDG_RUNTIME_DIR"):
         return Path(env) / "timerd"
     return Path(f"/tmp/timerd-{os.getuid()}")
+
+
+def state_dir() -> Path:
+    """Where state that must survive a reboot lives: systemd's StateDirectory, else the
+    user's XDG state directory (~/.local/state/timerd)."""
+    if env := os.environ.get("STATE_DIRECTORY"):
+        return Path(env.split(":")[0])
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "timerd"
 
 
 def parse_override(option: str) -> dict[str, Any]:

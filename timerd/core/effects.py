@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -27,6 +27,7 @@ class SignalKind(StrEnum):
     FINAL = "final"  # ITHF 4.4, the clear final signal
     PAUSE = "pause"  # acknowledgement: the clock stopped (ITHF 10.1)
     RESUME = "resume"  # acknowledgement: the clock runs again
+    RECOVERED = "recovered"  # the daemon restarted and restored the match, paused (ITHF 10.2)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Applied:
 
     command: str
     args: tuple[str, ...] = ()
+    #: The loop time the match applied it at: the journal replays it at exactly that instant.
+    at: float = field(default=0.0, compare=False)
 
 
 Effect = Signal | PhaseChanged | Notice | Tick | Applied
