@@ -71,6 +71,8 @@ HEARTBEAT_NAME = "heartbeat.json"
 LOCK_NAME = "timerd.lock"
 #: Loop seconds between heartbeats: bounds the crash instant to within this.
 HEARTBEAT_S = 0.5
+#: Longest wait for a command's record to be on disk before the daemon goes on regardless.
+SYNC_WAIT_S = 1.0
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
@@ -303,27 +305,43 @@ def _duration(seconds: float) -> str:
 # -- writing ---------------------------------------------------------------------------------
 
 
-class _Writer(threading.Thread):
-    """Appends lines to the journal, each flushed and fsynced, off the event loop.
+@dataclass
+class _Job:
+    op: str  # "append" | "rewrite"
+    lines: list[str]
+    done: threading.Event = field(default_factory=threading.Event)
 
-    An fsync on an SD card can take tens of milliseconds; on the loop it would delay a buzzer
-    edge. The order of writes is kept by the one queue. A failed write is logged and the
-    match goes on (without crash safety until the disk works again).
+
+
+class _Writer(threading.Thread):
+    """Writes the journal, each change flushed and fsynced, in order, on its own thread.
+
+    A time mark (a signal that sounded) is only queued: an fsync on an SD card can take tens
+    of milliseconds, and on the loop it would delay the next buzzer edge. A command, and the
+    compaction that ends a match, are waited for (up to `SYNC_WAIT_S`): once a command is
+    acknowledged it must survive a crash. A failed write is logged and the match goes on
+    (without crash safety until the disk works again).
     """
 
     def __init__(self, path: Path) -> None:
         super().__init__(name="journal-writer", daemon=True)
         self.path = path
-        self._queue: queue.SimpleQueue[tuple[str, list[str]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._file: Any = None
         self._failing = False
 
-    def append(self, line: str) -> None:
-        self._queue.put(("append", [line]))
+    def append(self, line: str, wait: bool) -> None:
+        self._submit(_Job("append", [line]), wait)
 
-    def rewrite(self, lines: list[str]) -> None:
+    def rewrite(self, lines: list[str], wait: bool) -> None:
         """Replace the whole journal atomically (compaction, or the rewritten recovered one)."""
-        self._queue.put(("rewrite", lines))
+        self._submit(_Job("rewrite", lines), wait)
+
+    def _submit(self, job: _Job, wait: bool) -> None:
+        self._queue.put(job)
+        if wait and not job.done.wait(SYNC_WAIT_S):
+            log.warning("journal %s: a write took longer than %g s; going on without waiting",
+                        self.path, SYNC_WAIT_S)
 
     def stop(self) -> None:
         """Write what is queued, then end."""
@@ -331,13 +349,12 @@ class _Writer(threading.Thread):
         self.join()
 
     def run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            op, lines = item
+        while (job := self._queue.get()) is not None:
             try:
-                if op == "append":
-                    self._append(lines[0])
+                if job.op == "append":
+                    self._append(job.lines[0])
                 else:
-                    self._rewrite(lines)
+                    self._rewrite(job.lines)
             except OSError as exc:
                 if not self._failing:
                     log.error("journal %s: cannot write (%s); the match goes on, but a crash "
@@ -347,6 +364,7 @@ class _Writer(threading.Thread):
                 if self._failing:
                     log.warning("journal %s: writing again", self.path)
                 self._failing = False
+            job.done.set()
         if self._file is not None:
             self._file.close()
 
@@ -417,6 +435,7 @@ class Journal:
         self._writer = _Writer(self.path)
         self._beat: asyncio.TimerHandle | None = None
         self._beat_failing = False
+        self._found = False
 
     # -- start: lock, read, recover ------------------------------------------------------------
 
@@ -439,6 +458,7 @@ class Journal:
             data = self.path.read_bytes()
         except FileNotFoundError:
             data = b""
+        self._found = bool(data)
         records, warnings = parse_journal(data)
         self.recovery = recover(
             records, read_heartbeat(self.heartbeat_path), now=self.loop.time(),
@@ -469,9 +489,9 @@ class Journal:
     async def __aenter__(self) -> Journal:
         self._writer.start()
         if self.recovery.records:
-            self._writer.rewrite([_line(r) for r in self.recovery.records])
-        elif self.recovery.outcome != "none" or self.path.exists():
-            self._writer.rewrite([])  # close what was found (abandoned, finished, unreadable)
+            self._writer.rewrite([_line(r) for r in self.recovery.records], wait=True)
+        elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
+            self._writer.rewrite([], wait=True)
         self._heartbeat()
         return self
 
@@ -496,7 +516,8 @@ class Journal:
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \
                 and self.match_id is not None:
             self._append({"type": "signal", "signal": effect.kind.value,
-                          "remaining_s": round(effect.remaining_s, 3), "period": effect.period})
+                          "remaining_s": round(effect.remaining_s, 3), "period": effect.period},
+                         wait=False)
         elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
             self._close("finished", status)
@@ -524,11 +545,12 @@ class Journal:
         log.info("match %s %s at %s: journal compacted", self.match_id, why,
                  shown_clock(status.remaining_s))
         self.match_id = None
-        self._writer.rewrite([])
+        self._writer.rewrite([], wait=True)
 
-    def _append(self, record: dict[str, Any], at: float | None = None) -> None:
+    def _append(self, record: dict[str, Any], at: float | None = None,
+                wait: bool = True) -> None:
         t = self.loop.time() if at is None else at
-        self._writer.append(_line({**record, "t": t, "wall": time.time()}))
+        self._writer.append(_line({**record, "t": t, "wall": time.time()}), wait)
 
     def _heartbeat(self) -> None:
         """Write the heartbeat (RAM), then again in HEARTBEAT_S: a stalled loop stops it too."""
