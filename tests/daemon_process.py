@@ -38,13 +38,14 @@ signals = [
 
 
 class Daemon:
-    """`python -m timerd run --simulate` with its state and runtime directories under `home`.
+    """`python -m timerd run --simulate` (real pins with `simulate=False`, on a Pi) with its
+    state and runtime directories under `home`.
 
     Its event stream (stdout) and log (stderr) are read by threads into queues.
     """
 
     def __init__(self, home: Path, *extra: str, speed: float = 25.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, simulate: bool = True) -> None:
         self.home = home
         self.socket = home / "control.sock"
         config = home / "timerd.toml"
@@ -56,7 +57,8 @@ class Daemon:
                         PYTHONUNBUFFERED="1")
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(speed),
+            [sys.executable, "-m", "timerd", "run", *(["--simulate"] if simulate else []),
+             "--speed", str(speed),
              "--config", str(config), "--events", "-", "--control", str(self.socket), *extra],
             cwd=REPO, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
