@@ -13,10 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from timerd.cli import request
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parent.parent
 WAIT_S = 15.0
 
@@ -81,31 +82,29 @@ class Daemon:
             self.log.append(line)
             self.log_lines.put(line)
 
-    def wait_event(self, match: Callable[[dict[str, Any]], bool],
-                   timeout_s: float = WAIT_S) -> dict[str, Any]:
-        """The next event that `match`es (earlier ones are dropped)."""
+    def _next(self, lines: queue.Queue[T], match: Callable[[T], bool], what: str,
+              timeout_s: float) -> T:
+        """The next item of `lines` that `match`es (earlier ones are dropped)."""
         while True:
             try:
-                event = self.events.get(timeout=timeout_s)
+                item = lines.get(timeout=timeout_s)
             except queue.Empty:
-                raise AssertionError(f"no such event within {timeout_s} s; log:\n"
+                raise AssertionError(f"no {what} within {timeout_s} s; log:\n"
                                      + "".join(self.log)) from None
-            if match(event):
-                return event
+            if match(item):
+                return item
+
+    def wait_event(self, match: Callable[[dict[str, Any]], bool],
+                   timeout_s: float = WAIT_S) -> dict[str, Any]:
+        return self._next(self.events, match, "such event", timeout_s)
 
     def wait_signal(self, kind: str, remaining_s: float | None = None) -> dict[str, Any]:
         return self.wait_event(lambda e: e["type"] == "signal" and e["signal"] == kind and (
             remaining_s is None or e["remaining_s"] == remaining_s))
 
     def wait_log(self, text: str, timeout_s: float = WAIT_S) -> str:
-        while True:
-            try:
-                line = self.log_lines.get(timeout=timeout_s)
-            except queue.Empty:
-                raise AssertionError(f"no log line with {text!r} within {timeout_s} s; log:\n"
-                                     + "".join(self.log)) from None
-            if text in line:
-                return line
+        return self._next(self.log_lines, lambda line: text in line,
+                          f"log line with {text!r}", timeout_s)
 
     def ready(self) -> Daemon:
         self.wait_log("timerd ready")

@@ -68,17 +68,10 @@ def source_tree() -> Path | None:
     return top if ok else None
 
 
-def _user_exists(name: str) -> bool:
+def _known(lookup: Callable[[str], object], name: str) -> bool:
+    """Whether the user or group `name` exists (`lookup` is pwd.getpwnam or grp.getgrnam)."""
     try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
-
-
-def _group_exists(name: str) -> bool:
-    try:
-        grp.getgrnam(name)
+        lookup(name)
     except KeyError:
         return False
     return True
@@ -91,13 +84,13 @@ def install_steps(source: Path, venv: Path, python: str, apt: bool) -> list[Step
                           ("apt-get", "install", "-y", "--no-install-recommends",
                            *APT_PACKAGES)))
     steps += [Step(f"create the group {g} (Raspberry Pi OS has it; other systems may not)",
-                   ("groupadd", "--system", g), done=functools.partial(_group_exists, g))
+                   ("groupadd", "--system", g), done=functools.partial(_known, grp.getgrnam, g))
               for g in GROUPS]
     steps += [
         Step(f"create the system user {USER}, who runs the daemon and cannot log in",
              ("useradd", "--system", "--user-group", "--home-dir", str(STATE_PATH),
               "--no-create-home", "--shell", "/usr/sbin/nologin", USER),
-             done=lambda: _user_exists(USER)),
+             done=functools.partial(_known, pwd.getpwnam, USER)),
         Step(f"let {USER} use the GPIO pins, the sound card and serial ports",
              ("usermod", "--append", "--groups", ",".join(GROUPS), USER)),
         Step(f"create the virtual environment {venv}, seeing the system's lgpio",
@@ -131,7 +124,7 @@ def uninstall_steps(venv: Path, purge: bool) -> list[Step]:
             Step(f"remove the config {CONFIG_PATH.parent}", remove=CONFIG_PATH.parent),
             Step(f"remove the match journal {STATE_PATH}", remove=STATE_PATH),
             Step(f"remove the system user {USER}", ("userdel", USER),
-                 done=lambda: not _user_exists(USER)),
+                 done=lambda: not _known(pwd.getpwnam, USER)),
         ]
     return steps
 

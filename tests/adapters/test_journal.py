@@ -351,3 +351,28 @@ def test_a_second_daemon_on_the_same_state_directory_is_refused(tmp_path: Path) 
 
 def test_applied_effects_compare_without_their_instant() -> None:
     assert Applied("start", (), at=3.0) == Applied("start")
+
+
+def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+
+    async def main() -> str:
+        loop = asyncio.get_running_loop()
+        journal = Journal(blocker / "state", tmp_path / "run", loop, 60)
+        service = Service(journal.recover(ITHF))
+        async with journal:
+            service.outputs.append(journal)
+            task = asyncio.create_task(service.run())
+            service.execute("start")
+            await asyncio.sleep(30)
+            task.cancel()
+            return service.status().phase.value
+
+    assert run_virtual(main) == "running"
+    assert "matches will not survive a crash" in caplog.text
+    # The journal's writes fail, logged once however often they are tried; the heartbeat,
+    # in its own (usable) directory, is fine.
+    assert caplog.text.count("cannot write") == 1
+    assert f"journal {blocker / 'state' / JOURNAL_NAME}: cannot write" in caplog.text

@@ -305,6 +305,25 @@ def _duration(seconds: float) -> str:
 # -- writing ---------------------------------------------------------------------------------
 
 
+class _Trouble:
+    """A write that keeps failing is logged once, and once more when it works again."""
+
+    def __init__(self, what: str, consequence: str) -> None:
+        self.what = what
+        self.consequence = consequence
+        self.failing = False
+
+    def failed(self, exc: OSError) -> None:
+        if not self.failing:
+            log.error("%s: cannot write (%s); %s", self.what, exc, self.consequence)
+        self.failing = True
+
+    def cleared(self) -> None:
+        if self.failing:
+            log.warning("%s: writing again", self.what)
+        self.failing = False
+
+
 @dataclass
 class _Job:
     op: str  # "append" | "rewrite"
@@ -328,7 +347,8 @@ class _Writer(threading.Thread):
         self.path = path
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._file: Any = None
-        self._failing = False
+        self._trouble = _Trouble(f"journal {path}", "the match goes on, but a crash now "
+                                                   "would lose it")
 
     def append(self, line: str, wait: bool) -> None:
         self._submit(_Job("append", [line]), wait)
@@ -356,14 +376,9 @@ class _Writer(threading.Thread):
                 else:
                     self._rewrite(job.lines)
             except OSError as exc:
-                if not self._failing:
-                    log.error("journal %s: cannot write (%s); the match goes on, but a crash "
-                              "now would lose it", self.path, exc)
-                self._failing = True
+                self._trouble.failed(exc)
             else:
-                if self._failing:
-                    log.warning("journal %s: writing again", self.path)
-                self._failing = False
+                self._trouble.cleared()
             job.done.set()
         if self._file is not None:
             self._file.close()
@@ -434,7 +449,8 @@ class Journal:
         self._lock_fd: int | None = None
         self._writer = _Writer(self.path)
         self._beat: asyncio.TimerHandle | None = None
-        self._beat_failing = False
+        self._beat_trouble = _Trouble(f"heartbeat {self.heartbeat_path}", "a crash would "
+                                      "restore the match at its last journalled event")
         self._found = False
 
     # -- start: lock, read, recover ------------------------------------------------------------
@@ -442,22 +458,26 @@ class Journal:
     def recover(self, profile: Profile) -> Match:
         """The match to run: the journalled one, restored, or a fresh one for `profile`.
 
-        Raises JournalBusy if another daemon holds this state directory.
+        Raises JournalBusy if another daemon holds this state directory. A directory that
+        cannot be used is logged, and the daemon runs without crash safety.
         """
         self._profile = profile
-        state_dir = self.path.parent
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.heartbeat_path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock(state_dir / LOCK_NAME)
         log.info("match journal %s, heartbeat %s", self.path, self.heartbeat_path)
+        with contextlib.suppress(OSError):  # if it fails, the first heartbeat says so
+            self.heartbeat_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock(self.path.parent / LOCK_NAME)
+            data = self.path.read_bytes() if self.path.exists() else b""
+        except OSError as exc:
+            log.error("cannot use %s (%s): matches will not survive a crash; check "
+                      "state.directory and state.runtime_directory (`timerd doctor`)",
+                      exc.filename, exc.strerror)
+            return Match(profile)
         if on_ram(self.heartbeat_path.parent) is False:
             log.warning("the heartbeat directory %s is not in RAM: its writes twice a second "
                         "wear an SD card; set state.runtime_directory to a tmpfs such as /run",
                         self.heartbeat_path.parent)
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
         self._found = bool(data)
         records, warnings = parse_journal(data)
         self.recovery = recover(
@@ -561,12 +581,9 @@ class Journal:
             tmp.write_text(json.dumps(beat))
             os.replace(tmp, self.heartbeat_path)
         except OSError as exc:
-            if not self._beat_failing:
-                log.error("heartbeat %s: cannot write (%s); a crash would restore the match "
-                          "at its last journalled event", self.heartbeat_path, exc)
-            self._beat_failing = True
+            self._beat_trouble.failed(exc)
         else:
-            self._beat_failing = False
+            self._beat_trouble.cleared()
         self._beat = self.loop.call_later(HEARTBEAT_S, self._heartbeat)
 
     # -- what the operator sees ------------------------------------------------------------------
