@@ -19,7 +19,6 @@ from timerd.adapters.journal import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     Journal,
-    JournalBusy,
     parse_journal,
     read_heartbeat,
     recover,
@@ -336,17 +335,28 @@ def test_the_recovery_report_is_cleared_by_a_new_match(tmp_path: Path) -> None:
     assert out["status"]["recovery"] is None
 
 
-def test_a_second_daemon_on_the_same_state_directory_is_refused(tmp_path: Path) -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        first = Journal(tmp_path / "s", tmp_path / "r", loop, 60)
-        first.recover(ITHF)
-        with pytest.raises(JournalBusy, match="another timerd"):
-            Journal(tmp_path / "s", tmp_path / "r", loop, 60).recover(ITHF)
-        async with first:
-            pass
+def test_a_second_daemon_on_the_same_state_directory_keeps_no_journal(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    run_service(tmp_path, [(0.0, "start")], until=60.0)  # a match to restore
 
-    run_virtual(main)
+    async def main() -> tuple[str, str, bool, bool, str]:
+        loop = asyncio.get_running_loop()
+        first = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
+        second = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
+        restored = first.recover(ITHF).phase.value
+        fresh = second.recover(ITHF)
+        async with first, second:
+            fresh.handle("start", loop.time())
+            second.notify(Applied("start", at=loop.time()), fresh.status(loop.time()))
+        return restored, fresh.phase.value, first.enabled, second.enabled, first.run
+
+    restored, fresh, first_enabled, second_enabled, first_run = run_virtual(main)
+    assert (restored, fresh, first_enabled, second_enabled) == (
+        "paused", "pre_signal", True, False)
+    assert "another timerd is running with the state directory" in caplog.text
+    # The second one did not touch the first one's journal: one match, the first's run.
+    lines = [json.loads(x) for x in (tmp_path / "state" / JOURNAL_NAME).read_text().splitlines()]
+    assert [x["run"] for x in lines if x["type"] == "match"] == [first_run]
 
 
 def test_applied_effects_compare_without_their_instant() -> None:
@@ -358,7 +368,7 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
 
-    async def main() -> str:
+    async def main() -> tuple[str, bool]:
         loop = asyncio.get_running_loop()
         journal = Journal(blocker / "state", tmp_path / "run", loop, 60)
         service = Service(journal.recover(ITHF))
@@ -368,11 +378,9 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
             service.execute("start")
             await asyncio.sleep(30)
             task.cancel()
-            return service.status().phase.value
+            beating = (tmp_path / "run" / HEARTBEAT_NAME).exists()
+            return service.status().phase.value, beating
 
-    assert run_virtual(main) == "running"
+    assert run_virtual(main) == ("running", False)  # no heartbeat without a journal
+    assert f"cannot use {blocker / 'state'} (Not a directory)" in caplog.text
     assert "matches will not survive a crash" in caplog.text
-    # The journal's writes fail, logged once however often they are tried; the heartbeat,
-    # in its own (usable) directory, is fine.
-    assert caplog.text.count("cannot write") == 1
-    assert f"journal {blocker / 'state' / JOURNAL_NAME}: cannot write" in caplog.text

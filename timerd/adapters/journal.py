@@ -87,10 +87,6 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 }
 
 
-class JournalBusy(RuntimeError):
-    """Another timerd holds the journal (two daemons must never share one match)."""
-
-
 # -- reading ---------------------------------------------------------------------------------
 
 
@@ -452,14 +448,18 @@ class Journal:
         self._beat_trouble = _Trouble(f"heartbeat {self.heartbeat_path}", "a crash would "
                                       "restore the match at its last journalled event")
         self._found = False
+        #: False when the state directory cannot be used or another daemon holds it: then
+        #: this daemon runs without journal and heartbeat, and says so in the log.
+        self.enabled = False
 
     # -- start: lock, read, recover ------------------------------------------------------------
 
     def recover(self, profile: Profile) -> Match:
         """The match to run: the journalled one, restored, or a fresh one for `profile`.
 
-        Raises JournalBusy if another daemon holds this state directory. A directory that
-        cannot be used is logged, and the daemon runs without crash safety.
+        A state directory that cannot be used, or that another daemon holds (two daemons must
+        never share a journal), is logged, and this daemon runs without crash safety: it
+        never refuses to start over its journal.
         """
         self._profile = profile
         log.info("match journal %s, heartbeat %s", self.path, self.heartbeat_path)
@@ -467,13 +467,18 @@ class Journal:
             self.heartbeat_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock(self.path.parent / LOCK_NAME)
+            if not self._lock(self.path.parent / LOCK_NAME):
+                log.error("another timerd is running with the state directory %s: this one "
+                          "keeps no journal, its matches will not survive a crash",
+                          self.path.parent)
+                return Match(profile)
             data = self.path.read_bytes() if self.path.exists() else b""
         except OSError as exc:
             log.error("cannot use %s (%s): matches will not survive a crash; check "
                       "state.directory and state.runtime_directory (`timerd doctor`)",
                       exc.filename, exc.strerror)
             return Match(profile)
+        self.enabled = True
         if on_ram(self.heartbeat_path.parent) is False:
             log.warning("the heartbeat directory %s is not in RAM: its writes twice a second "
                         "wear an SD card; set state.runtime_directory to a tmpfs such as /run",
@@ -496,17 +501,20 @@ class Journal:
             return self.recovery.match
         return Match(profile)
 
-    def _lock(self, path: Path) -> None:
+    def _lock(self, path: Path) -> bool:
+        """Hold `path` locked while this daemon runs; False if another process holds it."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise JournalBusy(f"another timerd is running with the state directory "
-                              f"{path.parent} (it holds {path})") from None
+            return False
         self._lock_fd = fd
+        return True
 
     async def __aenter__(self) -> Journal:
+        if not self.enabled:
+            return self
         self._writer.start()
         if self.recovery.records:
             self._writer.rewrite([_line(r) for r in self.recovery.records], wait=True)
@@ -518,6 +526,8 @@ class Journal:
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         """A clean stop: the exact instant goes to the journal; the heartbeat is removed."""
+        if not self.enabled:
+            return
         if self._beat is not None:
             self._beat.cancel()
         if self.match_id is not None:
@@ -531,6 +541,8 @@ class Journal:
     # -- while running ---------------------------------------------------------------------------
 
     def notify(self, effect: Effect, status: Status) -> None:
+        if not self.enabled:
+            return
         if isinstance(effect, Applied):
             self._applied(effect, status)
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \
