@@ -23,12 +23,16 @@ signal sounds on plan. Nothing the replay fires is sounded again; the `recovered
 notice announce the restored match, and `status["recovery"]` says what happened.
 
 Never a refusal to start: a torn or corrupt line is skipped with a warning, a command the
-replay refuses is skipped with a warning, and an unreadable match is closed and reported. A
+replay refuses is skipped with a warning, an unreadable match is closed and reported, and a
+state directory that cannot be written or that another daemon holds is logged and this daemon
+runs without a journal. A
 match last seen longer ago than `state.resume_within_s` (2 h) is closed as abandoned, not
 resumed. A match interrupted during its pre-signal is restored to before its start: START
 gives a new pre-signal (ITHF 4.4 asks for one 15 to 30 s before the start).
 
-Disk writes happen on a writer thread, so a slow fsync never delays a signal on the loop.
+Disk writes happen on a writer thread. A command waits for its line to be on disk before it
+is acknowledged (up to a second); a signal's time mark does not wait, so a slow fsync on an SD
+card never delays a buzzer edge.
 """
 
 from __future__ import annotations
