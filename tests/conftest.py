@@ -127,3 +127,14 @@ def require(available: bool, what: str) -> None:
     if os.environ.get("TIMERD_REQUIRE_ALL") == "1":
         pytest.fail(f"{what} is not available, but TIMERD_REQUIRE_ALL=1")
     pytest.skip(f"{what} is not available on this machine")
+
+
+@pytest.fixture(autouse=True)
+def own_state_directories(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's daemons (in-process, or subprocesses inheriting the environment) keep
+    their match journal and heartbeat to themselves: a match one test left running is never
+    restored into the next (docs/service.md)."""
+    home = tmp_path_factory.mktemp("timerd-dirs")
+    monkeypatch.setenv("STATE_DIRECTORY", str(home / "state"))
+    monkeypatch.setenv("RUNTIME_DIRECTORY", str(home / "run"))

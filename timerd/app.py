@@ -17,11 +17,12 @@ from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
+from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
+from timerd.adapters.systemd import SystemdNotifier
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
 from timerd.adapters.web import WebServer
 from timerd.config import Config
-from timerd.core.match import Match
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -50,13 +51,16 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     profile = config.profile()
-    service = Service(Match(profile))
+    journal = Journal(config.state_directory(), config.runtime_directory(), loop,
+                      config.state.resume_within_s)
+    service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
 
     async with contextlib.AsyncExitStack() as stack:
+        notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
         service.outputs += [board.buzzers, board.leds]
@@ -81,12 +85,18 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(
                 Keyboard(board.buttons, config.gpio.long_press_s, stop.set))
-        log.info("timerd ready: profile %s, pins %s%s", profile.name,
+        await stack.enter_async_context(journal)
+        service.outputs += [journal, notifier]
+        service.status_extras.append(journal.status_extra)
+        log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")
+        notifier.ready(service.status())
+        service.announce(*journal.announcement(service.status()))
         async with asyncio.TaskGroup() as tasks:
             match_loop = tasks.create_task(service.run(), name="match-loop")
             await stop.wait()
+            notifier.stopping()
             match_loop.cancel()
     log.info("timerd stopped")
 

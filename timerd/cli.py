@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd import config as config_mod
-from timerd import profiles
+from timerd import install, profiles
 from timerd.core.effects import SignalKind
 from timerd.schema import SchemaError
 
@@ -73,6 +73,11 @@ def parser() -> argparse.ArgumentParser:
     test.add_argument("--beeps", type=int, default=1, metavar="N", help="play it N times over")
     test.add_argument("--simulate", action="store_true",
                       help="simulated pins (gpiozero MockFactory) for the buzzer")
+    install.add_arguments(
+        sub.add_parser("install", help="install timerd as a systemd service (Raspberry Pi OS)"),
+        sub.add_parser("uninstall", help="remove the service (--purge: config and state too)"))
+    _config_args(sub.add_parser("doctor", help="check pins, sound, serial, config and state "
+                                               "directories, in plain words"))
     return top
 
 
@@ -82,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in profiles.builtin_names():
             print(f"{name:16} {profiles.load(name).description}")
         return 0
+    if args.command in ("install", "uninstall"):
+        return install.main(args)
+    if args.command == "doctor":
+        from timerd import doctor  # noqa: PLC0415 (imports gpiozero)
+
+        return doctor.main(args, sys.stdout)
     try:
         config = _load_config(args)
     except SchemaError as exc:

@@ -59,7 +59,7 @@ class GpioConfig:
     passive_home_pin: int | None = 16
     passive_away_pin: int | None = 20
     led_faceoff_guard_pin: int | None = 19
-    led_passive_pin: int | None = 21
+    led_passive_pin: int | None = 4
     debounce_ms: float = 30.0
     long_press_s: float = 2.0
 
@@ -138,6 +138,8 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.BREAK_WARNING: SignalOutput(pattern_s=(0.15, 0.1, 0.15, 0.1, 0.6)),
         k.OVERTIME_START: SignalOutput(pattern_s=(1.0,)),
         k.INTERMISSION_END: SignalOutput(pattern_s=(1.5,)),
+        # Four quick chirps: "I restarted; the match is restored and paused" (ITHF 10.2).
+        k.RECOVERED: SignalOutput(pattern_s=(0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05)),
     })
 
 
@@ -211,6 +213,23 @@ class WebConfig:
 
 
 @dataclass(frozen=True)
+class StateConfig:
+    """Crash-safe match state (docs/service.md): a journal on disk, a heartbeat in RAM."""
+
+    #: The match journal's directory; empty: systemd's StateDirectory, else the user's.
+    directory: str = ""
+    #: The heartbeat's directory (keep it in RAM); empty: the runtime directory.
+    runtime_directory: str = ""
+    #: A match last seen longer ago than this is closed as abandoned, not resumed.
+    resume_within_s: float = 7200.0
+
+    def problems(self) -> list[str]:
+        if self.resume_within_s <= 0:
+            return [f"resume_within_s = {self.resume_within_s:g}: must be longer than 0 s"]
+        return []
+
+
+@dataclass(frozen=True)
 class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -223,6 +242,7 @@ class Config:
     speaker: SpeakerConfig = SpeakerConfig()
     control: ControlConfig = ControlConfig()
     web: WebConfig = WebConfig()
+    state: StateConfig = StateConfig()
     log: LogConfig = LogConfig()
     results: ResultsConfig = ResultsConfig()
 
@@ -232,9 +252,16 @@ class Config:
     def control_socket(self) -> Path:
         return Path(self.control.socket) if self.control.socket else runtime_dir() / "control.sock"
 
+    def state_directory(self) -> Path:
+        return Path(self.state.directory) if self.state.directory else state_dir()
+
+    def runtime_directory(self) -> Path:
+        return Path(self.state.runtime_directory) if self.state.runtime_directory \
+            else runtime_dir()
+
     def results_path(self) -> Path | None:
         if self.results.path.lower() in NONE_WORDS:
-            return None if self.results.path else state_dir() / "results.jsonl"
+            return None if self.results.path else self.state_directory() / "results.jsonl"
         return Path(self.results.path)
 
     def to_toml(self) -> str:
@@ -251,7 +278,8 @@ def runtime_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """Where results are kept: systemd's StateDirectory, else the user's state directory."""
+    """Where state that must survive a reboot lives: systemd's StateDirectory, else the
+    user's XDG state directory (~/.local/state/timerd)."""
     if env := os.environ.get("STATE_DIRECTORY"):
         return Path(env.split(":")[0])
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"

@@ -91,6 +91,10 @@ class Service:
             out.update(extra())
         return out
 
+    def announce(self, *effects: Effect) -> None:
+        """Hand effects that did not come from the match (a recovery) to every output now."""
+        self._dispatch(list(effects), self.now())
+
     # -- inputs (loop thread) --------------------------------------------------------------
 
     def execute(self, command: str, *args: str) -> Status:
@@ -103,7 +107,7 @@ class Service:
             self._dispatch([Notice(str(exc))], now)
             raise
         log.info("command %s %s", command, " ".join(args))
-        effects.append(Applied(command, args))
+        effects.append(Applied(command, args, at=now))
         self._dispatch(effects, now)
         self._wake()
         return self.match.status(now)

@@ -80,8 +80,10 @@ def test_page_counts_down_shows_pause_and_recovers_after_a_restart(
         expect(link).to_have_text(re.compile("offline"))
         daemon.start()  # the same port: a restart after a crash or an update
         expect(link).to_have_text("live", timeout=10_000)
-        expect(phase).to_have_text("Ready")
-        expect(clock).to_have_text("5:00")
+        # The restarted daemon restores the match, paused where it stood (docs/service.md),
+        # and the page shows it without a reload.
+        expect(phase).to_have_text(re.compile(r"^Paused"))
+        expect(clock).to_have_text(frozen or "")
     finally:
         daemon.stop()
 

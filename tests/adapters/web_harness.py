@@ -69,8 +69,12 @@ class Daemon:
 
     def start(self) -> Daemon:
         config = self.tmp / "timerd.toml"
+        # Its own state directories: a module-scoped daemon starts before conftest's
+        # per-test ones exist, and must not restore a match another test left.
         config.write_text(f'[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
-                          f'token = "{self.token}"\n')
+                          f'token = "{self.token}"\n'
+                          f'[state]\ndirectory = "{self.tmp / "state"}"\n'
+                          f'runtime_directory = "{self.tmp / "run"}"\n')
         self.log.clear()
         self._ended = False
         self.proc = subprocess.Popen(

@@ -13,11 +13,15 @@ import pytest
 from timerd import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def env():
+    """The test's environment (its own state directories, see conftest) for a subprocess."""
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def timerd(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "timerd", *args], cwd=ROOT, env=ENV,
+    return subprocess.run([sys.executable, "-m", "timerd", *args], cwd=ROOT, env=env(),
                           capture_output=True, text=True, timeout=30, check=False, **kw)
 
 
@@ -36,8 +40,8 @@ def daemon(tmp_path):
     events = tmp_path / "events.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", "20",
-         "--control", str(sock), "--events", str(events)],
-        cwd=ROOT, env=ENV, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+         "--control", str(sock), "--events", str(events), "-o", "web.port=0"],
+        cwd=ROOT, env=env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for(sock.exists)
     yield sock, events, proc
     proc.terminate()
@@ -131,7 +135,7 @@ def test_profiles_lists_the_builtin_profiles():
 def test_run_without_gpio_points_to_simulate(tmp_path):
     if Path("/proc/device-tree/model").exists():
         pytest.skip("this machine has GPIO")
-    result = timerd("run", "--control", str(tmp_path / "c.sock"))
+    result = timerd("run", "--control", str(tmp_path / "c.sock"), "-o", "web.port=0")
     assert result.returncode == cli.EXIT_USAGE
     assert "--simulate" in result.stderr
 
@@ -141,8 +145,8 @@ def test_events_to_stdout(tmp_path):
     sock = tmp_path / "c.sock"
     proc = subprocess.Popen(
         [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", "50",
-         "--control", str(sock), "--events", "-"],
-        cwd=ROOT, env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+         "--control", str(sock), "--events", "-", "-o", "web.port=0"],
+        cwd=ROOT, env=env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
         wait_for(sock.exists)

@@ -61,10 +61,10 @@ def test_pin_conflicts_are_refused():
 
 def test_overrides_layer_over_the_file(tmp_path):
     path = tmp_path / "timerd.toml"
-    path.write_text('[match]\nprofile = "ithf-thirds"\n[gpio]\nbuzzer_pins = [18, 4]\n')
+    path.write_text('[match]\nprofile = "ithf-thirds"\n[gpio]\nbuzzer_pins = [18, 2]\n')
     cfg = config.load(path, ['gpio.led_paused_pin="none"', "signals.interval.gap_s=0.5"])
     assert cfg.match.profile == "ithf-thirds"
-    assert cfg.gpio.buzzer_pins == (18, 4)
+    assert cfg.gpio.buzzer_pins == (18, 2)
     assert cfg.gpio.led_paused_pin is None
     assert cfg.signals[config.SignalKind.INTERVAL].gap_s == 0.5
     assert cfg.signals[config.SignalKind.FINAL].pattern_s == (2.5,)

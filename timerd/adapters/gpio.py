@@ -12,7 +12,7 @@ Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README
   (GPIO25), UNDO (GPIO12, acts only on a long press: a tap must not remove a goal), PASSIVE
   HOME (GPIO16) and PASSIVE AWAY (GPIO20) for the side holding the puck (ITHF 8.3).
 - LEDs (running GPIO5, paused GPIO6, last 30 s GPIO13, faceoff guard GPIO19: lit while a goal
-  cannot count (ITHF 5.6), passive warning GPIO21) through a 330 ohm resistor to ground, lit
+  cannot count (ITHF 5.6), passive warning GPIO4) through a 330 ohm resistor to ground, lit
   while the pin is high.
 """
 

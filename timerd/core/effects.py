@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from timerd.core.score import Goal
@@ -37,6 +37,7 @@ class SignalKind(StrEnum):
     BREAK_WARNING = "break_warning"  # a break ends soon (ITHF 4.8; ISBHF 410, a minute)
     INTERMISSION_END = "intermission_end"  # ISBHF 410: the intermission is over
     OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
+    RECOVERED = "recovered"  # the daemon restarted and restored the match, paused (ITHF 10.2)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class Applied:
 
     command: str
     args: tuple[str, ...] = ()
+    #: The loop time the match applied it at: the journal replays it at exactly that instant.
+    at: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,386 @@
+"""The match journal: parsing (torn and corrupt lines), recovery by replay, and the adapter.
+
+Recovery is tested with literal records and times; the adapter with the real service on
+virtual time. The daemon killed for real is in tests/cli/test_recovery.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_virtual
+
+from timerd import profiles
+from timerd.adapters.journal import (
+    HEARTBEAT_NAME,
+    JOURNAL_NAME,
+    Journal,
+    parse_journal,
+    read_heartbeat,
+    recover,
+)
+from timerd.core.effects import Applied, Phase, Signal, SignalKind
+from timerd.schema import to_plain
+from timerd.service import Service
+
+ITHF = profiles.load("ithf")
+WALL = 1_800_000_000.0  # a wall-clock instant; only differences matter
+
+
+def header(t: float = 100.0, run: str = "run-a") -> dict[str, Any]:
+    return {"type": "match", "match": "m1", "run": run, "profile": to_plain(ITHF),
+            "t": t, "wall": WALL}
+
+
+def command(name: str, t: float, *args: str) -> dict[str, Any]:
+    return {"type": "command", "command": name, "args": list(args), "t": t,
+            "wall": WALL + t - 100.0}
+
+
+def mark(kind: str, t: float) -> dict[str, Any]:
+    return {"type": "signal", "signal": kind, "t": t, "wall": WALL + t - 100.0}
+
+
+def beat(t: float, run: str = "run-a") -> dict[str, Any]:
+    return {"run": run, "match": "m1", "t": t, "wall": WALL + t - 100.0}
+
+
+def lines(*records: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def restore(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None = None,
+            now: float = 5.0, down_s: float = 3.0, within_s: float = 7200.0) -> Any:
+    last_wall = max([r["wall"] for r in records] + ([heartbeat["wall"]] if heartbeat else []))
+    return recover(records, heartbeat, now=now, wall_now=last_wall + down_s, run="run-b",
+                   resume_within_s=within_s)
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+def test_parse_keeps_every_valid_record_of_the_last_match() -> None:
+    data = lines(header(), command("start", 100.0), mark("start", 120.0))
+    records, warnings = parse_journal(data)
+    assert [r["type"] for r in records] == ["match", "command", "signal"]
+    assert warnings == []
+
+
+def test_a_torn_last_record_is_skipped_with_a_warning() -> None:
+    whole = lines(header(), command("start", 100.0))
+    torn = json.dumps(command("pause", 150.0)).encode()[:20]  # power lost in mid-write
+    records, warnings = parse_journal(whole + torn)
+    assert [r.get("command") for r in records] == [None, "start"]
+    assert len(warnings) == 1
+    assert "torn last record" in warnings[0]
+
+
+def test_garbage_and_malformed_records_are_skipped_each_with_a_warning() -> None:
+    data = (lines(header(), command("start", 100.0))
+            + b"\x00\xff\xfe not json at all\n"
+            + b'{"type": "command", "command": "pause"}\n'  # no time: unusable
+            + b'{"type": "command", "command": "goal", "args": [1], "t": 1, "wall": 1}\n'
+            + b'["a", "list"]\n'
+            + lines(mark("start", 120.0)))
+    records, warnings = parse_journal(data)
+    assert [r["type"] for r in records] == ["match", "command", "signal"]
+    assert len(warnings) == 4
+    assert "line 3: not a JSON record" in warnings[0]
+    assert "without a valid `t`" in warnings[1]
+    assert "not strings" in warnings[2]
+
+
+def test_records_before_a_header_and_an_unclosed_earlier_match_are_dropped() -> None:
+    data = lines(command("start", 1.0), header(), command("start", 100.0),
+                 header(200.0), command("start", 200.0))
+    records, warnings = parse_journal(data)
+    assert records[0]["t"] == 200.0
+    assert len(records) == 2
+    assert any("before any match header" in w for w in warnings)
+    assert any("earlier unclosed match dropped" in w for w in warnings)
+
+
+def test_heartbeat_missing_or_malformed_reads_as_none(tmp_path: Path) -> None:
+    path = tmp_path / HEARTBEAT_NAME
+    assert read_heartbeat(path) is None
+    path.write_text('{"run": "x", "match": "m1"}')
+    assert read_heartbeat(path) is None
+    path.write_text(json.dumps(beat(5.0)))
+    assert read_heartbeat(path) == beat(5.0)
+
+
+# -- recovery --------------------------------------------------------------------------------
+
+def test_a_running_match_is_restored_paused_at_the_heartbeat_instant() -> None:
+    # start at 100, the clock starts at 120 (20 s pre-signal), last heartbeat at 190.4: the
+    # match had run 70.4 s. The new run is at loop time 5; the downtime does not count.
+    records = [header(), command("start", 100.0), mark("start", 120.0), mark("interval", 180.0)]
+    result = restore(records, beat(190.4), now=5.0)
+    assert result.outcome == "restored"
+    status = result.match.status(5.0)
+    assert status.phase is Phase.PAUSED
+    assert status.remaining_s == pytest.approx(300 - 70.4)
+    assert status.interruption_s == 0.0
+    assert result.report["was"] == "running"
+    assert result.report["bound"] == "heartbeat"
+    # The journal goes on in the new run's time: the pause is its last command, at `now`.
+    assert [r["type"] for r in result.records] == ["match", "command", "command", "recovered"]
+    assert result.records[0]["run"] == "run-b"
+    assert result.records[2]["command"] == "pause"
+    assert result.records[2]["t"] == pytest.approx(5.0)
+
+
+def test_after_resume_the_remaining_signals_sound_on_plan() -> None:
+    records = [header(), command("start", 100.0), mark("start", 120.0)]
+    result = restore(records, beat(190.4), now=5.0)
+    match = result.match
+    match.handle("resume", 10.0)
+    fired = []
+    while (deadline := match.next_deadline()) is not None:
+        fired += [e for e in match.poll(deadline) if isinstance(e, Signal)]
+    # 229.6 s were left at resume: the 3-beep interval (180 s left) sounds 49.6 s later.
+    assert [(s.kind, s.beeps, s.remaining_s) for s in fired] == [
+        (SignalKind.INTERVAL, 3, 180.0), (SignalKind.INTERVAL, 2, 120.0),
+        (SignalKind.INTERVAL, 1, 60.0), (SignalKind.LAST_30, 1, 30.0),
+        (SignalKind.FINAL, 1, 0.0)]
+    assert fired[0].due == pytest.approx(10.0 + 49.6)
+    assert fired[-1].due == pytest.approx(10.0 + 229.6)
+
+
+def test_without_a_heartbeat_the_last_durable_record_bounds_the_crash() -> None:
+    # A power loss: RAM is gone. The 4-beep interval (240 s left) is the last durable line.
+    records = [header(), command("start", 100.0), mark("start", 120.0), mark("interval", 180.0)]
+    result = restore(records, None)
+    assert result.report["bound"] == "journal"
+    assert result.match.status(5.0).remaining_s == pytest.approx(240.0)
+    # The interval signal at the crash instant fired in the replay: it does not sound twice.
+    assert result.match.status(5.0).last_signal == "interval"
+
+
+def test_a_heartbeat_of_another_run_is_ignored() -> None:
+    records = [header(), command("start", 100.0), mark("start", 120.0)]
+    result = restore(records, beat(400.0, run="another"))
+    assert result.report["bound"] == "journal"
+    assert result.match.status(5.0).remaining_s == pytest.approx(300.0)
+
+
+def test_a_paused_match_keeps_its_time_and_the_downtime_is_not_match_time() -> None:
+    records = [header(), command("start", 100.0), mark("start", 120.0),
+               command("pause", 150.0)]
+    result = restore(records, beat(157.0), now=1000.0, down_s=600.0)
+    status = result.match.status(1000.0)
+    assert status.phase is Phase.PAUSED
+    assert status.remaining_s == pytest.approx(270.0)
+    assert status.interruption_s == pytest.approx(7.0)  # paused 7 s before the crash, not 607
+    assert [r.get("command") for r in result.records][-2:] == ["pause", None]
+    assert result.report["down_s"] == pytest.approx(600.0)
+
+
+def test_resumed_and_paused_again_restores_every_interruption() -> None:
+    records = [header(), command("start", 100.0), command("pause", 150.0),
+               command("resume", 160.0), command("pause", 200.0), command("resume", 205.0)]
+    result = restore(records, beat(230.0), now=0.0)
+    status = result.match.status(0.0)
+    assert status.phase is Phase.PAUSED
+    assert status.remaining_s == pytest.approx(300 - (230 - 120 - 15))
+    assert status.interruptions == 3  # two before the crash, and the recovery's own
+    assert status.paused_total_s == pytest.approx(15.0)
+
+
+def test_a_crash_during_the_pre_signal_restores_the_match_before_its_start() -> None:
+    records = [header(), command("start", 100.0)]
+    result = restore(records, beat(110.0))
+    assert result.outcome == "not_started"
+    assert result.match is None
+    assert result.records == []
+    assert "press START" in result.report["message"]
+
+
+def test_a_finished_match_is_reported_and_not_restored() -> None:
+    records = [header(), command("start", 100.0), mark("final", 420.0)]
+    result = restore(records, beat(420.2))
+    assert result.outcome == "finished"
+    assert result.match is None
+    assert result.report["status"]["phase"] == "finished"
+
+
+def test_a_match_older_than_the_window_is_closed_as_abandoned() -> None:
+    records = [header(), command("start", 100.0), mark("start", 120.0)]
+    result = restore(records, beat(200.0), down_s=3 * 3600, within_s=7200)
+    assert result.outcome == "abandoned"
+    assert result.match is None
+    assert result.records == []
+    assert "3.0 h ago" in result.report["message"]
+    assert "running at 3:40" in result.report["message"]
+
+
+def test_a_wall_clock_that_went_back_still_resumes_with_a_warning() -> None:
+    records = [header(), command("start", 100.0), mark("start", 120.0)]
+    result = restore(records, None, down_s=-3600)
+    assert result.outcome == "restored"
+    assert any("wall clock went back" in w for w in result.warnings)
+
+
+def test_a_command_the_replay_refuses_is_skipped_with_a_warning() -> None:
+    records = [header(), command("start", 100.0), command("resume", 130.0),
+               command("warp", 131.0)]
+    result = restore(records, beat(140.0))
+    assert result.outcome == "restored"
+    assert result.match.status(5.0).remaining_s == pytest.approx(280.0)
+    assert len(result.warnings) == 2
+    assert [r.get("command") for r in result.records] == [None, "start", "pause", None]
+
+
+def test_a_profile_that_no_longer_validates_is_closed_not_fatal() -> None:
+    bad = {**header(), "profile": {**to_plain(ITHF), "period_s": -5}}
+    result = restore([bad, command("start", 100.0)], None)
+    assert result.outcome == "unreadable"
+    assert result.match is None
+    assert "period_s" in result.report["message"]
+
+
+def test_nothing_to_recover_from_an_empty_journal() -> None:
+    result = recover([], None, now=0.0, wall_now=WALL, run="r", resume_within_s=60)
+    assert result.outcome == "none"
+    assert result.report is None
+
+
+# -- the adapter, with the real service on virtual time --------------------------------------
+
+def run_service(tmp: Path, script: list[tuple[float, str]], until: float,
+                profile: str = "ithf") -> dict[str, Any]:
+    """Run service + journal; return the journal lines, status and recovery at the end."""
+
+    async def main() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        journal = Journal(tmp / "state", tmp / "run", loop, 7200.0)
+        service = Service(journal.recover(profiles.load(profile)))
+        t0 = loop.time()
+        async with journal:
+            service.outputs.append(journal)
+            service.status_extras.append(journal.status_extra)
+            for t, words in script:
+                loop.call_at(t0 + t, lambda w=words: service.command(
+                    {"command": w.split()[0], "args": w.split()[1:]}))
+            announced = journal.announcement(service.status())
+            service.announce(*announced)
+            task = asyncio.create_task(service.run())
+            await asyncio.sleep(until)
+            status = service.status_dict()
+            task.cancel()
+            heartbeat = read_heartbeat(tmp / "run" / HEARTBEAT_NAME)
+        text = (tmp / "state" / JOURNAL_NAME).read_text()
+        return {"lines": [json.loads(x) for x in text.splitlines()], "status": status,
+                "heartbeat": heartbeat, "announced": announced,
+                "heartbeat_left": (tmp / "run" / HEARTBEAT_NAME).exists()}
+
+    result: dict[str, Any] = run_virtual(main)
+    return result
+
+
+def test_every_accepted_command_is_journalled_at_its_exact_instant(tmp_path: Path) -> None:
+    out = run_service(tmp_path, [(1.0, "start"), (61.5, "pause"), (70.0, "resume"),
+                                 (71.0, "warp")], until=75.0)
+    lines_ = out["lines"]
+    assert [x["type"] for x in lines_] == [
+        "match", "command", "signal", "command", "command", "stopped"]
+    assert [x.get("command") for x in lines_ if x["type"] == "command"] == [
+        "start", "pause", "resume"]  # the refused "warp" is not journalled
+    assert lines_[0]["profile"] == to_plain(ITHF)
+    times = [round(x["t"] - lines_[0]["t"], 6) for x in lines_]
+    assert times == [0.0, 0.0, 20.0, 60.5, 69.0, 74.0]
+    assert out["heartbeat"]["match"] == lines_[0]["match"]
+    assert not out["heartbeat_left"]  # a clean stop removes it; `stopped` is exact
+
+
+def test_the_journal_is_compacted_when_the_match_finishes(tmp_path: Path) -> None:
+    out = run_service(tmp_path, [(0.0, "start")], until=330.0)
+    assert out["status"]["phase"] == "finished"
+    assert out["lines"] == []
+
+
+def test_the_journal_is_compacted_on_reset_and_reopened_by_a_new_match(tmp_path: Path) -> None:
+    out = run_service(tmp_path, [(0.0, "start"), (30.0, "pause"), (31.0, "reset"),
+                                 (32.0, "reset")], until=40.0)
+    assert out["lines"] == []
+    out = run_service(tmp_path, [(0.0, "start"), (30.0, "pause"), (31.0, "reset"),
+                                 (32.0, "start")], until=40.0)
+    assert [x.get("command") for x in out["lines"]] == [None, "start", None]
+
+
+def test_a_stopped_daemon_restores_the_match_at_the_stop(tmp_path: Path) -> None:
+    run_service(tmp_path, [(0.0, "start")], until=100.0)  # 80 s of play, then SIGTERM
+    out = run_service(tmp_path, [], until=50.0)  # restarted: paused, whatever time passes
+    status = out["status"]
+    assert status["phase"] == "paused"
+    assert status["remaining_s"] == pytest.approx(220.0)
+    assert status["recovery"]["outcome"] == "restored"
+    assert status["recovery"]["was"] == "running"
+    assert status["recovery"]["bound"] == "journal"
+    kinds = [type(e).__name__ for e in out["announced"]]
+    assert kinds == ["Signal", "Notice"]
+    assert out["announced"][0].kind is SignalKind.RECOVERED
+    # Restarted again: the rewritten journal restores the very same match and time.
+    out = run_service(tmp_path, [(1.0, "resume")], until=21.0)
+    assert out["status"]["remaining_s"] == pytest.approx(200.0)
+    assert out["status"]["interruptions"] == 1
+
+
+def test_the_recovery_report_is_cleared_by_a_new_match(tmp_path: Path) -> None:
+    run_service(tmp_path, [(0.0, "start")], until=100.0)
+    out = run_service(tmp_path, [(1.0, "reset"), (2.0, "start")], until=5.0)
+    assert out["status"]["recovery"] is None
+
+
+def test_a_second_daemon_on_the_same_state_directory_keeps_no_journal(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    run_service(tmp_path, [(0.0, "start")], until=60.0)  # a match to restore
+
+    async def main() -> tuple[str, str, bool, bool, str]:
+        loop = asyncio.get_running_loop()
+        first = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
+        second = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
+        restored = first.recover(ITHF).phase.value
+        fresh = second.recover(ITHF)
+        async with first, second:
+            fresh.handle("start", loop.time())
+            second.notify(Applied("start", at=loop.time()), fresh.status(loop.time()))
+        return restored, fresh.phase.value, first.enabled, second.enabled, first.run
+
+    restored, fresh, first_enabled, second_enabled, first_run = run_virtual(main)
+    assert (restored, fresh, first_enabled, second_enabled) == (
+        "paused", "pre_signal", True, False)
+    assert "another timerd is running with the state directory" in caplog.text
+    # The second one did not touch the first one's journal: one match, the first's run.
+    lines = [json.loads(x) for x in (tmp_path / "state" / JOURNAL_NAME).read_text().splitlines()]
+    assert [x["run"] for x in lines if x["type"] == "match"] == [first_run]
+
+
+def test_applied_effects_compare_without_their_instant() -> None:
+    assert Applied("start", (), at=3.0) == Applied("start")
+
+
+def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+
+    async def main() -> tuple[str, bool]:
+        loop = asyncio.get_running_loop()
+        journal = Journal(blocker / "state", tmp_path / "run", loop, 60)
+        service = Service(journal.recover(ITHF))
+        async with journal:
+            service.outputs.append(journal)
+            task = asyncio.create_task(service.run())
+            service.execute("start")
+            await asyncio.sleep(30)
+            task.cancel()
+            beating = (tmp_path / "run" / HEARTBEAT_NAME).exists()
+            return service.status().phase.value, beating
+
+    assert run_virtual(main) == ("running", False)  # no heartbeat without a journal
+    assert f"cannot use {blocker / 'state'} (Not a directory)" in caplog.text
+    assert "matches will not survive a crash" in caplog.text

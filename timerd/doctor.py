@@ -1,0 +1,260 @@
+"""`timerd doctor`: check what the daemon needs, and say in plain words what is wrong.
+
+Each check prints one line, `ok`, `warn` or `FAIL`, and what to do about anything that is not
+ok: the config, the pin factory and access to the GPIO chip, each configured pin, the sound
+device, serial ports, the state directory (the match journal) and the runtime directory (the
+heartbeat, which belongs in RAM). The exit status is 1 if anything failed. Run it as the user
+the service runs as (`sudo -u timerd /opt/timerd/venv/bin/timerd doctor`) to see what the
+service sees; stop the service first, or its pins show as busy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import grp
+import importlib.util
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from timerd import config as config_mod
+from timerd.adapters.journal import (
+    HEARTBEAT_NAME,
+    JOURNAL_NAME,
+    on_ram,
+    parse_journal,
+    read_heartbeat,
+    recover,
+)
+from timerd.schema import SchemaError
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+#: Less free space than this on the state directory's file system is worth a warning.
+LOW_SPACE_BYTES = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Check:
+    level: str
+    topic: str
+    message: str
+
+
+def _member_of(group: str) -> bool:
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        return False
+    return gid in os.getgroups() or gid == os.getgid()
+
+
+def check_config(path: Path | None, overrides: list[str]) -> tuple[list[Check],
+                                                                   config_mod.Config | None]:
+    shown = path or (config_mod.SYSTEM_CONFIG if config_mod.SYSTEM_CONFIG.is_file() else None)
+    try:
+        config = config_mod.load(path, overrides)
+    except SchemaError as exc:
+        lines = "; ".join(exc.problems)
+        return [Check(FAIL, "config", f"{shown or 'the defaults'} has errors: {lines}. The "
+                                      "daemon will not start until they are fixed; the other "
+                                      "checks use the defaults")], None
+    where = f"{shown} is valid" if shown else (
+        f"no {config_mod.SYSTEM_CONFIG}: the defaults are used (`timerd install` writes one)")
+    return [Check(OK, "config", f"{where}; profile {config.profile().name}")], config
+
+
+def check_gpio(config: config_mod.Config) -> list[Check]:
+    """The pin factory, access to the GPIO character devices, and every configured pin."""
+    from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415 (imports gpiozero)
+
+    out = []
+    name = config.gpio.pin_factory
+    if name != "mock":
+        chips = sorted(glob.glob("/dev/gpiochip*"))
+        if not chips:
+            out.append(Check(FAIL, "gpio access", "no /dev/gpiochip* here: this is not a "
+                                                  "Raspberry Pi, or the GPIO driver is "
+                                                  "missing. `timerd run --simulate` runs "
+                                                  "without GPIO"))
+        else:
+            denied = [c for c in chips if not os.access(c, os.R_OK | os.W_OK)]
+            if denied:
+                out.append(Check(FAIL, "gpio access", f"cannot open {', '.join(denied)}: add "
+                                 "this user to the gpio group (`sudo usermod -aG gpio "
+                                 "$USER`, then log in again)"))
+            else:
+                out.append(Check(OK, "gpio access", f"{', '.join(chips)} readable and "
+                                                    "writable"))
+    try:
+        factory = pin_factory(name)
+    except NoGpio as exc:
+        out.append(Check(FAIL, "pin factory", f"{exc} On a Raspberry Pi, install the lgpio "
+                                               "factory: `sudo apt install python3-lgpio`"))
+        return out
+    out.append(Check(OK, "pin factory", f"{type(factory).__name__} (gpio.pin_factory = "
+                                        f"{name!r})"))
+    try:
+        out += list(_check_pins(config.gpio, factory))
+    finally:
+        with contextlib.suppress(Exception):
+            factory.close()
+    return out
+
+
+def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
+    """Claim each pin as the daemon would (buttons as inputs with the pull-up, outputs low)."""
+    import gpiozero  # noqa: PLC0415
+
+    for key, pin in gpio.pins().items():
+        output = key.startswith(("buzzer", "led", "horn"))
+        try:
+            if output:
+                device = gpiozero.DigitalOutputDevice(pin, initial_value=False,
+                                                      pin_factory=factory)
+            else:
+                device = gpiozero.Button(pin, pull_up=True, pin_factory=factory)
+        except gpiozero.GPIOPinInUse:
+            yield Check(FAIL, f"GPIO{pin}", f"{key}: in use by another program (is the "
+                                            "timerd service running? `sudo systemctl stop "
+                                            "timerd` before `timerd doctor`)")
+            continue
+        except Exception as exc:  # every factory words its refusals its own way
+            yield Check(FAIL, f"GPIO{pin}", f"{key}: cannot be claimed: {exc}")
+            continue
+        with contextlib.closing(device):
+            if output:
+                yield Check(OK, f"GPIO{pin}", f"{key}: output, driven low (off)")
+            elif device.is_pressed:
+                yield Check(WARN, f"GPIO{pin}", f"{key}: reads pressed (low) with nobody "
+                                                "touching it: a button stuck or wired to the "
+                                                "wrong pin, or a short to ground")
+            else:
+                yield Check(OK, f"GPIO{pin}", f"{key}: input with pull-up, reads released")
+
+
+def check_sound() -> list[Check]:
+    out = []
+    try:
+        cards = Path("/proc/asound/cards").read_text().strip()
+    except OSError:
+        cards = ""
+    if not cards or "no soundcards" in cards:
+        out.append(Check(WARN, "sound device", "no sound card found: the speaker stays "
+                                               "silent; the buzzer still gives every signal"))
+    else:
+        names = [line.split("]:", 1)[-1].strip() for line in cards.splitlines()
+                 if "]:" in line]
+        out.append(Check(OK, "sound device", f"sound cards: {'; '.join(names)}"))
+        denied = [d for d in sorted(glob.glob("/dev/snd/pcm*")) if not os.access(d, os.W_OK)]
+        if denied:
+            out.append(Check(FAIL, "sound access", f"cannot open {denied[0]}: add this user "
+                                                   "to the audio group"))
+    if importlib.util.find_spec("simpleaudio") is None:
+        out.append(Check(WARN, "sound library", "simpleaudio is not installed: no speaker "
+                                                "sounds (`pip install 'timerd[sound]'`)"))
+    return out
+
+
+def check_serial(config: config_mod.Config) -> list[Check]:
+    """Serial ports for an LED display: the configured one if the config names one."""
+    # The [serial] section comes with the serial display; until then, list what is there.
+    configured = getattr(getattr(config, "serial", None), "port", "")
+    ports = [configured] if configured else sorted(
+        glob.glob("/dev/ttyUSB*") + glob.glob("/dev/ttyACM*") + glob.glob("/dev/serial0"))
+    if not ports:
+        return [Check(OK, "serial device", "no serial port present (only needed for an LED "
+                                           "display)")]
+    out = []
+    for port in ports:
+        if not os.path.exists(port):
+            out.append(Check(FAIL, "serial device", f"{port} does not exist: is the display "
+                                                    "plugged in? (/dev/serial/by-id/ names "
+                                                    "stay the same across USB sockets)"))
+        elif not os.access(port, os.R_OK | os.W_OK):
+            hint = "" if _member_of("dialout") else ": add this user to the dialout group"
+            out.append(Check(FAIL, "serial device", f"cannot open {port}{hint}"))
+        else:
+            out.append(Check(OK, "serial device", f"{port} readable and writable"))
+    return out
+
+
+def check_state(config: config_mod.Config) -> list[Check]:
+    """The state directory (journal, on disk) and the runtime directory (heartbeat, RAM)."""
+    out = []
+    state = config.state_directory()
+    source = ("state.directory" if config.state.directory else
+              "$STATE_DIRECTORY" if os.environ.get("STATE_DIRECTORY") else "the default")
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        probe = state / ".doctor-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        out.append(Check(FAIL, "state directory", f"{state} ({source}) is not writable "
+                                                  f"({exc.strerror}): matches cannot be "
+                                                  "recovered after a crash"))
+    else:
+        free = shutil.disk_usage(state).free
+        level = WARN if free < LOW_SPACE_BYTES else OK
+        out.append(Check(level, "state directory", f"{state} ({source}) is writable, "
+                                                   f"{free // 2**20} MiB free"))
+        out.append(_journal_summary(config, state))
+    runtime = config.runtime_directory()
+    ram = on_ram(runtime) if runtime.exists() else on_ram(runtime.parent)
+    if ram is False:
+        out.append(Check(WARN, "runtime directory", f"{runtime} is not in RAM: the heartbeat "
+                                                    "written twice a second wears an SD card "
+                                                    "(set state.runtime_directory to a tmpfs)"))
+    else:
+        out.append(Check(OK, "runtime directory", f"{runtime} (heartbeat and control socket)"
+                                                  + (", in RAM" if ram else "")))
+    return out
+
+
+def _journal_summary(config: config_mod.Config, state: Path) -> Check:
+    """What the next start would do with the journal (without changing it)."""
+    try:
+        data = (state / JOURNAL_NAME).read_bytes()
+    except FileNotFoundError:
+        data = b""
+    except OSError as exc:
+        return Check(FAIL, "match journal", f"cannot read it: {exc.strerror}")
+    records, warnings = parse_journal(data)
+    heartbeat = read_heartbeat(config.runtime_directory() / HEARTBEAT_NAME)
+    result = recover(records, heartbeat, now=0.0, wall_now=time.time(), run="doctor",
+                     resume_within_s=config.state.resume_within_s)
+    skipped = f" ({len(warnings)} damaged lines will be skipped)" if warnings else ""
+    if result.report is None:
+        return Check(WARN if warnings else OK, "match journal",
+                     f"no unfinished match{skipped}")
+    return Check(WARN if warnings else OK, "match journal",
+                 f"on the next start: {result.report['message']}{skipped}")
+
+
+def run_checks(config_path: Path | None, overrides: list[str]) -> list[Check]:
+    checks, config = check_config(config_path, overrides)
+    config = config or config_mod.Config()
+    for part in (check_gpio, check_serial, check_state):
+        checks += part(config)
+    checks += check_sound()
+    return checks
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    overrides = list(args.overrides)
+    if args.profile:
+        overrides.append(f'match.profile="{args.profile}"')
+    checks = run_checks(args.config, overrides)
+    width = max(len(c.topic) for c in checks)
+    for check in checks:
+        print(f"{check.level:4}  {check.topic:{width}}  {check.message}", file=out)
+    failed = sum(c.level == FAIL for c in checks)
+    warned = sum(c.level == WARN for c in checks)
+    print(f"\n{failed} failed, {warned} warnings, {len(checks) - failed - warned} ok", file=out)
+    return 1 if failed else 0
