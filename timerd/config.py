@@ -120,6 +120,38 @@ class ControlConfig:
 
 
 @dataclass(frozen=True)
+class SerialConfig:
+    """A serial LED display or scoreboard (docs/serial-protocol.md, wiring in hw/display/).
+
+    Off while `port` is empty. A stable name such as /dev/serial/by-id/usb-... survives
+    replugging into another USB socket; /dev/ttyUSB0 or /dev/ttyACM0 may change.
+    """
+
+    port: str = ""
+    baud: int = 115200
+    #: Data bits, parity (N, E, O) and stop bits, as printed on the display's manual.
+    format: str = "8N1"
+    #: The whole state is sent again at least this often, so a display can tell a dead link.
+    keepalive_s: float = 1.0
+    #: Retries to open a missing port back off from 0.5 s up to this.
+    retry_max_s: float = 5.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.baud <= 0:
+            out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
+        if len(self.format) != 3 or self.format[0] not in "5678" or \
+                self.format[1] not in "NEO" or self.format[2] not in "12":
+            out.append(f"format = {self.format!r}: write data bits, parity, stop bits, "
+                       "e.g. 8N1 or 7E1")
+        if self.keepalive_s <= 0:
+            out.append(f"keepalive_s = {self.keepalive_s:g}: must be longer than 0 s")
+        if self.retry_max_s < 0.5:
+            out.append(f"retry_max_s = {self.retry_max_s:g}: must be at least 0.5 s")
+        return out
+
+
+@dataclass(frozen=True)
 class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -130,6 +162,7 @@ class Config:
     gpio: GpioConfig = GpioConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     control: ControlConfig = ControlConfig()
+    serial: SerialConfig = SerialConfig()
     log: LogConfig = LogConfig()
 
     def profile(self) -> Profile:
