@@ -129,8 +129,11 @@ class SerialConfig:
 
     port: str = ""
     baud: int = 115200
-    #: Data bits, parity (N, E, O) and stop bits, as printed on the display's manual.
-    format: str = "8N1"
+    #: The frame format on the wire, as printed in the display's manual (8N1 is the default
+    #: of every Arduino and of most scoreboards).
+    data_bits: Literal[5, 6, 7, 8] = 8
+    parity: Literal["none", "even", "odd"] = "none"
+    stop_bits: Literal[1, 2] = 1
     #: The whole state is sent again at least this often, so a display can tell a dead link.
     keepalive_s: float = 1.0
     #: Retries to open a missing port back off from 0.5 s up to this.
@@ -140,10 +143,6 @@ class SerialConfig:
         out = []
         if self.baud <= 0:
             out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
-        if len(self.format) != 3 or self.format[0] not in "5678" or \
-                self.format[1] not in "NEO" or self.format[2] not in "12":
-            out.append(f"format = {self.format!r}: write data bits, parity, stop bits, "
-                       "e.g. 8N1 or 7E1")
         if self.keepalive_s <= 0:
             out.append(f"keepalive_s = {self.keepalive_s:g}: must be longer than 0 s")
         if self.retry_max_s < 0.5:

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 import serial
-from serial_asyncio_fast import SerialTransport, connection_for_serial
+from serial_asyncio_fast import SerialTransport
 
 from timerd.adapters.serial_protocol import (
     BadLine,
@@ -52,6 +52,9 @@ RETRY_FIRST_S = 0.5
 #: cannot flood the journal.
 LOG_EVERY_S = 30.0
 
+#: Replies to the display's commands wait behind a full port up to this many bytes.
+MAX_QUEUED_REPLIES_BYTES = 1024
+
 #: How long closing the port may take on shutdown (a stuck USB adapter can hang close()).
 CLOSE_WAIT_S = 2.0
 
@@ -74,6 +77,21 @@ class NonBlockingSerial(serial.Serial):  # type: ignore[misc]  # pyserial has no
             raise
         except OSError as exc:
             raise serial.SerialException(f"write failed: {exc}") from exc
+
+
+class DrainingTransport(SerialTransport):
+    """pyserial-asyncio-fast's transport, which stops waiting for the port once it drained.
+
+    In 0.16, once a buffered write has gone out the writer stays registered, and every later
+    wake-up fails an assertion on the empty buffer (its open pull request #36): a busy loop of
+    errors after the first time the port was full. This removes the writer at that point.
+    """
+
+    def _write_ready(self) -> None:
+        if self._write_buffer:
+            super()._write_ready()
+        else:
+            self._remove_writer()
 
 
 class Throttle:
@@ -106,7 +124,7 @@ class SerialDisplay(asyncio.Protocol):
         self.frames_dropped = 0  # built while the port took no data, never sent
         self.bad_lines = Throttle(LOG_EVERY_S)
         self.jams = Throttle(LOG_EVERY_S)
-        self._transport: SerialTransport | None = None
+        self._transport: DrainingTransport | None = None
         self._lost: asyncio.Future[Exception | None] | None = None
         self._jammed = False
         self._last: bytes | None = None
@@ -187,11 +205,10 @@ class SerialDisplay(asyncio.Protocol):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.config.retry_max_s)
                 continue
-            log.info("serial display %s: open at %d baud %s", self.config.port,
-                     self.config.baud, self.config.format)
+            log.info("serial display %s: open at %d baud", self.config.port, self.config.baud)
             delay = RETRY_FIRST_S
             self._lost = loop.create_future()
-            await connection_for_serial(loop, lambda: self, port)
+            DrainingTransport(loop, self, port)  # calls connection_made soon
             reason = await asyncio.shield(self._lost)  # shutdown waits for it to close
             log.warning("serial display %s: lost (%s); retrying until it is back",
                         self.config.port, reason or "closed")
@@ -200,14 +217,15 @@ class SerialDisplay(asyncio.Protocol):
     def _open(self) -> NonBlockingSerial:
         # Opened on the loop thread: a tty opens without waiting (O_NONBLOCK), and an executor
         # would let the service's virtual time run on in tests while the port is half open.
-        fmt = self.config.format  # "8N1": checked by SerialConfig.problems
-        return NonBlockingSerial(self.config.port, self.config.baud, bytesize=int(fmt[0]),
-                                 parity=fmt[1], stopbits=int(fmt[2]), exclusive=True)
+        config = self.config
+        return NonBlockingSerial(config.port, config.baud, bytesize=config.data_bits,
+                                 parity=config.parity[0].upper(), stopbits=config.stop_bits,
+                                 exclusive=True)
 
     # -- asyncio protocol callbacks ----------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, SerialTransport)
+        assert isinstance(transport, DrainingTransport)
         self._transport = transport
         self._jammed = False
         self._splitter = LineSplitter()
@@ -260,7 +278,10 @@ class SerialDisplay(asyncio.Protocol):
             reply = {"ok": False}
         log.info("serial display: %s %s -> %s", name, " ".join(request["args"]),
                  "ok" if reply["ok"] else reply.get("error", "refused"))
-        if self._transport is not None and not self._jammed:
+        # A reply is an event, not a state: it waits behind a full port rather than being
+        # replaced, up to a bound that a babbling display cannot push further.
+        if self._transport is not None and \
+                self._transport.get_write_buffer_size() < MAX_QUEUED_REPLIES_BYTES:
             self._transport.write(reply_frame(reply["ok"], name))
 
     def _bad(self, reason: str, line: bytes) -> None:
