@@ -31,6 +31,9 @@ PROTOCOL_VERSION = 1
 #: is under 100 bytes; the bound keeps a display's line buffer small and fixed.
 MAX_LINE = 128
 
+#: Clocks read at most 99:59, what four digits can show (a longer one is clamped).
+MAX_CLOCK_S = 99 * 60 + 59
+
 #: The last 30 seconds (ITHF 4.4) are flagged from this much time left.
 LAST_30_S = 30.0
 
@@ -112,7 +115,7 @@ def state_frame(status: Mapping[str, Any]) -> bytes:
         STATE,
         str(PROTOCOL_VERSION),
         phase if _WORD.fullmatch(phase) else "unknown",
-        shown_clock(_number(status.get("remaining_s"))),
+        _clock(status.get("remaining_s")),
         flags(status),
         str(_count(status.get("period"), 1)),
         str(_count(status.get("periods"), 1)),
@@ -202,8 +205,12 @@ def _penalties(value: Any) -> str:
             continue
         shown[side] += 1
         player = re.sub(r"[^A-Za-z0-9]", "", str(penalty.get("player") or ""))[:3]
-        items.append(f"{side}{player}={shown_clock(_number(penalty.get('remaining_s')))}")
+        items.append(f"{side}{player}={_clock(penalty.get('remaining_s'))}")
     return ";".join(items)
+
+
+def _clock(remaining_s: Any) -> str:
+    return shown_clock(min(_number(remaining_s), MAX_CLOCK_S))
 
 
 def _number(value: Any) -> float:
