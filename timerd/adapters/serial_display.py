@@ -22,6 +22,7 @@ is sent as soon as it is back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from types import TracebackType
@@ -146,6 +147,8 @@ class SerialDisplay(asyncio.Protocol):
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._task is not None:
             self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
         self._stop_keepalive()
         if self._transport is not None and self._lost is not None:
             self._transport.abort()  # closes the port in a thread: it may block on a bad adapter
@@ -252,7 +255,8 @@ class SerialDisplay(asyncio.Protocol):
             log.warning("serial display %s is not taking data (%d time(s)); stale frames "
                         "dropped, the newest is sent when it drains", self.config.port, reported)
         if self._transport is not None and self._transport.serial is not None:
-            self._transport.serial.reset_output_buffer()
+            with contextlib.suppress(serial.SerialException, OSError):  # lost: reported soon
+                self._transport.serial.reset_output_buffer()
 
     def resume_writing(self) -> None:
         self._jammed = False
