@@ -19,6 +19,7 @@ from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
+from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
 from timerd.adapters.web import WebServer
@@ -74,6 +75,8 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             stream = sys.stdout if options.events == "-" else stack.enter_context(
                 open(options.events, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230 (once, at start)
             service.outputs.append(EventStream(stream, loop, t0))
+        if config.serial.port:
+            await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
             ControlSocket(options.control or config.control_socket(), service))
         if config.web.enabled:

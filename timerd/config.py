@@ -213,6 +213,37 @@ class WebConfig:
 
 
 @dataclass(frozen=True)
+class SerialConfig:
+    """A serial LED display or scoreboard (docs/serial-protocol.md, wiring in hw/display/).
+
+    Off while `port` is empty. A stable name such as /dev/serial/by-id/usb-... survives
+    replugging into another USB socket; /dev/ttyUSB0 or /dev/ttyACM0 may change.
+    """
+
+    port: str = ""
+    baud: int = 115200
+    #: The frame format on the wire, as printed in the display's manual (8N1 is the default
+    #: of every Arduino and of most scoreboards).
+    data_bits: Literal[5, 6, 7, 8] = 8
+    parity: Literal["none", "even", "odd"] = "none"
+    stop_bits: Literal[1, 2] = 1
+    #: The whole state is sent again at least this often, so a display can tell a dead link.
+    keepalive_s: float = 1.0
+    #: Retries to open a missing port back off from 0.5 s up to this.
+    retry_max_s: float = 5.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.baud <= 0:
+            out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
+        if self.keepalive_s <= 0:
+            out.append(f"keepalive_s = {self.keepalive_s:g}: must be longer than 0 s")
+        if self.retry_max_s < 0.5:
+            out.append(f"retry_max_s = {self.retry_max_s:g}: must be at least 0.5 s")
+        return out
+
+
+@dataclass(frozen=True)
 class StateConfig:
     """Crash-safe match state (docs/service.md): a journal on disk, a heartbeat in RAM."""
 
@@ -243,6 +274,7 @@ class Config:
     control: ControlConfig = ControlConfig()
     web: WebConfig = WebConfig()
     state: StateConfig = StateConfig()
+    serial: SerialConfig = SerialConfig()
     log: LogConfig = LogConfig()
     results: ResultsConfig = ResultsConfig()
 

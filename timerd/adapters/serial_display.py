@@ -1,0 +1,294 @@
+"""A serial LED display or scoreboard, driven with the line protocol of docs/serial-protocol.md.
+
+Wiring: the display's microcontroller (an Arduino, an ESP32; the reference sketch and its
+wiring are in hw/display/) plugs into a USB port of the Pi and shows up as /dev/ttyUSB0 or
+/dev/ttyACM0 (better: its stable /dev/serial/by-id/... name); a rink scoreboard with an RS-232
+or RS-485 input hangs on a USB adapter the same way. `[serial]` gives port, baud and format.
+
+What goes out: a state frame whenever what the display shows changes (each shown second, each
+tenth in the last 10 s, each phase change or command), and the same state again every
+`keepalive_s` when nothing changed, so the display can tell a live link from a dead one.
+What comes in: command lines (buttons on the display board), run through `Service.command`
+like any control surface and answered with a reply line.
+
+The clock and the signals never wait for this port. `notify` only writes what the port takes
+at once. When it takes no more (a display that stopped reading, flow control held off), the
+frames already queued are stale, since every frame carries the whole state: they are
+discarded, and as soon as the port drains the newest state goes out. A port that is missing
+at start or vanishes (USB unplugged) is logged once and reopened with backoff; the full state
+is sent as soon as it is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from types import TracebackType
+from typing import Any
+
+import serial
+from serial_asyncio_fast import SerialTransport
+
+from timerd.adapters.serial_protocol import (
+    BadLine,
+    LineSplitter,
+    parse_line,
+    reply_frame,
+    state_frame,
+)
+from timerd.config import SerialConfig
+from timerd.core.effects import Effect
+from timerd.core.match import Status
+from timerd.service import Service
+
+log = logging.getLogger("timerd.serial")
+
+#: The first retry to open a missing port; each further one waits twice as long, up to
+#: `retry_max_s`.
+RETRY_FIRST_S = 0.5
+
+#: Bad input and jams are logged at most this often (with a count), so a babbling display
+#: cannot flood the journal.
+LOG_EVERY_S = 30.0
+
+#: Replies to the display's commands wait behind a full port up to this many bytes.
+MAX_QUEUED_REPLIES_BYTES = 1024
+
+#: How long closing the port may take on shutdown (a stuck USB adapter can hang close()).
+CLOSE_WAIT_S = 2.0
+
+
+class NonBlockingSerial(serial.Serial):  # type: ignore[misc]  # pyserial has no type hints
+    """pyserial's port, whose non-blocking write does not spin when the port is full.
+
+    pyserial 3.5's `write()` with `write_timeout=0` retries EAGAIN in a busy loop until the
+    port takes data (pyserial issue #280), which would freeze the event loop, and with it the
+    match clock, while a display holds off. This one writes once and lets BlockingIOError
+    through, which the asyncio transport handles by buffering and waiting for the port.
+    """
+
+    def write(self, data: bytes) -> int:
+        if not self.is_open:
+            raise serial.PortNotOpenError()
+        try:
+            return os.write(self.fd, data)
+        except (BlockingIOError, InterruptedError):
+            raise
+        except OSError as exc:
+            raise serial.SerialException(f"write failed: {exc}") from exc
+
+
+class DrainingTransport(SerialTransport):
+    """pyserial-asyncio-fast's transport, which stops waiting for the port once it drained.
+
+    In 0.16, once a buffered write has gone out the writer stays registered, and every later
+    wake-up fails an assertion on the empty buffer (its open pull request #36): a busy loop of
+    errors after the first time the port was full. This removes the writer at that point.
+    """
+
+    def _write_ready(self) -> None:
+        if self._write_buffer:
+            super()._write_ready()
+        else:
+            self._remove_writer()
+
+
+class Throttle:
+    """Counts occurrences and says when one may be logged: the first, then once per interval."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self.total = 0
+        self.unlogged = 0
+        self._next_log = float("-inf")
+
+    def count(self, now: float) -> int:
+        """Count one; returns how many to report in a log line now, or 0 to stay quiet."""
+        self.total += 1
+        self.unlogged += 1
+        if now < self._next_log:
+            return 0
+        self._next_log = now + self.interval_s
+        reported, self.unlogged = self.unlogged, 0
+        return reported
+
+
+class SerialDisplay(asyncio.Protocol):
+    """The display link: a service output, an asyncio protocol, and an async context manager."""
+
+    def __init__(self, config: SerialConfig, service: Service) -> None:
+        self.config = config
+        self.service = service
+        self.frames_sent = 0
+        self.frames_dropped = 0  # built while the port took no data, never sent
+        self.bad_lines = Throttle(LOG_EVERY_S)
+        self.jams = Throttle(LOG_EVERY_S)
+        self._transport: DrainingTransport | None = None
+        self._lost: asyncio.Future[Exception | None] | None = None
+        self._jammed = False
+        self._last: bytes | None = None
+        self._keepalive: asyncio.TimerHandle | None = None
+        self._splitter = LineSplitter()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._transport is not None
+
+    async def __aenter__(self) -> SerialDisplay:
+        self.service.outputs.append(self)
+        self.service.status_extras.append(self.status_extra)
+        self._task = asyncio.create_task(self._keep_open(), name="serial-display")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._stop_keepalive()
+        if self._transport is not None and self._lost is not None:
+            self._transport.abort()  # closes the port in a thread: it may block on a bad adapter
+            await asyncio.wait([self._lost], timeout=CLOSE_WAIT_S)
+        self.service.outputs.remove(self)
+        self.service.status_extras.remove(self.status_extra)
+
+    def status_extra(self) -> dict[str, Any]:
+        """For `timerctl status`: whether the display is connected and what went wrong."""
+        return {"serial_display": {
+            "port": self.config.port, "connected": self.connected,
+            "frames_sent": self.frames_sent, "frames_dropped": self.frames_dropped,
+            "bad_lines": self.bad_lines.total, "jams": self.jams.total}}
+
+    # -- the service output ------------------------------------------------------------------
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        """Send the state if what the display shows changed; returns at once."""
+        self._show(force=False)
+
+    def _show(self, force: bool) -> None:
+        data = state_frame(self.service.status_dict())
+        if data == self._last and not force:
+            return
+        self._last = data
+        if self._transport is None:
+            return  # sent in full when the port is back
+        if self._jammed:
+            self.frames_dropped += 1  # the newest state goes out when the port drains
+            return
+        self._transport.write(data)
+        self.frames_sent += 1
+        self._stop_keepalive()
+        self._keepalive = self.service.loop.call_later(
+            self.config.keepalive_s, self._show, True)
+
+    def _stop_keepalive(self) -> None:
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
+
+    # -- the port ----------------------------------------------------------------------------
+
+    async def _keep_open(self) -> None:
+        """Open the port, and reopen it with backoff whenever it is missing or lost."""
+        loop = asyncio.get_running_loop()
+        delay = RETRY_FIRST_S
+        complained = False
+        while True:
+            try:
+                port = self._open()
+            except (serial.SerialException, OSError, ValueError) as exc:
+                if not complained:
+                    log.warning("serial display %s: cannot open (%s); retrying until it is "
+                                "there", self.config.port, exc)
+                    complained = True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.config.retry_max_s)
+                continue
+            log.info("serial display %s: open at %d baud", self.config.port, self.config.baud)
+            delay = RETRY_FIRST_S
+            self._lost = loop.create_future()
+            DrainingTransport(loop, self, port)  # calls connection_made soon
+            reason = await asyncio.shield(self._lost)  # shutdown waits for it to close
+            log.warning("serial display %s: lost (%s); retrying until it is back",
+                        self.config.port, reason or "closed")
+            complained = True
+
+    def _open(self) -> NonBlockingSerial:
+        # Opened on the loop thread: a tty opens without waiting (O_NONBLOCK), and an executor
+        # would let the service's virtual time run on in tests while the port is half open.
+        config = self.config
+        return NonBlockingSerial(config.port, config.baud, bytesize=config.data_bits,
+                                 parity=config.parity[0].upper(), stopbits=config.stop_bits,
+                                 exclusive=True)
+
+    # -- asyncio protocol callbacks ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, DrainingTransport)
+        self._transport = transport
+        self._jammed = False
+        self._splitter = LineSplitter()
+        # Every byte left in the transport pauses the writer: only the kernel's queue holds
+        # frames, and a frame the port could not take whole shows up here at once.
+        transport.set_write_buffer_limits(high=0)
+        self._show(force=True)  # the full state, at once: the display may just have restarted
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        self._stop_keepalive()
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(exc)
+
+    def pause_writing(self) -> None:
+        """The port took only part of a frame: it is full of frames older than this one.
+
+        They are stale (each frame is the whole state), so the kernel's queue is discarded;
+        the rest of the partial frame follows when the port drains, and the display drops
+        that broken line by its checksum.
+        """
+        self._jammed = True
+        if reported := self.jams.count(self.service.loop.time()):
+            log.warning("serial display %s is not taking data (%d time(s)); stale frames "
+                        "dropped, the newest is sent when it drains", self.config.port, reported)
+        if self._transport is not None and self._transport.serial is not None:
+            with contextlib.suppress(serial.SerialException, OSError):  # lost: reported soon
+                self._transport.serial.reset_output_buffer()
+
+    def resume_writing(self) -> None:
+        self._jammed = False
+        self._show(force=True)
+
+    def data_received(self, data: bytes) -> None:
+        for line in self._splitter.feed(data):
+            if line is None:
+                self._bad("overlong line", b"")
+            elif line.strip():
+                try:
+                    command = parse_line(line)
+                except BadLine as exc:
+                    self._bad(str(exc), line)
+                else:
+                    self._run(command.command, command.request())
+
+    def _run(self, name: str, request: dict[str, Any]) -> None:
+        try:
+            reply = self.service.command(request)
+        except Exception:  # a bug behind one command must not end the link
+            log.exception("serial display command %s failed", request)
+            reply = {"ok": False}
+        log.info("serial display: %s %s -> %s", name, " ".join(request["args"]),
+                 "ok" if reply["ok"] else reply.get("error", "refused"))
+        # A reply is an event, not a state: it waits behind a full port rather than being
+        # replaced, up to a bound that a babbling display cannot push further.
+        if self._transport is not None and \
+                self._transport.get_write_buffer_size() < MAX_QUEUED_REPLIES_BYTES:
+            self._transport.write(reply_frame(reply["ok"], name))
+
+    def _bad(self, reason: str, line: bytes) -> None:
+        if reported := self.bad_lines.count(self.service.loop.time()):
+            log.warning("serial display %s: ignored %d bad line(s); last: %s: %r",
+                        self.config.port, reported, reason, line[:48])
