@@ -414,12 +414,15 @@ class Match:
         else:
             self.guard.pending = True  # play restarts with a faceoff at the centre
             effects.append(self._sound(SignalKind.GOAL, now, remaining_s=self._remaining_s(now)))
-            if self.penalty_box is not None:
-                ended = self.penalty_box.power_play_goal(side, goal.match_time_s)
-                if ended is not None:
-                    effects.append(self._sound(SignalKind.PENALTY_END, now,
-                                               remaining_s=self._remaining_s(now)))
-                    effects.append(Notice(f"power-play goal: {_penalty_name(ended)} is over"))
+            power_play = None if self.penalty_box is None else \
+                self.penalty_box.power_play_goal(side, goal.match_time_s)
+            if power_play is not None:
+                ended, started = power_play
+                effects.append(self._sound(SignalKind.PENALTY_END, now,
+                                           remaining_s=self._remaining_s(now)))
+                effects.append(Notice(f"power-play goal: penalty {ended.number} "
+                                      f"({_penalty_name(ended)}) is over"))
+                effects += _penalties_starting(started)
         return effects
 
     def faceoff(self, now: float) -> list[Effect]:
@@ -564,10 +567,12 @@ class Match:
         if number and not number.isdigit():
             raise CommandRefused(f"penalty-cancel takes a penalty number, not {number!r}")
         try:
-            lifted = box.cancel(side, int(number) if number else None, self.play_s(now))
+            lifted, started = box.cancel(side, int(number) if number else None,
+                                         self.play_s(now))
         except ValueError as exc:
             raise CommandRefused(f"penalty-cancel refused: {exc}") from exc
-        return [Notice(f"penalty {lifted.number} cancelled: {_penalty_name(lifted)}")]
+        return [Notice(f"penalty {lifted.number} cancelled: {_penalty_name(lifted)}"),
+                *_penalties_starting(started)]
 
     def linechange(self, now: float) -> list[Effect]:
         """ISBHF 404b: start the line-change stages (visitors, home, faceoff preparation),
@@ -779,8 +784,7 @@ class Match:
         effects: list[Effect] = [
             self._sound(SignalKind.PENALTY_END, at, remaining_s=self._remaining_s(at)),
             Notice(f"penalty {ended.number} over: {_penalty_name(ended)}")]
-        effects += [Notice(f"penalty {p.number} starts: {_penalty_name(p)}") for p in started]
-        return effects
+        return effects + _penalties_starting(started)
 
     def _timeout_over(self, at: float) -> list[Effect]:
         if self.timeouts is None or self.timeouts.end(at) is None:
@@ -994,6 +998,10 @@ class Match:
         if kind not in ACKNOWLEDGEMENTS:
             self.last_signal = signal
         return signal
+
+
+def _penalties_starting(started: list[Penalty]) -> list[Effect]:
+    return [Notice(f"penalty {p.number} starts: {_penalty_name(p)}") for p in started]
 
 
 def _penalty_name(penalty: Penalty) -> str:

@@ -132,9 +132,9 @@ class PenaltyBox:
         self._end(penalty, PenaltyEnd.EXPIRED, at)
         return self._start_waiting(at)
 
-    def power_play_goal(self, scorer: Side, play_s: float) -> Penalty | None:
+    def power_play_goal(self, scorer: Side, play_s: float) -> tuple[Penalty, list[Penalty]] | None:
         """A goal by `scorer` at `play_s`: ends the opponent's running minor closest to its end
-        if the opponent is short-handed; returns it."""
+        if the opponent is short-handed; returns it and the waiting penalties that start."""
         penalised = scorer.opponent
         if self.short_handed_count(penalised) <= self.short_handed_count(scorer):
             return None
@@ -144,11 +144,12 @@ class PenaltyBox:
             return None
         ended = min(minors, key=lambda p: p.ends_s() or 0.0)
         self._end(ended, PenaltyEnd.GOAL, play_s)
-        self._start_waiting(play_s)
-        return ended
+        return ended, self._start_waiting(play_s)
 
-    def cancel(self, side: Side, number: int | None, play_s: float) -> Penalty:
-        """Lift `side`'s penalty `number` (default: its last one given that is not over)."""
+    def cancel(self, side: Side, number: int | None,
+               play_s: float) -> tuple[Penalty, list[Penalty]]:
+        """Lift `side`'s penalty `number` (default: its last one given that is not over);
+        returns it and the waiting penalties that start in its place."""
         mine = [p for p in self.active() if p.side is side]
         if number is not None:
             mine = [p for p in mine if p.number == number]
@@ -157,8 +158,7 @@ class PenaltyBox:
             raise ValueError(f"{side} has no {which} that is not over")
         penalty = mine[-1]
         self._end(penalty, PenaltyEnd.CANCELLED, play_s)
-        self._start_waiting(play_s)
-        return penalty
+        return penalty, self._start_waiting(play_s)
 
     def close(self, play_s: float) -> None:
         """The match is over: whatever is not served ends with it."""

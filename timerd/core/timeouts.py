@@ -54,8 +54,6 @@ class Timeouts:
         if self.left(side) <= 0:
             raise ValueError(f"{side} has used its {_count(self.rule.per_team)} "
                              "(ISBHF 412: one per team per match)")
-        if self.running is not None:
-            raise ValueError(f"the {self.running.side} timeout is running")
         if self._this_stoppage is not None:
             raise ValueError(f"{self._this_stoppage} took a timeout in this stoppage, and both "
                              "teams may not take one in the same stoppage (ISBHF 412)")
