@@ -603,7 +603,7 @@ class Match:
         if rest is None or window is None:
             raise CommandRefused(f"early-intermission refused: profile {self.profile.name} "
                                  "has no early intermission")
-        if self.phase is not Phase.PAUSED or self.paused_since is None:
+        if self.phase is not Phase.PAUSED:
             why = "stop the clock for the delay first" if self.phase is Phase.RUNNING else \
                 self._why_not("").partition(": ")[2]
             raise CommandRefused(f"early-intermission refused: {why}")

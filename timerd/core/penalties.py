@@ -154,8 +154,8 @@ class PenaltyBox:
         if number is not None:
             mine = [p for p in mine if p.number == number]
         if not mine:
-            which = f"penalty {number}" if number is not None else "a penalty"
-            raise ValueError(f"{side} has no {which} that is not over")
+            which = "" if number is None else f" {number}"
+            raise ValueError(f"{side} has no penalty{which} that is not over")
         penalty = mine[-1]
         self._end(penalty, PenaltyEnd.CANCELLED, play_s)
         return penalty, self._start_waiting(play_s)
