@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind
@@ -229,3 +231,39 @@ def test_reset_forgets_penalties_and_timeouts() -> None:
     assert status.timeouts == {"home": {"left": 1, "remaining_s": None},
                                "away": {"left": 1, "remaining_s": None}}
     assert match.next_deadline() is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(0.5, 90.0), min_size=1, max_size=40), st.sampled_from(
+    ["minor", "major", "misconduct"]))
+def test_a_penalty_is_served_in_exactly_its_game_time_whatever_the_stoppages(
+        gaps: list[float], kind: str) -> None:
+    # Whistles every `gap` s from the start; the penalty is given in the first stoppage. It
+    # ends after exactly its duration of running clock, however the stoppages fall, unless
+    # the period ends first.
+    match = started()
+    now = gaps[0]
+    match.handle("stop", now)
+    match.handle("penalty", now, "home", kind)
+    given_play = match.play_s(now)
+    ran = 0.0  # running clock since it was given, as the test counts it
+    ended_at_run = None
+    for gap in [*gaps[1:], 1000.0]:
+        running = match.phase is Phase.RUNNING
+        if not running:
+            match.handle("start", now)
+        for effect in match.poll(now + gap):
+            if isinstance(effect, Signal) and effect.kind is SignalKind.PENALTY_END:
+                ended_at_run = ran + (effect.due - now)
+        if match.phase is Phase.RUNNING:
+            ran += gap
+            now += gap
+            match.handle("stop", now)
+        else:
+            break  # the period ended
+        now += 1.0  # a second of stoppage
+        if ended_at_run is not None:
+            break
+    duration = {"minor": 120.0, "major": 300.0, "misconduct": 600.0}[kind]
+    if given_play + duration <= 900.0:
+        assert ended_at_run == pytest.approx(duration)
