@@ -296,6 +296,37 @@ def overtime_start() -> Samples:
                        (0.32, note(REED, C6, 0.88, level=0.6))])
 
 
+def timeout_end() -> Samples:
+    """Two level reed tones, half a second each: the 30-s timeout is over (ISBHF 412)."""
+    tone = note(REED, E5, 0.5, detune=0.002)
+    return track(1.25, [(0.0, tone), (0.65, tone)])
+
+
+def penalty_end() -> Samples:
+    """A falling bell pair, then the low one again: a penalty has run out, the player is back
+    (ISBHF penalties)."""
+    return track(1.1, [(0.0, note(BELL, G5, 0.4, decay_power=2)),
+                       (0.3, note(BELL, D5, 0.4, decay_power=2)),
+                       (0.6, note(BELL, D5, 0.5, decay_power=2))])
+
+
+def line_change() -> Samples:
+    """One short, dry tick per stage (counted by the beeps): the 5-s stage is over
+    (ISBHF 404b)."""
+    return track(0.35, [(0.0, note(PURE, A4 * 2, 0.15, release_s=0.02))])
+
+
+def half_period() -> Samples:
+    """A 1 s horn on G major: half-time of the period, switch ends (ISBHF 407 !3)."""
+    return _horn((G2, D3, G4), 1.0)
+
+
+def goalie_change_end() -> Samples:
+    """Two long horns: the time to dress a new goalie is over (ISBHF 408)."""
+    blast = _horn((E4, B4), 1.0)
+    return track(2.3, [(0.0, blast), (1.2, blast)])
+
+
 def recovered() -> Samples:
     """A calm falling 'ding-dong': timerd restarted and took the match up where it stood."""
     return track(1.2, [(0.0, note(BELL, E5, 0.7, decay_power=2)),
@@ -368,6 +399,11 @@ SOUNDS: dict[str, Callable[[], Samples]] = {
     "break_warning": break_warning,
     "intermission_end": intermission_end,
     "overtime_start": overtime_start,
+    "timeout_end": timeout_end,
+    "penalty_end": penalty_end,
+    "line_change": line_change,
+    "half_period": half_period,
+    "goalie_change_end": goalie_change_end,
     "recovered": recovered,
     "last_30_music": last_30_music,
 }

@@ -64,7 +64,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
-        service.outputs += [board.buzzers, board.leds]
+        service.outputs += [board.buzzers, board.horn, board.leds]
         results = ResultsFile(config.results_path())  # hall mode: results.listeners.append
         service.outputs.append(results)
         service.status_extras.append(results.status_extra)

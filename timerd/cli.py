@@ -236,11 +236,35 @@ def format_status(status: dict[str, Any]) -> str:
     if status.get("last_signal"):
         lines.append(f"last      {status['last_signal']}")
     lines.extend(_score_lines(status))
+    lines.extend(_ball_hockey_lines(status))
     if "speaker" in status:
         lines.append(f"sound     speaker {status['speaker']}"
                      + (" (muted)" if status["speaker_muted"] else "")
                      + (", buzzer muted" if status["buzzer_muted"] else ""))
     return "\n".join(lines)
+
+
+def _ball_hockey_lines(status: dict[str, Any]) -> list[str]:
+    """Timeouts, penalties and the stoppage countdowns, when the profile has them."""
+    from timerd.core.display import shown_clock  # noqa: PLC0415
+
+    lines = []
+    if timeouts := status.get("timeouts"):
+        lines.append("timeouts  " + ", ".join(
+            f"{side} {t['left']} left" + (f" (running {shown_clock(t['remaining_s'])})"
+                                          if t["remaining_s"] is not None else "")
+            for side, t in timeouts.items()))
+    for p in status.get("penalties") or []:
+        player = f" #{p['player']}" if p["player"] else ""
+        lines.append(f"penalty {p['number']} {p['side']}{player} {p['kind']} "
+                     f"{shown_clock(p['remaining_s'])}"
+                     + ("" if p["running"] else " (waiting)"))
+    if change := status.get("line_change"):
+        lines.append(f"line change {change['stage']} ({change['number']}/{change['stages']}) "
+                     f"{shown_clock(change['remaining_s'])}")
+    for side, left in (status.get("goalie_change") or {}).items():
+        lines.append(f"goalie change {side} {shown_clock(left)}")
+    return lines
 
 
 def _score_lines(status: dict[str, Any]) -> list[str]:

@@ -60,6 +60,12 @@ class GpioConfig:
     passive_away_pin: int | None = 20
     led_faceoff_guard_pin: int | None = 19
     led_passive_pin: int | None = 4
+    # Ball hockey: the horn relay (a loud 12 V horn for period ends and the final signal,
+    # pulses from the profile's [horn]; `horn_active_high = false` for a relay module that
+    # switches on while its input is low) and the LINE CHANGE button (ISBHF 404b).
+    horn_pin: int | None = 26
+    horn_active_high: bool = True
+    line_change_pin: int | None = 7  # SPI CE1 when SPI is on: then choose another
     debounce_ms: float = 30.0
     long_press_s: float = 2.0
 
@@ -140,6 +146,13 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
         k.INTERMISSION_END: SignalOutput(pattern_s=(1.5,)),
         # Four quick chirps: "I restarted; the match is restored and paused" (ITHF 10.2).
         k.RECOVERED: SignalOutput(pattern_s=(0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05)),
+        # Ball hockey: the end of a timeout or a penalty is a double tone, a line-change stage
+        # short beeps counted by stage (ISBHF 404b), half-time and the goalie's time long tones.
+        k.TIMEOUT_END: SignalOutput(pattern_s=(0.5, 0.15, 0.5)),
+        k.PENALTY_END: SignalOutput(pattern_s=(0.3, 0.1, 0.3)),
+        k.LINE_CHANGE: SignalOutput(pattern_s=(0.15,), gap_s=0.2),
+        k.HALF_PERIOD: SignalOutput(pattern_s=(1.0,)),
+        k.GOALIE_CHANGE_END: SignalOutput(pattern_s=(1.0, 0.2, 1.0)),
     })
 
 

@@ -33,7 +33,7 @@ def test_status_carries_the_scoring_keys() -> None:
     assert status["score"] == {"home": 1, "away": 0}
     assert status["goals"] == [{"side": "home", "match_time_s": 5.0, "wall_time": None,
                                 "counted": True, "reason": None, "period": 1,
-                                "overtime": False}]
+                                "overtime": False, "scorer": None, "assists": []}]
     assert status["faceoff_pending"] is True
     assert status["faceoff_guard_s"] is None
     assert status["overtime"] is False
@@ -84,7 +84,8 @@ def test_argument_counts_are_checked_with_optional_ones_shown() -> None:
     match = started()
     with pytest.raises(CommandRefused, match=r"resume takes \[faceoff\], got 2"):
         match.handle("resume", 30.0, "faceoff", "now")
-    with pytest.raises(CommandRefused, match=re.escape("goal takes <home|away>, got 0")):
+    with pytest.raises(CommandRefused, match=re.escape(
+            "goal takes <home|away> [scorer] [assist] [assist], got 0")):
         match.handle("goal", 30.0)
 
 

@@ -24,9 +24,15 @@ def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
         return {"type": "signal", "signal": effect.kind.value, "beeps": effect.beeps,
                 "remaining_s": round(effect.remaining_s, 3), "period": effect.period}
     if isinstance(effect, Goal):
-        return {"type": "goal", "side": effect.side.value, "counted": effect.counted,
-                "reason": None if effect.reason is None else effect.reason.value,
-                "match_time_s": round(effect.match_time_s, 3), "score": status.score}
+        record: dict[str, Any] = {"type": "goal", "side": effect.side.value,
+                                  "counted": effect.counted,
+                                  "reason": None if effect.reason is None
+                                  else effect.reason.value,
+                                  "match_time_s": round(effect.match_time_s, 3),
+                                  "score": status.score}
+        if effect.scorer is not None:  # ISBHF 420-422, when entered
+            record |= {"scorer": effect.scorer, "assists": list(effect.assists)}
+        return record
     if isinstance(effect, FaceoffGuardChanged):
         return {"type": "faceoff_guard", "active": effect.active}
     if isinstance(effect, Notice):

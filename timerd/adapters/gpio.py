@@ -11,6 +11,14 @@ Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README
 - Scoring buttons, wired like the others: GOAL HOME (GPIO23), GOAL AWAY (GPIO24), FACEOFF
   (GPIO25), UNDO (GPIO12, acts only on a long press: a tap must not remove a goal), PASSIVE
   HOME (GPIO16) and PASSIVE AWAY (GPIO20) for the side holding the puck (ITHF 8.3).
+- Horn (GPIO26): a relay that switches a loud 12 V horn (ball hockey: period ends and the
+  final signal). The relay coil is driven through an NPN transistor or MOSFET with a flyback
+  diode, or by a ready-made relay module; the horn and its 12 V supply go through the relay's
+  contacts only, never near the Pi. On while the pin is high; `horn_active_high = false` for
+  the common modules that switch on while their input is low. Which signals blow it, and for
+  how long, is the profile's `[horn]`; the event loop times each edge, like the buzzers'.
+- LINE CHANGE button (GPIO7, wired like the others) starts the line-change stages (ISBHF
+  404b). GPIO7 is SPI CE1: with SPI enabled, choose another pin.
 - LEDs (running GPIO5, paused GPIO6, last 30 s GPIO13, faceoff guard GPIO19: lit while a goal
   cannot count (ITHF 5.6), passive warning GPIO4) through a 330 ohm resistor to ground, lit
   while the pin is high.
@@ -165,6 +173,7 @@ class GpioBoard:
              f"hold UNDO for {hold:g} s to remove the last goal"),
             ("passive_home", config.passive_home_pin, {Gesture.PRESS: "passive home"}, None, ""),
             ("passive_away", config.passive_away_pin, {Gesture.PRESS: "passive away"}, None, ""),
+            ("line_change", config.line_change_pin, {Gesture.PRESS: "linechange"}, None, ""),
         ):
             if pin is None:
                 continue
@@ -177,6 +186,9 @@ class GpioBoard:
         self.buzzers = Buzzers(
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
             patterns, service.loop)
+        horn = output(config.horn_pin, config.horn_active_high)
+        self.horn = Buzzers([] if horn is None else [horn],
+                            horn_patterns(service.match.profile.horn), service.loop)
         self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
                          output(config.led_last_30_pin), output(config.led_faceoff_guard_pin),
                          output(config.led_passive_pin))
@@ -190,9 +202,15 @@ class GpioBoard:
 
     def close(self) -> None:
         self.buzzers.silence()
+        self.horn.silence()
         for device in reversed(self._devices):
             device.close()
         self._devices.clear()
+
+
+def horn_patterns(horn: Mapping[SignalKind, tuple[float, ...]]) -> dict[SignalKind, SignalOutput]:
+    """The profile's horn pulses (on, off, on, ... s per signal) as the buzzer driver's patterns."""
+    return {kind: SignalOutput(pattern_s=pattern) for kind, pattern in horn.items()}
 
 
 def _edge(service: Service, name: str, pressed: bool) -> Callable[[], None]:

@@ -1,11 +1,13 @@
 """The results file: one JSON line per finished match, for the tournament organiser.
 
 Each line holds a match id, the profile, the wall-clock start, the final score, every goal
-entry (side, match time, wall time, counted, reason), every interruption (period, start in
-match time, length), the overtime length, the number of replays and how the match ended
-(`regular`, `overtime`, `forfeit`, `walkout`). A line is written, flushed and fsynced the
-moment the match finishes, so a power cut after the final signal does not lose it; appending
-whole lines means a crash can at worst leave one torn last line, which `recent_results` skips.
+entry (side, match time, wall time, counted, reason, scorer and assists), every interruption
+(period, start in match time, length), the overtime length, the number of replays and how the
+match ended (`regular`, `overtime`, `forfeit`, `walkout`, `shootout`). Ball hockey adds the
+periods as played, every penalty and timeout, and the shootout attempts. A line is written,
+flushed and fsynced the moment the match finishes, so a power cut after the final signal does
+not lose it; appending whole lines means a crash can at worst leave one torn last line, which
+`recent_results` skips.
 
 Wall time is only recorded, never used to measure: the core works in monotonic time and each
 goal's wall time is taken when its entry reaches this adapter (ITHF matches are short, and a
@@ -103,7 +105,10 @@ class ResultsFile:
             "overtime_s": result.get("overtime_s"),
             "replays": result.get("replays", 0),
             "points": result.get("points"),  # ISBHF 413a, when the profile gives points
-            "shootout": result.get("shootout"),  # ISBHF 414b
+            "shootout": result.get("shootout"),  # ISBHF 414b: every attempt
+            "periods": result.get("periods", []),  # with goals and an early intermission
+            "penalties": result.get("penalties", []),
+            "timeouts": result.get("timeouts", []),  # ISBHF 412
             "interruptions": result.get("interruptions", []),
             "goals": self.with_wall_times(status.goals, awarded_at=finished),
         }

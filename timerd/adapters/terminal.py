@@ -21,10 +21,10 @@ from timerd.core.effects import Effect, Notice, Phase
 from timerd.core.match import Status
 
 KEYS_HELP = ("[space] start/pause  [r] reset (held)  [h/a] goal home/away  [f] faceoff  "
-             "[u] undo (held)  [1/2] passive home/away  [q] quit")
+             "[u] undo (held)  [1/2] passive home/away  [l] line change  [q] quit")
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).
 SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
-                "1": "passive_home", "2": "passive_away"}
+                "1": "passive_home", "2": "passive_away", "l": "line_change"}
 TAP_S = 0.1  # how long a key "holds" a button down
 
 

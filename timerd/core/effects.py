@@ -38,6 +38,11 @@ class SignalKind(StrEnum):
     INTERMISSION_END = "intermission_end"  # ISBHF 410: the intermission is over
     OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
     RECOVERED = "recovered"  # the daemon restarted and restored the match, paused (ITHF 10.2)
+    TIMEOUT_END = "timeout_end"  # ISBHF 412: the 30-s timeout is over
+    PENALTY_END = "penalty_end"  # a penalty ran out (or a power-play goal ended a minor)
+    LINE_CHANGE = "line_change"  # ISBHF 404b: a 5-s line-change stage is over (beeps = stage)
+    HALF_PERIOD = "half_period"  # ISBHF 407 !3: outdoor rinks switch ends at half-time
+    GOALIE_CHANGE_END = "goalie_change_end"  # ISBHF 408: the time to dress a goalie is over
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ Every signal is planned in match time, so an interruption moves all later signal
 (ITHF 10.2), and each one fires exactly once however late `poll` is called.
 
 The match composes the rule modules rather than holding their state itself: the score sheet
-(`score.py`), the faceoff guard and passive-play count (`faceoff.py`), the clock (`clock.py`).
-It decides, from the phase and the time, whether a goal counts, and when a period, the break
-before overtime, or the match ends.
+(`score.py`), the faceoff guard and passive-play count (`faceoff.py`), the clock (`clock.py`),
+the shootout (`shootout.py`), penalty clocks (`penalties.py`), timeouts (`timeouts.py`) and the
+countdowns of a stoppage (`countdowns.py`). It decides, from the phase and the time, whether a
+goal counts, whether a command is allowed now, and when a period, a break or the match ends.
+Each module is present only when the profile asks for it: there are no per-sport branches.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from timerd.core.clock import MatchClock
+from timerd.core.countdowns import GoalieChange, LineChange
 from timerd.core.effects import (
     CommandRefused,
     Effect,
@@ -31,9 +34,11 @@ from timerd.core.effects import (
     SignalKind,
 )
 from timerd.core.faceoff import FaceoffGuard, PassivePlay
+from timerd.core.penalties import Penalty, PenaltyBox, parse_player
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
 from timerd.core.shootout import Shootout
+from timerd.core.timeouts import Timeouts
 
 #: What a timed break leads to.
 BreakKind = Literal["overtime", "intermission"]
@@ -60,16 +65,27 @@ def signal_plan(profile: Profile, period: int) -> tuple[PlannedSignal, ...]:
               for s in profile.signals]
     end = SignalKind.FINAL if period == profile.periods else SignalKind.PERIOD_END
     placed.append(PlannedSignal(length, end, 1, 0.0))
+    if profile.half_period_signal and period == profile.periods:
+        placed.append(_half(length))
     return tuple(sorted(placed, key=lambda p: p.at_elapsed_s))
 
 
-def overtime_plan(overtime: Overtime) -> tuple[PlannedSignal, ...]:
+def overtime_plan(overtime: Overtime, half: bool = False) -> tuple[PlannedSignal, ...]:
     """A timed overtime ends with the final signal (a period end if a shootout follows);
-    an untimed one only with a goal."""
+    an untimed one only with a goal. `half`: the outdoor half-time signal (ISBHF 407 !3)."""
     if overtime.length_s is None:
         return ()
     end = SignalKind.FINAL if overtime.shootout_rounds is None else SignalKind.PERIOD_END
-    return (PlannedSignal(overtime.length_s, end, 1, 0.0),)
+    plan = [PlannedSignal(overtime.length_s, end, 1, 0.0)]
+    if half:
+        plan.insert(0, _half(overtime.length_s))
+    return tuple(plan)
+
+
+def _half(length_s: float) -> PlannedSignal:
+    """ISBHF 407 !3: on outdoor rinks the teams switch ends at half of the last period and of
+    overtime."""
+    return PlannedSignal(length_s / 2, SignalKind.HALF_PERIOD, 1, length_s / 2)
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,17 @@ class Interruption:
     def to_dict(self) -> dict[str, Any]:
         return {"period": self.period, "start_s": round(self.at_elapsed_s, 3),
                 "length_s": round(self.length_s, 3)}
+
+
+@dataclass(frozen=True)
+class PeriodPlayed:
+    """A period (or overtime) as played, for the results."""
+
+    period: int
+    overtime: bool
+    played_s: float
+    #: ISBHF 407 !2: the time that was left when the intermission came early, if it did.
+    early_intermission_left_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +142,15 @@ class Status:
     break_kind: str | None  # in a break: "overtime" (before it) or "intermission"
     ends_switched: bool  # ISBHF 401: the teams play on the ends they did not start on
     shootout: dict[str, Any] | None  # ISBHF 414b: attempts so far (`Shootout.to_dict`)
+    #: ISBHF 412, when the profile has timeouts: per team {"left", "remaining_s"}, the time
+    #: left on its running timeout or null.
+    timeouts: dict[str, dict[str, Any]] | None
+    #: Penalties not over: {"number", "side", "kind", "player", "remaining_s", "running"},
+    #: running ones first (`PenaltyBox.shown`).
+    penalties: list[dict[str, Any]]
+    line_change: dict[str, Any] | None  # ISBHF 404b: {"stage", "number", "stages", "remaining_s"}
+    goalie_change: dict[str, float]  # ISBHF 408: time left per team dressing a goalie
+    early_intermission: bool  # ISBHF 407 !2: this period's intermission was taken early
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -143,6 +179,13 @@ class Match:
     result: Result | None = None
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
     shootout: Shootout | None = None  # ISBHF 414b, once overtime ended tied
+    penalty_box: PenaltyBox | None = field(init=False)
+    timeouts: Timeouts | None = field(init=False)
+    goalie_change: GoalieChange | None = field(init=False)
+    line_change: LineChange | None = None  # ISBHF 404b, while one runs
+    periods_played: list[PeriodPlayed] = field(default_factory=list)
+    _early_break_left_s: float | None = None  # ISBHF 407 !2, in the current period
+    _half_switches: int = 0  # ISBHF 407 !3: switches of ends at half-time so far
     _played_before_s: float = 0.0  # net time of the periods before this one
     _break_warning_at: float | None = None
     _break_kind: BreakKind | None = None
@@ -152,6 +195,7 @@ class Match:
     def __post_init__(self) -> None:
         self.guard = FaceoffGuard(self.profile.faceoff_guard_s)
         self.passive = PassivePlay(self.profile.passive_play_s)
+        self._fresh_records()
         self._enter_period(1)
 
     # -- queries ---------------------------------------------------------------------------
@@ -179,7 +223,12 @@ class Match:
         if self.result is not None:
             result = self.result.to_dict() | {
                 "interruptions": [i.to_dict() for i in self.interruptions],
-                "replays": self.replays}
+                "replays": self.replays,
+                "periods": self._periods_record(),
+                "penalties": [] if self.penalty_box is None else [
+                    p.record() for p in self.penalty_box.penalties],
+                "timeouts": [] if self.timeouts is None else [
+                    t.record() for t in self.timeouts.taken]}
         return Status(
             profile=self.profile.name,
             phase=self.phase,
@@ -205,8 +254,15 @@ class Match:
             passive={s.value: self.passive.remaining_s(s, play) for s in Side},
             result=result,
             break_kind=self._break_kind,
-            ends_switched=self.profile.switch_ends and self.period % 2 == 0,
+            # ISBHF 401: every period and overtime; 407 !3: and at half-time outdoors.
+            ends_switched=self.profile.switch_ends
+            and (self.period - 1 + self._half_switches) % 2 == 1,
             shootout=None if self.shootout is None else self.shootout.to_dict(),
+            timeouts=None if self.timeouts is None else self.timeouts.shown(now),
+            penalties=[] if self.penalty_box is None else self.penalty_box.shown(play),
+            line_change=None if self.line_change is None else self.line_change.shown(now),
+            goalie_change={} if self.goalie_change is None else self.goalie_change.shown(now),
+            early_intermission=self._early_break_left_s is not None,
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -233,6 +289,7 @@ class Match:
 
     def commands(self) -> CommandTable:
         """Every command this match takes, with the names of its arguments."""
+        kinds = "|".join(self.profile.penalties.kinds) if self.profile.penalties else "kind"
         return {
             "start": (self.start, ()),
             "pause": (self.pause, ()),
@@ -240,7 +297,7 @@ class Match:
             "resume": (self.resume, ("faceoff?",)),
             "toggle": (self.toggle, ()),
             "reset": (self.reset, ()),
-            "goal": (self.goal, ("home|away",)),
+            "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
             "faceoff": (self.faceoff, ()),
             "undo": (self.undo, ()),
             "passive": (self.passive_play, ("home|away",)),
@@ -248,6 +305,12 @@ class Match:
             "walkout": (self.walkout, ("home|away",)),
             "replay": (self.replay, ()),
             "shot": (self.shot, ("home|away", "scored|missed")),
+            "timeout": (self.timeout, ("home|away",)),
+            "penalty": (self.penalty, ("home|away", kinds, "player?")),
+            "penalty-cancel": (self.penalty_cancel, ("home|away", "number?")),
+            "linechange": (self.linechange, ()),
+            "early-intermission": (self.early_intermission, ()),
+            "goalie-change": (self.goalie_change_begin, ("home|away",)),
         }
 
     def start(self, now: float) -> list[Effect]:
@@ -289,6 +352,7 @@ class Match:
         self.clock = self.clock.started(now)
         effects = self._goto(Phase.RUNNING)
         effects.append(self._sound(SignalKind.RESUME, now, remaining_s=self._remaining_s(now)))
+        effects.extend(self._play_restarts(now))
         if how or self.guard.on_resume:
             effects.extend(self._faceoff_at(now))
         return effects
@@ -311,22 +375,32 @@ class Match:
         self.result = None
         self.shootout = None
         self.replays = 0
+        self._fresh_records()
         self.phase = Phase.IDLE
         if previous is Phase.IDLE:
             return [Notice("reset: already idle")]
         return [PhaseChanged(Phase.IDLE, previous)]
 
-    def goal(self, now: float, side_word: str) -> list[Effect]:
-        """Enter a goal. It counts unless it came before the start (ITHF 5.1), inside the
+    def goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
+        """Enter a goal, optionally with the scorer's and up to two assistants' shirt numbers
+        (ISBHF 420-422). It counts unless it came before the start (ITHF 5.1), inside the
         faceoff guard (5.6), at or after the final signal (6.5) or during an interruption
         (10.3); an entry that does not count is kept with its reason and sounds "no goal".
-        The first counted goal of overtime ends the match (4.8)."""
+        The first counted goal of overtime ends the match (4.8). A counted goal against a
+        short-handed team ends its minor penalty (power-play goal)."""
         side = self._side(side_word)
         if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
             raise CommandRefused(self._why_not("goal"))
+        try:
+            numbers = [parse_player(p) for p in players]
+        except ValueError as exc:
+            raise CommandRefused(f"goal refused: {exc}") from exc
+        if len(set(numbers)) < len(numbers):
+            raise CommandRefused("goal refused: the scorer and the assistants are different "
+                                 "players (ISBHF 420-422)")
         reason = self._goal_rejection(now)
         goal = Goal(side, self.play_s(now), reason is None, reason, self.period, self.overtime,
-                    now)
+                    now, numbers[0] if numbers else None, tuple(numbers[1:]))
         self.sheet.add(goal)
         effects: list[Effect] = [goal]
         if self.phase is Phase.RUNNING:
@@ -340,6 +414,15 @@ class Match:
         else:
             self.guard.pending = True  # play restarts with a faceoff at the centre
             effects.append(self._sound(SignalKind.GOAL, now, remaining_s=self._remaining_s(now)))
+            power_play = None if self.penalty_box is None else \
+                self.penalty_box.power_play_goal(side, goal.match_time_s)
+            if power_play is not None:
+                ended, started = power_play
+                effects.append(self._sound(SignalKind.PENALTY_END, now,
+                                           remaining_s=self._remaining_s(now)))
+                effects.append(Notice(f"power-play goal: penalty {ended.number} "
+                                      f"({_penalty_name(ended)}) is over"))
+                effects += _penalties_starting(started)
         return effects
 
     def faceoff(self, now: float) -> list[Effect]:
@@ -446,6 +529,127 @@ class Match:
             effects.extend(self._finish(Ending.SHOOTOUT, now, winner=winner))
         return effects
 
+    def timeout(self, now: float, side_word: str) -> list[Effect]:
+        """ISBHF 412: `side` takes its timeout: only while the clock is stopped, one per team
+        per match, not both teams in one stoppage. Its end sounds `timeout_end`."""
+        side = self._side(side_word)
+        if self.timeouts is None:
+            raise CommandRefused(f"timeout refused: profile {self.profile.name} has no timeouts")
+        if self.phase is not Phase.PAUSED:
+            why = "the clock is running; a timeout is asked for in a stoppage (ISBHF 412)" \
+                if self.phase is Phase.RUNNING else self._why_not("").partition(": ")[2]
+            raise CommandRefused(f"timeout refused: {why}")
+        try:
+            taken = self.timeouts.request(side, now, self.play_s(now), self.period)
+        except ValueError as exc:
+            raise CommandRefused(f"timeout refused: {exc}") from exc
+        return [Notice(f"timeout {side}: {taken.length_s:g} s (ISBHF 412)")]
+
+    def penalty(self, now: float, side_word: str, kind: str, player: str = "") -> list[Effect]:
+        """Give `side` a penalty of `kind` (minor, major, misconduct), optionally naming the
+        player. It is served in game time; it waits while two of the team's run."""
+        side = self._side(side_word)
+        box = self._penalties("penalty")
+        try:
+            given = box.give(side, kind, parse_player(player) if player else None,
+                             self.play_s(now), self.period)
+        except ValueError as exc:
+            raise CommandRefused(f"penalty refused: {exc}") from exc
+        state = "running" if given.running else "waiting (two of the team's run)"
+        return [Notice(f"penalty {given.number}: {_penalty_name(given)} "
+                       f"{_mmss(given.rule.duration_s)}, {state}")]
+
+    def penalty_cancel(self, now: float, side_word: str, number: str = "") -> list[Effect]:
+        """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
+        a penalty entered by mistake. A waiting penalty may take its place."""
+        side = self._side(side_word)
+        box = self._penalties("penalty-cancel")
+        if number and not number.isdigit():
+            raise CommandRefused(f"penalty-cancel takes a penalty number, not {number!r}")
+        try:
+            lifted, started = box.cancel(side, int(number) if number else None,
+                                         self.play_s(now))
+        except ValueError as exc:
+            raise CommandRefused(f"penalty-cancel refused: {exc}") from exc
+        return [Notice(f"penalty {lifted.number} cancelled: {_penalty_name(lifted)}"),
+                *_penalties_starting(started)]
+
+    def linechange(self, now: float) -> list[Effect]:
+        """ISBHF 404b: start the line-change stages (visitors, home, faceoff preparation),
+        each 5 s, with a `line_change` signal after each (as many beeps as its number)."""
+        rule = self.profile.line_change
+        if rule is None:
+            raise CommandRefused(f"linechange refused: profile {self.profile.name} has no "
+                                 "line-change helper")
+        if self.phase is not Phase.PAUSED:
+            why = "teams change lines in a stoppage (ISBHF 404b); stop the clock first" \
+                if self.phase is Phase.RUNNING else self._why_not("").partition(": ")[2]
+            raise CommandRefused(f"linechange refused: {why}")
+        running = None if self.line_change is None else self.line_change.shown(now)
+        if running is not None:
+            raise CommandRefused(f"linechange refused: a line change runs (stage "
+                                 f"{running['number']} of {running['stages']}, "
+                                 f"{running['stage']})")
+        self.line_change = LineChange(rule, now)
+        return [Notice("line change: " + ", ".join(
+            f"{stage} {rule.stage_s:g} s" for stage in rule.stages) + " (ISBHF 404b)")]
+
+    def early_intermission(self, now: float) -> list[Effect]:
+        """ISBHF 407 !2: after an unforeseen delay in the last minutes of a period before the
+        last, the intermission starts at once; the time left is played after it on the same
+        ends, and the next period then follows without an intermission."""
+        rest = self.profile.intermission
+        window = None if rest is None else rest.early_window_s
+        if rest is None or window is None:
+            raise CommandRefused(f"early-intermission refused: profile {self.profile.name} "
+                                 "has no early intermission")
+        if self.phase is not Phase.PAUSED:
+            why = "stop the clock for the delay first" if self.phase is Phase.RUNNING else \
+                self._why_not("").partition(": ")[2]
+            raise CommandRefused(f"early-intermission refused: {why}")
+        if self.overtime or self.period >= self.profile.periods:
+            raise CommandRefused("early-intermission refused: ISBHF 407 !2 allows it only in a "
+                                 "period followed by an intermission (the 1st or 2nd)")
+        if self._early_break_left_s is not None:
+            raise CommandRefused("early-intermission refused: this period's intermission was "
+                                 "already taken")
+        left = self._remaining_s(now)
+        if left > window:
+            raise CommandRefused(f"early-intermission refused: {_mmss(left)} is left, and ISBHF "
+                                 f"407 !2 allows it only in the last {_mmss(window)} of a period")
+        self._close_interruption(now)
+        self._early_break_left_s = left
+        effects: list[Effect] = [Notice(f"early intermission: {_mmss(left)} of period "
+                                        f"{self.period} follows it, on the same ends "
+                                        "(ISBHF 407 !2)")]
+        return effects + self._start_break("intermission", now, rest.length_s, rest.warning_s)
+
+    def goalie_change_begin(self, now: float, side_word: str) -> list[Effect]:
+        """ISBHF 408: `side` has no goalie who can go on; it gets ten minutes to dress
+        another player. The countdown ends with `goalie_change_end`, or with the faceoff."""
+        side = self._side(side_word)
+        if self.goalie_change is None:
+            raise CommandRefused(f"goalie-change refused: profile {self.profile.name} has no "
+                                 "goalie-change countdown")
+        if self.phase not in (Phase.PAUSED, Phase.BREAK):
+            why = "the clock is running; stop it first" if self.phase is Phase.RUNNING else \
+                self._why_not("").partition(": ")[2]
+            raise CommandRefused(f"goalie-change refused: {why}")
+        try:
+            self.goalie_change.begin(side, now)
+        except ValueError as exc:
+            raise CommandRefused(f"goalie-change refused: {exc}") from exc
+        return [Notice(f"goalie change {side}: {_mmss(self.goalie_change.length_s)} to dress "
+                       "a goalie (ISBHF 408)")]
+
+    def _penalties(self, command: str) -> PenaltyBox:
+        if self.penalty_box is None:
+            raise CommandRefused(f"{command} refused: profile {self.profile.name} has no "
+                                 "penalties")
+        if self.phase in (Phase.IDLE, Phase.PRE_SIGNAL, Phase.SHOOTOUT, Phase.FINISHED):
+            raise CommandRefused(self._why_not(command))
+        return self.penalty_box
+
     def _why_not(self, command: str) -> str:
         hints = {
             Phase.IDLE: "no match is running; press START to begin",
@@ -483,6 +687,11 @@ class Match:
                 else self._begin_play
             steps.append((self.start_at, end))
         elif self.phase is Phase.RUNNING:
+            # Listed first: a penalty that runs out with the period ends in that period.
+            if self.penalty_box is not None and (p := self.penalty_box.next_end()) is not None:
+                due = self._when_played(p.ends_s() or 0.0)
+                if due is not None:
+                    steps.append((due, self._penalty_over))
             if self._next < len(self._plan):
                 due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
                 if due is not None:
@@ -495,6 +704,13 @@ class Match:
                 due = self._when_played(warning[0])
                 if due is not None:
                     steps.append((due, self._passive_warning))
+        # Countdowns of real time, which exist only while the clock stands still.
+        if self.timeouts is not None and (at := self.timeouts.ends_at()) is not None:
+            steps.append((at, self._timeout_over))
+        if self.line_change is not None and (at := self.line_change.next_end()) is not None:
+            steps.append((at, self._line_change_stage))
+        if self.goalie_change is not None and (goalie := self.goalie_change.next_end()):
+            steps.append((goalie[0], self._goalie_change_over))
         # Stable: on a tie the planned signal (listed first) wins, so a final ends the rest.
         return min(steps, key=lambda s: s[0], default=None)
 
@@ -514,6 +730,7 @@ class Match:
         self._break_kind = None
         effects = self._goto(Phase.RUNNING)
         effects.append(self._sound(kind, at, remaining_s=self._remaining_s(at)))
+        effects.extend(self._play_restarts(at))
         effects.extend(self._faceoff_at(at))
         return effects
 
@@ -522,7 +739,7 @@ class Match:
         self.overtime = True
         self.period += 1
         self.clock = MatchClock(math.inf if overtime.length_s is None else overtime.length_s)
-        self._plan = overtime_plan(overtime)
+        self._plan = overtime_plan(overtime, self.profile.half_period_signal)
         self._next = 0
 
     def _start_break(self, kind: BreakKind, at: float, length_s: float,
@@ -552,8 +769,60 @@ class Match:
         self._next += 1
         effects: list[Effect] = [self._sound(planned.kind, due, planned.beeps,
                                              planned.remaining_s)]
+        if planned.kind is SignalKind.HALF_PERIOD:
+            self._half_switches += 1  # ISBHF 407 !3
         if planned.kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
             effects.extend(self._end_period(planned.at_elapsed_s, due))
+        return effects
+
+    def _penalty_over(self, at: float) -> list[Effect]:
+        box = self.penalty_box
+        ended = None if box is None else box.next_end()
+        if box is None or ended is None:
+            return []
+        started = box.expire(ended)
+        effects: list[Effect] = [
+            self._sound(SignalKind.PENALTY_END, at, remaining_s=self._remaining_s(at)),
+            Notice(f"penalty {ended.number} over: {_penalty_name(ended)}")]
+        return effects + _penalties_starting(started)
+
+    def _timeout_over(self, at: float) -> list[Effect]:
+        if self.timeouts is None or self.timeouts.end(at) is None:
+            return []
+        return [self._sound(SignalKind.TIMEOUT_END, at, remaining_s=self._remaining_s(at))]
+
+    def _line_change_stage(self, at: float) -> list[Effect]:
+        if self.line_change is None:
+            return []
+        _, number = self.line_change.finish_stage()
+        if self.line_change.over:
+            self.line_change = None
+        return [self._sound(SignalKind.LINE_CHANGE, at, number, self._remaining_s(at))]
+
+    def _goalie_change_over(self, at: float) -> list[Effect]:
+        due = None if self.goalie_change is None else self.goalie_change.next_end()
+        if self.goalie_change is None or due is None:
+            return []
+        self.goalie_change.end(due[1])
+        return [self._sound(SignalKind.GOALIE_CHANGE_END, at, remaining_s=self._remaining_s(at)),
+                Notice(f"goalie change {due[1]}: the time is over (ISBHF 408)")]
+
+    def _play_restarts(self, now: float) -> list[Effect]:
+        """The clock starts: the stoppage and whatever ran in it are over (the timeout, the
+        line change, the goalie's dressing time)."""
+        effects: list[Effect] = []
+        if self.timeouts is not None:
+            ended = self.timeouts.play_started(now)
+            if ended is not None:
+                effects.append(Notice(f"timeout {ended.side} ended by the faceoff after "
+                                      f"{ended.lasted_s or 0.0:.0f} s"))
+        if self.line_change is not None:
+            effects.append(Notice("line change ended by the faceoff"))
+            self.line_change = None
+        if self.goalie_change is not None:
+            for side in list(self.goalie_change.ends_at):
+                self.goalie_change.end(side)
+                effects.append(Notice(f"goalie change {side} ended by the faceoff"))
         return effects
 
     def _guard_over(self, at: float) -> list[Effect]:
@@ -571,6 +840,8 @@ class Match:
         self.clock = self.clock.stopped_at_elapsed(at_elapsed_s)
         self.guard.clear()
         self.passive.clear()
+        self._log_period(at_elapsed_s)
+        early = self._early_break_left_s is not None
         if self.overtime:  # a timed overtime ran out without a goal
             ot = self.profile.overtime
             rounds = None if ot is None else ot.shootout_rounds
@@ -585,6 +856,9 @@ class Match:
             # after the intermission if the profile has one (410).
             self.guard.on_resume = True
             rest = self.profile.intermission
+            if early:  # ISBHF 407 !2: the intermission was taken; the next period follows
+                return [*self._goto(Phase.PAUSED),
+                        Notice("no intermission: it was taken early (ISBHF 407 !2)")]
             if rest is None:
                 return self._goto(Phase.PAUSED)
             return self._start_break("intermission", at, rest.length_s, rest.warning_s)
@@ -607,6 +881,15 @@ class Match:
         self._break_kind = None
         self.guard.clear()
         self.passive.clear()
+        if self.clock.elapsed(at) > 0:
+            self._log_period(self.clock.elapsed(at))
+        if self.penalty_box is not None:
+            self.penalty_box.close(self.play_s(at))
+        if self.timeouts is not None:
+            self.timeouts.end(at)
+        if self.goalie_change is not None:
+            self.goalie_change.ends_at.clear()
+        self.line_change = None
         winner = winner or self.sheet.leader()
         points = None
         if self.profile.points:  # ISBHF 413a: win, tie, loss
@@ -654,13 +937,46 @@ class Match:
         self.overtime = False
         self.guard.clear()
         self.passive.clear()
+        self.line_change = None
+        self.periods_played = []
+        self._half_switches = 0
         self._enter_period(1)
+
+    def _fresh_records(self) -> None:
+        """Penalties, timeouts and countdowns as the profile has them, none used yet."""
+        rules = self.profile
+        self.penalty_box = None if rules.penalties is None else PenaltyBox(rules.penalties)
+        self.timeouts = None if rules.timeouts is None else Timeouts(rules.timeouts)
+        self.goalie_change = None if rules.goalie_change_s is None else \
+            GoalieChange(rules.goalie_change_s)
+        self.line_change = None
 
     def _enter_period(self, period: int) -> None:
         self.period = period
         self.clock = MatchClock(self.profile.period_s)
         self._plan = signal_plan(self.profile, period)
         self._next = 0
+        self._early_break_left_s = None
+
+    def _log_period(self, played_s: float) -> None:
+        """Keep the current period as played, once (a shootout's end does not add one)."""
+        if self.periods_played and self.periods_played[-1].period == self.period:
+            return
+        self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s,
+                                                self._early_break_left_s))
+
+    def _periods_record(self) -> list[dict[str, Any]]:
+        """The periods for the results, each with the goals counted in it."""
+        out = []
+        for p in self.periods_played:
+            goals = dict.fromkeys((s.value for s in Side), 0)
+            for goal in self.sheet.goals:
+                if goal.counted and goal.period == p.period and goal.reason is None:
+                    goals[goal.side.value] += 1
+            out.append({"period": p.period, "overtime": p.overtime,
+                        "played_s": round(p.played_s, 3), "goals": goals,
+                        "early_intermission_left_s": p.early_intermission_left_s})
+        return out
 
     def _remaining_s(self, now: float) -> float:
         remaining = self.clock.remaining(now)
@@ -682,6 +998,15 @@ class Match:
         if kind not in ACKNOWLEDGEMENTS:
             self.last_signal = signal
         return signal
+
+
+def _penalties_starting(started: list[Penalty]) -> list[Effect]:
+    return [Notice(f"penalty {p.number} starts: {_penalty_name(p)}") for p in started]
+
+
+def _penalty_name(penalty: Penalty) -> str:
+    player = f" #{penalty.player}" if penalty.player else ""
+    return f"{penalty.side}{player} {penalty.kind}"
 
 
 def _mmss(seconds: float) -> str:

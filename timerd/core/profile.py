@@ -8,7 +8,9 @@ where in each period the timed signals sound. Built-in profiles are TOML files i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from timerd.core.effects import SignalKind
@@ -71,14 +73,97 @@ class Intermission:
 
     length_s: float = 600.0
     warning_s: float | None = 60.0
+    #: ISBHF 407 !2: after an unforeseen delay in this much time left of a period that is not
+    #: the last, the referee may start the intermission at once (none: not allowed).
+    early_window_s: float | None = None
 
     def problems(self) -> list[str]:
         out = []
         if self.length_s <= 0:
             out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
+        if self.early_window_s is not None and self.early_window_s <= 0:
+            out.append(f"early_window_s = {self.early_window_s:g}: must be longer than 0 s "
+                       "(or none)")
         if self.warning_s is not None and not 0 < self.warning_s < self.length_s:
             out.append(f"warning_s = {self.warning_s:g}: must lie inside the intermission, "
                        f"between 0 and {self.length_s:g} s (or none)")
+        return out
+
+
+@dataclass(frozen=True)
+class TimeoutRule:
+    """ISBHF 412: each team may take `per_team` timeouts of `length_s` in a match, asked for
+    while the clock is stopped; both teams may not take one in the same stoppage."""
+
+    per_team: int = 1
+    length_s: float = 30.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.per_team < 1:
+            out.append(f"per_team = {self.per_team}: at least one (or leave [timeouts] out)")
+        if self.length_s <= 0:
+            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
+        return out
+
+
+@dataclass(frozen=True)
+class PenaltyKind:
+    """One kind of penalty: how long it runs in game time, and how it affects the team."""
+
+    duration_s: float
+    #: The team plays one player short while it runs, so it counts toward `max_running` and a
+    #: goal against the team is a power-play goal. False for a misconduct: the player sits out
+    #: but is replaced at once.
+    short_handed: bool = True
+    #: A minor penalty ends early when the opponent scores while the team is short-handed.
+    ends_on_goal: bool = False
+
+
+def _default_penalty_kinds() -> Mapping[str, PenaltyKind]:
+    return MappingProxyType({
+        "minor": PenaltyKind(120.0, ends_on_goal=True),
+        "major": PenaltyKind(300.0),
+        "misconduct": PenaltyKind(600.0, short_handed=False),
+    })
+
+
+@dataclass(frozen=True)
+class PenaltyRules:
+    """Penalty clocks that run only while the game clock runs (minor 2:00, major 5:00,
+    misconduct 10:00 by default); at most `max_running` short-handed penalties of a team run at
+    once, the others wait their turn."""
+
+    kinds: Mapping[str, PenaltyKind] = field(default_factory=_default_penalty_kinds)
+    max_running: int = 2
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.kinds:
+            out.append("kinds: give at least one kind (or leave [penalties] out)")
+        for name, kind in self.kinds.items():
+            if kind.duration_s <= 0:
+                out.append(f"kinds.{name}.duration_s = {kind.duration_s:g}: must be longer "
+                           "than 0 s")
+        if self.max_running < 1:
+            out.append(f"max_running = {self.max_running}: at least one")
+        return out
+
+
+@dataclass(frozen=True)
+class LineChangeRule:
+    """ISBHF 404b: in a stoppage the visitors get 5 s to change, then the home team 5 s, then
+    the teams have 5 s to line up for the faceoff; a signal after each stage."""
+
+    stages: tuple[str, ...] = ("visitors", "home", "faceoff")
+    stage_s: float = 5.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.stages:
+            out.append("stages: give at least one stage")
+        if self.stage_s <= 0:
+            out.append(f"stage_s = {self.stage_s:g}: must be longer than 0 s")
         return out
 
 
@@ -116,6 +201,21 @@ class Profile:
     switch_ends: bool = False
     #: ISBHF 413a: points for a win, a tie and a loss, shown in the result (empty: none).
     points: tuple[int, ...] = ()
+    #: ISBHF 412: timeouts (none: this profile has none).
+    timeouts: TimeoutRule | None = None
+    #: Penalty clocks (none: this profile has none).
+    penalties: PenaltyRules | None = None
+    #: ISBHF 404b: the line-change helper (none: not offered).
+    line_change: LineChangeRule | None = None
+    #: ISBHF 408: time a team gets to dress a new goalie (none: no countdown).
+    goalie_change_s: float | None = None
+    #: ISBHF 407 !3: on outdoor rinks a signal at half of the last period and of a timed
+    #: overtime, where the teams switch ends.
+    half_period_signal: bool = False
+    #: The horn relay (a loud 12 V horn): for each signal that blows it, one pulse as on, off,
+    #: on, ... seconds. Empty: the horn stays silent.
+    horn: Mapping[SignalKind, tuple[float, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def problems(self) -> list[str]:
         out = []
@@ -157,4 +257,11 @@ class Profile:
                            f"period, between 0 and {self.period_s:g} s")
             if s.beeps < 1:
                 out.append(f"{where}.beeps = {s.beeps}: at least one beep")
+        if self.goalie_change_s is not None and self.goalie_change_s <= 0:
+            out.append(f"goalie_change_s = {self.goalie_change_s:g}: must be longer than 0 s "
+                       "(or none)")
+        for kind, pattern in self.horn.items():
+            if len(pattern) % 2 == 0 or min(pattern, default=0) <= 0:
+                out.append(f"horn.{kind} = {list(pattern)}: give on, off, on, ... seconds, "
+                           "all positive, starting and ending with on")
         return out

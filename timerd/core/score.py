@@ -77,12 +77,15 @@ class Goal:
     period: int = 1
     overtime: bool = False
     at: float = 0.0
+    scorer: str | None = None  # ISBHF 420-422: shirt numbers, when entered
+    assists: tuple[str, ...] = ()  # at most two (ISBHF 422)
 
     def to_dict(self, wall_time: float | None = None) -> dict[str, Any]:
         return {"side": self.side.value, "match_time_s": round(self.match_time_s, 3),
                 "wall_time": wall_time, "counted": self.counted,
                 "reason": None if self.reason is None else self.reason.value,
-                "period": self.period, "overtime": self.overtime}
+                "period": self.period, "overtime": self.overtime,
+                "scorer": self.scorer, "assists": list(self.assists)}
 
 
 @dataclass

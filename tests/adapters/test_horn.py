@@ -1,0 +1,106 @@
+"""Ball hockey's GPIO parts through gpiozero's MockFactory on virtual time: the horn relay and the
+LINE CHANGE button (ISBHF 404b)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from gpiozero.pins import mock
+
+from tests.conftest import Recorder, run_virtual
+from timerd import profiles
+from timerd.adapters.gpio import GpioBoard
+from timerd.config import Config, GpioConfig
+from timerd.core.effects import Signal, SignalKind
+from timerd.core.match import Match
+from timerd.service import Service
+
+
+def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
+                script: list[tuple[float, str]], *, watch_from: float,
+                until: float) -> list[tuple[float, bool]]:
+    """Play `script` on isbhf with the board on `factory`; the horn pin's (gap, level) changes
+    from `watch_from` on, the first entry being its level then."""
+
+    async def main() -> list[tuple[float, bool]]:
+        loop = asyncio.get_running_loop()
+        monkeypatch.setattr(mock, "monotonic", loop.time)  # pin timestamps on virtual time
+        service = Service(Match(profiles.load("isbhf")))
+        board = GpioBoard(gpio, Config().signals, service, factory)
+        service.outputs += [board.buzzers, board.horn, board.leds]
+        t0 = loop.time()
+        for t, words in script:
+            loop.call_at(t0 + t, lambda w=words: service.execute(*w.split()))
+        pin = factory.pin(gpio.horn_pin)
+        loop.call_at(t0 + watch_from, pin.clear_states)
+        task = asyncio.create_task(service.run())
+        await asyncio.sleep(until)
+        task.cancel()
+        states = [(round(s.timestamp, 6), bool(s.state)) for s in pin.states]
+        board.close()  # (gpiozero then releases the pin; that edge is not ours)
+        return states
+
+    result: list[tuple[float, bool]] = run_virtual(main)
+    return result
+
+
+def test_horn_relay_blows_the_profiles_pulse_at_the_period_end(mock_factory, monkeypatch):
+    # A relay module that switches on while its input is low: idle high, one 1.5 s low pulse
+    # at 15:00 of net time (the profile's [horn] period_end), nothing for the whistles.
+    gpio = replace(GpioConfig(), horn_active_high=False)
+    states = horn_states(mock_factory, monkeypatch, gpio,
+                         [(0, "start"), (100, "stop"), (110, "start")], watch_from=0.5,
+                         until=915)
+    assert len(states) == 3
+    assert states == [(0.0, True), (909.5, False), (1.5, True)]
+
+
+def test_horn_relay_final_signal_pattern_active_high(mock_factory, monkeypatch):
+    # The final signal (after three periods and two 10:00 intermissions): on 1.0, off 0.4,
+    # on 2.0 s. Active high: idle low.
+    states = horn_states(mock_factory, monkeypatch, GpioConfig(),
+                         [(0, "start"), (1500, "start"), (3000, "start")], watch_from=3890,
+                         until=3910)
+    assert len(states) == 5
+    assert states == [(0.0, False), (10.0, True), (1.0, False), (0.4, True), (2.0, False)]
+
+
+def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_factory,
+                                                                       monkeypatch):
+    async def main() -> tuple[list[tuple[float, int]], list[str]]:
+        loop = asyncio.get_running_loop()
+        monkeypatch.setattr(mock, "monotonic", loop.time)
+        service = Service(Match(profiles.load("isbhf")))
+        recorder = Recorder(loop, loop.time())
+        gpio = GpioConfig()
+        board = GpioBoard(gpio, Config().signals, service, mock_factory)
+        service.outputs += [board.buzzers, board.horn, recorder]
+        task = asyncio.create_task(service.run())
+        service.execute("start")
+        await asyncio.sleep(60)
+        button = mock_factory.pin(gpio.line_change_pin)
+        button.drive_low()  # pressed while the clock runs: refused, play goes on
+        await asyncio.sleep(0.2)
+        button.drive_high()
+        await asyncio.sleep(10)
+        service.execute("stop")
+        await asyncio.sleep(2)
+        button.drive_low()  # t = 72.2: in the stoppage
+        await asyncio.sleep(0.2)
+        button.drive_high()
+        await asyncio.sleep(30)
+        task.cancel()
+        board.close()
+        stages = [(round(t, 6), e.beeps) for t, e, _ in recorder.seen
+                  if isinstance(e, Signal) and e.kind is SignalKind.LINE_CHANGE]
+        notices = [r["message"] for r in recorder.events("notice")]
+        return stages, notices
+
+    stages, notices = run_virtual(main)
+    # The press acts on its first edge (72.2); the stages end 5, 10 and 15 s later.
+    assert stages == [(77.2, 1), (82.2, 2), (87.2, 3)]
+    assert notices[0].startswith("linechange refused: teams change lines in a stoppage")
+    assert notices[1] == "line change: visitors 5 s, home 5 s, faceoff 5 s (ISBHF 404b)"

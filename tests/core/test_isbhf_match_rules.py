@@ -1,0 +1,269 @@
+"""Ball hockey's rules as the match composes them, with literal times: penalties in game time,
+timeouts, the early intermission, the outdoor half-time signal, the goalie countdown, scorers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind
+from timerd.core.match import Match
+
+
+def kinds(effects: list) -> list[SignalKind]:
+    return [e.kind for e in effects if isinstance(e, Signal)]
+
+
+def started(profile: str = "isbhf") -> Match:
+    match = Match(profiles.load(profile))
+    match.handle("start", 0.0)
+    return match
+
+
+def test_penalty_expiry_is_a_deadline_of_the_game_clock() -> None:
+    match = started()
+    match.handle("stop", 100.0)
+    match.handle("penalty", 101.0, "away", "minor", "8")
+    assert match.next_deadline() is None  # the clock is stopped: nothing runs down
+    match.handle("start", 160.0)
+    assert match.next_deadline() == 280.0  # 2:00 of game time from the restart
+    assert match.status(200.0).penalties[0]["remaining_s"] == 80.0
+    effects = match.poll(280.0)
+    assert kinds(effects) == [SignalKind.PENALTY_END]
+    assert match.status(281.0).penalties == []
+
+
+def test_a_penalty_ending_with_the_period_ends_in_that_period() -> None:
+    match = started()
+    match.handle("stop", 780.0)
+    match.handle("penalty", 780.0, "home", "minor")
+    match.handle("start", 790.0)  # it runs out at 15:00 of the period, as the period ends
+    effects = match.poll(910.0)
+    assert kinds(effects) == [SignalKind.PENALTY_END, SignalKind.PERIOD_END]
+    assert match.result is None
+
+
+def test_a_penalty_given_in_the_intermission_starts_with_the_next_period() -> None:
+    match = started()
+    match.poll(900.0)
+    match.handle("penalty", 950.0, "home", "major", "5")
+    match.poll(1500.0)
+    match.handle("start", 1510.0)
+    assert match.status(1570.0).penalties[0]["remaining_s"] == 240.0
+    assert kinds(match.poll(1810.0)) == [SignalKind.PENALTY_END]
+
+
+def test_penalty_commands_are_refused_with_reasons() -> None:
+    with pytest.raises(CommandRefused, match="profile ithf has no penalties"):
+        started("ithf").handle("penalty", 30.0, "home", "minor")
+    with pytest.raises(CommandRefused, match="no match is running"):
+        Match(profiles.load("isbhf")).handle("penalty", 0.0, "home", "minor")
+    match = started()
+    with pytest.raises(CommandRefused, match="no penalty kind 'minr'"):
+        match.handle("penalty", 10.0, "home", "minr")
+    with pytest.raises(CommandRefused, match="takes a penalty number"):
+        match.handle("penalty-cancel", 10.0, "home", "x")
+    usage = "penalty takes <home|away> <minor|major|misconduct> [player], got 0"
+    with pytest.raises(CommandRefused, match=usage.replace("|", r"\|").replace("[", r"\[")):
+        match.handle("penalty", 10.0)
+
+
+def test_isbhf_412_timeout_refusals_and_the_timeout_clock() -> None:
+    with pytest.raises(CommandRefused, match="profile ithf has no timeouts"):
+        started("ithf").handle("timeout", 30.0, "home")
+    match = started()
+    with pytest.raises(CommandRefused, match="the clock is running; a timeout is asked for in "
+                                             r"a stoppage \(ISBHF 412\)"):
+        match.handle("timeout", 50.0, "home")
+    match.handle("stop", 60.0)
+    match.handle("timeout", 61.0, "home")
+    assert match.next_deadline() == 91.0
+    assert kinds(match.poll(91.0)) == [SignalKind.TIMEOUT_END]
+    assert match.status(92.0).timeouts == {"home": {"left": 0, "remaining_s": None},
+                                           "away": {"left": 1, "remaining_s": None}}
+    match.poll(900.0 + 10)  # nothing: the clock is stopped
+    match.handle("start", 100.0)
+    match.poll(940.0)  # the period ends at 15:00 net: an intermission
+    assert match.phase is Phase.BREAK
+    with pytest.raises(CommandRefused, match="timeout refused: a timed break runs"):
+        match.handle("timeout", 950.0, "away")
+
+
+def test_a_faceoff_during_a_timeout_ends_it() -> None:
+    match = started()
+    match.handle("stop", 60.0)
+    match.handle("timeout", 61.0, "away")
+    effects = match.handle("start", 75.0)
+    assert Notice("timeout away ended by the faceoff after 14 s") in effects
+    assert match.next_deadline() == 900.0 + 15.0  # only the period end is left
+    assert match.timeouts is not None
+    assert match.timeouts.taken[0].lasted_s == 14.0
+
+
+def test_isbhf_407_2_early_intermission_refusals() -> None:
+    with pytest.raises(CommandRefused, match="profile ithf has no early intermission"):
+        started("ithf").handle("early-intermission", 30.0)
+    match = started()
+    with pytest.raises(CommandRefused, match="stop the clock for the delay first"):
+        match.handle("early-intermission", 500.0)
+    match.handle("stop", 500.0)
+    with pytest.raises(CommandRefused, match=r"6:40 is left, and ISBHF 407 !2 allows it only "
+                                             r"in the last 5:00 of a period"):
+        match.handle("early-intermission", 510.0)
+    # Period 3: there is no intermission to bring forward.
+    late = started()
+    for t in (1500.0, 3000.0):
+        late.poll(t)
+        late.handle("start", t)
+    late.handle("stop", 3800.0)
+    with pytest.raises(CommandRefused, match="only in a period followed by an intermission"):
+        late.handle("early-intermission", 3801.0)
+
+
+def test_isbhf_407_2_early_intermission_carries_the_time_left_and_skips_the_next() -> None:
+    match = started()
+    match.handle("stop", 700.0)  # 3:20 left
+    effects = match.handle("early-intermission", 710.0)
+    assert Notice("early intermission: 3:20 of period 1 follows it, on the same ends "
+                  "(ISBHF 407 !2)") in effects
+    status = match.status(720.0)
+    assert (status.phase, status.break_kind, status.early_intermission) == (
+        Phase.BREAK, "intermission", True)
+    assert status.remaining_s == 200.0
+    assert kinds(match.poll(1310.0)) == [SignalKind.BREAK_WARNING, SignalKind.INTERMISSION_END]
+    assert (match.period, match.status(1310.0).ends_switched) == (1, False)
+    with pytest.raises(CommandRefused, match="already taken"):
+        match.handle("early-intermission", 1315.0)
+    match.handle("start", 1320.0)
+    effects = match.poll(1520.0)
+    assert kinds(effects) == [SignalKind.PERIOD_END]
+    assert Notice("no intermission: it was taken early (ISBHF 407 !2)") in effects
+    status = match.status(1520.0)
+    assert (status.phase, status.period, status.ends_switched, status.early_intermission) == (
+        Phase.PAUSED, 2, True, False)
+
+
+def test_isbhf_407_3_half_time_signal_outdoors() -> None:
+    outdoor = replace(profiles.load("isbhf-playoff"), half_period_signal=True)
+    match = Match(outdoor)
+    match.handle("start", 0.0)
+    assert kinds(match.poll(450.0)) == []  # not in the 1st period
+    for t in (1500.0, 3000.0):
+        match.poll(t)
+        match.handle("start", t)
+    assert match.status(3000.0).ends_switched is False  # period 3 on the starting ends
+    assert kinds(match.poll(3450.0)) == [SignalKind.HALF_PERIOD]
+    assert match.status(3451.0).ends_switched is True  # 407 !3: switched at half-time
+    match.poll(3900.0)  # 0:0, overtime after a 10:00 break
+    match.poll(4500.0)
+    match.handle("start", 4500.0)
+    assert match.status(4500.0).ends_switched is False  # switched again for overtime (401)
+    assert kinds(match.poll(4800.0)) == [SignalKind.HALF_PERIOD]
+    assert match.status(4801.0).ends_switched is True
+
+
+def test_isbhf_408_goalie_change_countdown() -> None:
+    match = started()
+    with pytest.raises(CommandRefused, match="the clock is running; stop it first"):
+        match.handle("goalie-change", 100.0, "home")
+    match.handle("stop", 100.0)
+    match.handle("goalie-change", 101.0, "home")
+    assert match.status(161.0).goalie_change == {"home": 540.0}
+    effects = match.poll(701.0)
+    assert kinds(effects) == [SignalKind.GOALIE_CHANGE_END]
+    assert match.status(702.0).goalie_change == {}
+    match.handle("goalie-change", 710.0, "away")
+    effects = match.handle("start", 800.0)  # dressed early: the faceoff ends the countdown
+    assert Notice("goalie change away ended by the faceoff") in effects
+    assert match.status(801.0).goalie_change == {}
+
+
+def test_isbhf_420_422_goal_with_scorer_and_assists() -> None:
+    match = started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home", "17", "4", "9")
+    match.handle("goal", 102.0, "away", "8")
+    assert [(g["scorer"], g["assists"]) for g in match.status(103.0).goals] == [
+        ("17", ["4", "9"]), ("8", [])]
+    with pytest.raises(CommandRefused, match="different players"):
+        match.handle("goal", 104.0, "home", "17", "17")
+    with pytest.raises(CommandRefused, match="shirt number"):
+        match.handle("goal", 104.0, "home", "seventeen")
+    with pytest.raises(CommandRefused, match="got 5"):
+        match.handle("goal", 104.0, "home", "1", "2", "3", "4")
+
+
+def test_the_result_holds_periods_penalties_and_timeouts() -> None:
+    match = started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 100.5, "home", "17")
+    match.handle("penalty", 101.0, "away", "minor", "3")
+    match.handle("timeout", 102.0, "away")
+    match.handle("start", 140.0)
+    for t in (1640.0, 3140.0):  # period ends at 940, 2440 (+600 intermissions)
+        match.poll(t)
+        match.handle("start", t)
+    match.poll(4100.0)
+    assert match.status(4100.0).phase is Phase.FINISHED
+    result = match.status(4100.0).result
+    assert result is not None
+    assert [(p["period"], p["played_s"], p["goals"]) for p in result["periods"]] == [
+        (1, 900.0, {"home": 1, "away": 0}), (2, 900.0, {"home": 0, "away": 0}),
+        (3, 900.0, {"home": 0, "away": 0})]
+    assert [(p["kind"], p["end"], p["ended_s"]) for p in result["penalties"]] == [
+        ("minor", "expired", 220.0)]
+    assert result["timeouts"] == [{"side": "away", "period": 1, "match_time_s": 100.0,
+                                   "lasted_s": 30.0}]
+
+
+def test_reset_forgets_penalties_and_timeouts() -> None:
+    match = started()
+    match.handle("stop", 10.0)
+    match.handle("penalty", 11.0, "home", "minor")
+    match.handle("timeout", 12.0, "home")
+    match.handle("reset", 13.0)
+    status = match.status(14.0)
+    assert status.penalties == []
+    assert status.timeouts == {"home": {"left": 1, "remaining_s": None},
+                               "away": {"left": 1, "remaining_s": None}}
+    assert match.next_deadline() is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(0.5, 90.0), min_size=1, max_size=40), st.sampled_from(
+    ["minor", "major", "misconduct"]))
+def test_a_penalty_is_served_in_exactly_its_game_time_whatever_the_stoppages(
+        gaps: list[float], kind: str) -> None:
+    # Whistles every `gap` s from the start; the penalty is given in the first stoppage. It
+    # ends after exactly its duration of running clock, however the stoppages fall, unless
+    # the period ends first.
+    match = started()
+    now = gaps[0]
+    match.handle("stop", now)
+    match.handle("penalty", now, "home", kind)
+    given_play = match.play_s(now)
+    ran = 0.0  # running clock since it was given, as the test counts it
+    ended_at_run = None
+    for gap in [*gaps[1:], 1000.0]:
+        running = match.phase is Phase.RUNNING
+        if not running:
+            match.handle("start", now)
+        for effect in match.poll(now + gap):
+            if isinstance(effect, Signal) and effect.kind is SignalKind.PENALTY_END:
+                ended_at_run = ran + (effect.due - now)
+        if match.phase is Phase.RUNNING:
+            ran += gap
+            now += gap
+            match.handle("stop", now)
+        else:
+            break  # the period ended
+        now += 1.0  # a second of stoppage
+        if ended_at_run is not None:
+            break
+    duration = {"minor": 120.0, "major": 300.0, "misconduct": 600.0}[kind]
+    if given_play + duration <= 900.0:
+        assert ended_at_run == pytest.approx(duration)

@@ -1,0 +1,191 @@
+"""Penalty clocks for ball hockey: minor, major and misconduct penalties (ISBHF part 4).
+
+A penalty is served in game time: it runs only while the game clock runs, so it is kept in
+net play time (seconds the match clock has run since the start, over all periods) and never
+ticks. A penalty that runs has a start in play time; its end is that start plus its duration,
+and the match turns that into a monotonic deadline through the clock.
+
+At most `max_running` short-handed penalties of a team run at once (a team plays at most two
+players short); the others wait and each starts the moment a running one ends, in the order
+they were given. A misconduct does not leave the team short (the player is replaced), so it
+runs at once and never waits. A minor ends early when the opponent scores while the penalised
+team is short-handed, i.e. has more short-handed penalties running than the opponent; of the
+team's running minors the one closest to its end is the one that ends.
+
+This module knows nothing of clocks or phases: the match passes play time in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from timerd.core.profile import PenaltyKind, PenaltyRules
+from timerd.core.score import Side
+
+#: A player is entered by shirt number (or a short code): what a scoreboard can show.
+PLAYER = re.compile(r"[0-9A-Za-z]{1,3}")
+
+
+def parse_player(word: str) -> str:
+    """A player's shirt number as entered; ValueError says what is accepted."""
+    if not PLAYER.fullmatch(word):
+        raise ValueError(f"player must be a shirt number (1 to 3 letters or digits), "
+                         f"not {word!r}")
+    return word
+
+
+class PenaltyEnd(StrEnum):
+    """Why a penalty is over."""
+
+    EXPIRED = "expired"  # served in full
+    GOAL = "goal"  # a minor ended by the opponent's power-play goal
+    CANCELLED = "cancelled"  # entered by mistake, or lifted by the referee
+    MATCH_OVER = "match_over"  # the match ended before it was served
+
+
+@dataclass
+class Penalty:
+    """One penalty, from being given to its end; times are play time (net seconds)."""
+
+    number: int  # 1, 2, ... in the order given: the handle for `penalty-cancel`
+    side: Side
+    kind: str
+    rule: PenaltyKind
+    player: str | None
+    given_s: float
+    period: int
+    started_s: float | None = None  # None while it waits for a place
+    ended_s: float | None = None
+    end: PenaltyEnd | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.started_s is not None and self.end is None
+
+    def ends_s(self) -> float | None:
+        """The play time it runs out, while it runs."""
+        if self.started_s is None or self.end is not None:
+            return None
+        return self.started_s + self.rule.duration_s
+
+    def remaining_s(self, play_s: float) -> float:
+        end = self.ends_s()
+        if end is None:
+            return 0.0 if self.end is not None else self.rule.duration_s
+        return max(0.0, end - play_s)
+
+    def shown(self, play_s: float) -> dict[str, Any]:
+        """As the status lists it (the scoreboard and serial display read this shape)."""
+        return {"number": self.number, "side": self.side.value, "kind": self.kind,
+                "player": self.player, "remaining_s": round(self.remaining_s(play_s), 3),
+                "running": self.running}
+
+    def record(self) -> dict[str, Any]:
+        """As the results file keeps it."""
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 3)
+
+        return {"number": self.number, "side": self.side.value, "kind": self.kind,
+                "player": self.player, "period": self.period, "duration_s": self.rule.duration_s,
+                "given_s": r(self.given_s), "started_s": r(self.started_s),
+                "ended_s": r(self.ended_s), "end": None if self.end is None else self.end.value}
+
+
+@dataclass
+class PenaltyBox:
+    """Every penalty of a match, and which of them run."""
+
+    rules: PenaltyRules
+    penalties: list[Penalty] = field(default_factory=list)
+
+    def give(self, side: Side, kind: str, player: str | None, play_s: float,
+             period: int) -> Penalty:
+        """A new penalty at `play_s`: it runs at once if its team has a place, else waits."""
+        rule = self.rules.kinds.get(kind)
+        if rule is None:
+            raise ValueError(f"no penalty kind {kind!r}; this profile has "
+                             + ", ".join(self.rules.kinds))
+        penalty = Penalty(len(self.penalties) + 1, side, kind, rule, player, play_s, period)
+        self.penalties.append(penalty)
+        self._start_waiting(play_s)
+        return penalty
+
+    def active(self) -> list[Penalty]:
+        return [p for p in self.penalties if p.end is None]
+
+    def short_handed_count(self, side: Side) -> int:
+        return sum(p.running and p.rule.short_handed and p.side is side for p in self.penalties)
+
+    def next_end(self) -> Penalty | None:
+        """The running penalty that runs out first (the earliest given on a tie)."""
+        running = [p for p in self.penalties if p.ends_s() is not None]
+        return min(running, key=lambda p: p.ends_s() or 0.0, default=None)
+
+    def expire(self, penalty: Penalty) -> list[Penalty]:
+        """`penalty` ran out at its end; returns the waiting penalties that start then."""
+        at = penalty.ends_s()
+        if at is None:
+            return []
+        self._end(penalty, PenaltyEnd.EXPIRED, at)
+        return self._start_waiting(at)
+
+    def power_play_goal(self, scorer: Side, play_s: float) -> tuple[Penalty, list[Penalty]] | None:
+        """A goal by `scorer` at `play_s`: ends the opponent's running minor closest to its end
+        if the opponent is short-handed; returns it and the waiting penalties that start."""
+        penalised = scorer.opponent
+        if self.short_handed_count(penalised) <= self.short_handed_count(scorer):
+            return None
+        minors = [p for p in self.penalties
+                  if p.side is penalised and p.running and p.rule.ends_on_goal]
+        if not minors:
+            return None
+        ended = min(minors, key=lambda p: p.ends_s() or 0.0)
+        self._end(ended, PenaltyEnd.GOAL, play_s)
+        return ended, self._start_waiting(play_s)
+
+    def cancel(self, side: Side, number: int | None,
+               play_s: float) -> tuple[Penalty, list[Penalty]]:
+        """Lift `side`'s penalty `number` (default: its last one given that is not over);
+        returns it and the waiting penalties that start in its place."""
+        mine = [p for p in self.active() if p.side is side]
+        if number is not None:
+            mine = [p for p in mine if p.number == number]
+        if not mine:
+            which = "" if number is None else f" {number}"
+            raise ValueError(f"{side} has no penalty{which} that is not over")
+        penalty = mine[-1]
+        self._end(penalty, PenaltyEnd.CANCELLED, play_s)
+        return penalty, self._start_waiting(play_s)
+
+    def close(self, play_s: float) -> None:
+        """The match is over: whatever is not served ends with it."""
+        for penalty in self.active():
+            self._end(penalty, PenaltyEnd.MATCH_OVER, play_s)
+
+    def shown(self, play_s: float) -> list[dict[str, Any]]:
+        """The penalties not over: running ones first (soonest end first), then waiting ones
+        in the order they will start, so a display that shows two per team shows those that
+        run."""
+        active = self.active()
+        running = sorted((p for p in active if p.running), key=lambda p: p.ends_s() or 0.0)
+        waiting = [p for p in active if not p.running]
+        return [p.shown(play_s) for p in running + waiting]
+
+    def _end(self, penalty: Penalty, how: PenaltyEnd, play_s: float) -> None:
+        penalty.end = how
+        penalty.ended_s = play_s
+
+    def _start_waiting(self, play_s: float) -> list[Penalty]:
+        started = []
+        for penalty in self.active():
+            if penalty.started_s is not None:
+                continue
+            if penalty.rule.short_handed and \
+                    self.short_handed_count(penalty.side) >= self.rules.max_running:
+                continue
+            penalty.started_s = play_s
+            started.append(penalty)
+        return started

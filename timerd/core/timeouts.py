@@ -1,0 +1,97 @@
+"""Team timeouts (ISBHF 412): one 30-s timeout per team per match, in a stoppage.
+
+A timeout is asked for while the game clock is stopped; both teams may not take one in the same
+stoppage; a team that has used its allowance is refused. The timeout clock runs in real
+(monotonic) time, not game time: the game clock stands still through it. It ends with a signal
+after its length, or earlier when the referee restarts play.
+
+The match tells this module when the clock starts (`play_started`), which ends the stoppage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from timerd.core.profile import TimeoutRule
+from timerd.core.score import Side
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """One timeout taken: when (period, play time, monotonic start) and how long it lasted."""
+
+    side: Side
+    period: int
+    match_time_s: float
+    started_at: float
+    length_s: float
+    lasted_s: float | None = None  # set when it is over
+
+    @property
+    def ends_at(self) -> float:
+        return self.started_at + self.length_s
+
+    def record(self) -> dict[str, Any]:
+        return {"side": self.side.value, "period": self.period,
+                "match_time_s": round(self.match_time_s, 3),
+                "lasted_s": None if self.lasted_s is None else round(self.lasted_s, 3)}
+
+
+@dataclass
+class Timeouts:
+    rule: TimeoutRule
+    taken: list[Timeout] = field(default_factory=list)
+    running: Timeout | None = None
+    _this_stoppage: Side | None = None  # the team that took one in the current stoppage
+
+    def left(self, side: Side) -> int:
+        return self.rule.per_team - sum(t.side is side for t in self.taken)
+
+    def request(self, side: Side, now: float, match_time_s: float, period: int) -> Timeout:
+        """Start `side`'s timeout; ValueError says why not. The match checks the clock is
+        stopped; this checks the allowance and the stoppage."""
+        if self.left(side) <= 0:
+            raise ValueError(f"{side} has used its {_count(self.rule.per_team)} "
+                             "(ISBHF 412: one per team per match)")
+        if self._this_stoppage is not None:
+            raise ValueError(f"{self._this_stoppage} took a timeout in this stoppage, and both "
+                             "teams may not take one in the same stoppage (ISBHF 412)")
+        timeout = Timeout(side, period, match_time_s, now, self.rule.length_s)
+        self.taken.append(timeout)
+        self.running = timeout
+        self._this_stoppage = side
+        return timeout
+
+    def ends_at(self) -> float | None:
+        return None if self.running is None else self.running.ends_at
+
+    def end(self, at: float) -> Timeout | None:
+        """The running timeout is over at `at` (run out, or play restarted); returns it."""
+        running = self.running
+        if running is None:
+            return None
+        done = replace(running, lasted_s=min(at - running.started_at, running.length_s))
+        self.taken[self.taken.index(running)] = done
+        self.running = None
+        return done
+
+    def play_started(self, now: float) -> Timeout | None:
+        """The clock started: the stoppage is over, and with it a timeout still running."""
+        self._this_stoppage = None
+        return self.end(now)
+
+    def shown(self, now: float) -> dict[str, dict[str, Any]]:
+        """Per team: timeouts left, and the time left on its running timeout (else null)."""
+        out = {}
+        for side in Side:
+            running = self.running if self.running and self.running.side is side else None
+            out[side.value] = {
+                "left": self.left(side),
+                "remaining_s": None if running is None else
+                round(max(0.0, running.ends_at - now), 3)}
+        return out
+
+
+def _count(n: int) -> str:
+    return "timeout" if n == 1 else f"{n} timeouts"
