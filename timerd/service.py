@@ -229,7 +229,7 @@ def _next_shown_change(status: Status, now: float) -> float | None:
     """When the shown clock (or pre-signal countdown, or interruption length) next changes."""
     if status.phase is Phase.RUNNING:
         return now + next_change(status.remaining_s)
-    if status.phase is Phase.PRE_SIGNAL and status.start_in_s is not None:
+    if status.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL) and status.start_in_s is not None:
         return now + next_change(status.start_in_s)
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
         return now + 1.0 - (status.interruption_s % 1.0)

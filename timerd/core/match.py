@@ -9,6 +9,7 @@ Every signal is planned in match time, so an interruption moves all later signal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from timerd.core.effects import (
     Signal,
     SignalKind,
 )
-from timerd.core.profile import Profile
+from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class Match:
 
     def next_deadline(self) -> float | None:
         """The monotonic instant at which `poll` has something to fire, if any."""
+        if self.phase is Phase.SCHEDULED and self.start_at is not None:
+            return self.start_at - self.profile.pre_signal_lead_s
         if self.phase is Phase.PRE_SIGNAL:
             return self.start_at
         if self.phase is Phase.RUNNING and self._next < len(self._plan):
@@ -159,6 +162,7 @@ class Match:
             "resume": (self.resume, ()),
             "toggle": (self.toggle, ()),
             "reset": (self.reset, ()),
+            "start_in": (self.start_in, ("seconds",)),
         }
 
     def start(self, now: float) -> list[Effect]:
@@ -172,6 +176,47 @@ class Match:
         effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
         effects.extend(self.poll(now))  # a zero lead starts at once
         return effects
+
+    def min_pre_signal_lead_s(self) -> float:
+        """The shortest pre-signal a scheduled start may keep: ITHF 4.4's 15 s, or the
+        profile's own lead when that is shorter (a training profile)."""
+        return min(ITHF_LEAD_RANGE_S[0], self.profile.pre_signal_lead_s)
+
+    def schedule_start(self, now: float, start_at: float) -> list[Effect]:
+        """From idle: the start signal sounds at the instant `start_at` (hall mode).
+
+        The pre-signal is planned the profile's lead before it (ITHF 4.4). When the start is
+        closer than that lead but still at least `min_pre_signal_lead_s()` away, the
+        pre-signal sounds at once with the shorter lead, so every table of the round still
+        starts at the same instant; closer than that, the start is refused.
+        """
+        if self.phase is not Phase.IDLE:
+            raise CommandRefused(self._why_not("start"))
+        lead_s = start_at - now
+        shortest = self.min_pre_signal_lead_s()
+        if lead_s < shortest:
+            raise CommandRefused(
+                f"start refused: the start instant is {lead_s:.1f} s away, too late for the "
+                f"{shortest:g} s pre-signal ITHF 4.4 asks for")
+        self.start_at = start_at
+        if lead_s > self.profile.pre_signal_lead_s:
+            return self._goto(Phase.SCHEDULED)
+        effects = self._goto(Phase.PRE_SIGNAL)
+        effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
+        if lead_s < self.profile.pre_signal_lead_s:
+            effects.append(Notice(f"late start: pre-signal {lead_s:.1f} s before the start"))
+        effects.extend(self.poll(now))  # a zero lead starts at once
+        return effects
+
+    def start_in(self, now: float, seconds: str) -> list[Effect]:
+        """`start_in <seconds>`: schedule_start with the start signal `seconds` from now."""
+        try:
+            lead_s = float(seconds)
+        except ValueError:
+            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}") from None
+        if not math.isfinite(lead_s):
+            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}")
+        return self.schedule_start(now, now + lead_s)
 
     def pause(self, now: float) -> list[Effect]:
         """ITHF 10.1: stop the clock at once; the time lost is added back (10.2)."""
@@ -219,6 +264,8 @@ class Match:
     def _why_not(self, command: str) -> str:
         hints = {
             Phase.IDLE: "no match is running; press START to begin",
+            Phase.SCHEDULED: "a start is scheduled and the pre-signal follows by itself; "
+                             "long-press RESET to cancel",
             Phase.PRE_SIGNAL: "the pre-signal is sounding and the start follows by itself; "
                               "long-press RESET to cancel",
             Phase.RUNNING: "the clock is running; pause first",
@@ -232,6 +279,12 @@ class Match:
     def poll(self, now: float) -> list[Effect]:
         """Fire, once each and in order, every planned signal due by `now`."""
         effects: list[Effect] = []
+        if self.phase is Phase.SCHEDULED and self.start_at is not None:
+            pre_signal_at = self.start_at - self.profile.pre_signal_lead_s
+            if now >= pre_signal_at:
+                effects.extend(self._goto(Phase.PRE_SIGNAL))
+                effects.append(self._sound(SignalKind.PRE_SIGNAL, pre_signal_at,
+                                           remaining_s=self.profile.period_s))
         if self.phase is Phase.PRE_SIGNAL and self.start_at is not None and now >= self.start_at:
             # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
             self.clock = self.clock.started(self.start_at)
