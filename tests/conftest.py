@@ -105,3 +105,15 @@ def require(available: bool, what: str) -> None:
     if os.environ.get("TIMERD_REQUIRE_ALL") == "1":
         pytest.fail(f"{what} is not available, but TIMERD_REQUIRE_ALL=1")
     pytest.skip(f"{what} is not available on this machine")
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Any:
+    """A real mosquitto broker on a free loopback port (tests/hall_rig.py), stopped after."""
+    from tests.hall_rig import Broker, mosquitto_path  # noqa: PLC0415 (paho only for hall tests)
+
+    require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
+    broker = Broker(tmp_path)
+    broker.start()
+    yield broker
+    broker.stop()

@@ -63,6 +63,10 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             service.outputs.append(EventStream(stream, loop, t0))
         await stack.enter_async_context(
             ControlSocket(options.control or config.control_socket(), service))
+        if config.hall.enabled:
+            from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+
+            await stack.enter_async_context(HallLink(config.hall, service, rate=options.speed))
         if options.interactive:
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(

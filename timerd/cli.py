@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     from timerd.adapters.gpio import NoGpio  # noqa: PLC0415 (gpiozero only for `run`)
+    from timerd.adapters.hall import HallUnavailable  # noqa: PLC0415
     from timerd.app import RunOptions, run  # noqa: PLC0415
 
     logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
@@ -90,7 +91,7 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
                          control=args.control, interactive=interactive)
     try:
         run(config, options)
-    except NoGpio as exc:
+    except (NoGpio, HallUnavailable) as exc:
         print(f"timerd: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0
