@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd import config as config_mod
-from timerd import profiles
+from timerd import hall_desk, profiles
 from timerd.schema import SchemaError
 
 EXIT_REFUSED = 1
@@ -57,6 +57,7 @@ def parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="print the effective config, or every error in it")
     _config_args(cfg)
     sub.add_parser("profiles", help="list the built-in rule profiles")
+    hall_desk.add_parser(sub, _config_args)
     return top
 
 
@@ -76,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         sys.stdout.write(config.to_toml())
         return 0
+    if args.command == "hall":
+        return hall_desk.main(config, args)
     return _run(config, args)
 
 
