@@ -224,3 +224,12 @@ class Table:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
+
+
+def stop_all(tables: list[Table]) -> None:
+    """SIGTERM every table first, then wait for each: they shut down in parallel."""
+    for table in tables:
+        if table.proc is not None and table.proc.poll() is None:
+            table.proc.terminate()
+    for table in tables:
+        table.stop()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.hall_rig import Broker, Observer, Table, write_profile
+from tests.hall_rig import Broker, Observer, Table, stop_all, write_profile
 
 #: The start signals of tables on one machine must agree to within this (measured: ~1 ms;
 #: generous for a loaded CI machine; bench/hall_skew.py measures the real figures).
@@ -29,8 +29,7 @@ def hall(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, Observer, 
     observer = Observer(mosquitto.port)
     tables: list[Table] = []
     yield mosquitto, observer, tables
-    for table in tables:
-        table.stop()
+    stop_all(tables)
     observer.close()
 
 
@@ -59,7 +58,7 @@ def test_tables_give_their_start_signal_at_the_same_instant(
     profile = write_profile(tmp_path / "drill.toml", period_s=30, lead_s=0.5)
     start_tables(observer, tables, [Table(tmp_path, f"t{i}", broker.port, profile)
                                     for i in range(1, 4)])
-    at = time.time() + 1.5
+    at = time.time() + 1.0
     observer.publish("timerd/hall/cmd", {"command": "start_round", "at": at, "round": "R1",
                                          "id": "go"})
     starts = {t.name: observer.wait_for(lambda _, t=t: wall_of(observer, t.name, "start"),
@@ -82,7 +81,7 @@ def test_tables_give_their_start_signal_at_the_same_instant(
 def test_the_broker_stops_mid_match_the_matches_go_on_and_report_when_it_is_back(
         hall: tuple[Broker, Observer, list[Table]], tmp_path: Path) -> None:
     broker, observer, tables = hall
-    profile = write_profile(tmp_path / "short.toml", period_s=2, lead_s=0.3)
+    profile = write_profile(tmp_path / "short.toml", period_s=1, lead_s=0.3)
     start_tables(observer, tables, [Table(tmp_path, f"t{i}", broker.port, profile)
                                     for i in (1, 2)])
     observer.publish("timerd/hall/cmd", {"command": "start_round", "at": time.time() + 0.5})
@@ -94,7 +93,7 @@ def test_the_broker_stops_mid_match_the_matches_go_on_and_report_when_it_is_back
     for table in tables:  # the match runs out without the broker
         final = table.wait_event(lambda e: e.get("signal") == "final", 10, "final signal")
         start = next(e for e in table.events() if e.get("signal") == "start")
-        assert final["t"] - start["t"] == pytest.approx(2.0, abs=0.01)
+        assert final["t"] - start["t"] == pytest.approx(1.0, abs=0.01)
     broker.start()
     for table in tables:
         # The retained state says finished, and the events kept while away arrive, stamped

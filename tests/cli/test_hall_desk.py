@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hall_rig import ROOT, Broker, Observer, Table, write_profile
+from tests.hall_rig import ROOT, Broker, Observer, Table, stop_all, write_profile
 from timerd import profiles
 from timerd.adapters.hall import HallLink, Outbox
 from timerd.config import HallConfig
@@ -109,8 +109,7 @@ def two_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list
         yield mosquitto, tables
     finally:
         observer.close()
-        for table in tables:
-            table.stop()
+        stop_all(tables)
 
 
 def test_a_round_from_the_desk_start_pause_resume_status(

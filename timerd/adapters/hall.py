@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.events import event_record
 from timerd.config import HallConfig, hall_outbox
-from timerd.core.effects import CommandRefused, Effect, Tick
+from timerd.core.effects import CommandRefused, Effect, Signal, Tick
 from timerd.core.match import Status
 from timerd.service import Service
 
@@ -336,7 +336,12 @@ class HallLink:
             return  # the shown clock: the desk extrapolates from the state's `wall`
         record = event_record(effect, status)
         if record is not None:
-            self._queue_event({**record, "wall": self.wall()})
+            record["wall"] = self.wall()
+            if isinstance(effect, Signal):
+                # How late the loop woke for it, on its own clock: the desk (and the bench)
+                # can tell a slow table from a table whose wall clock is off.
+                record["late_ms"] = round((self.service.now() - effect.due) / self.rate * 1000, 3)
+            self._queue_event(record)
         self._state_due = True
         self._kick.set()
 
