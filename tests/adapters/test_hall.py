@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.hall_rig import Broker, Observer, wait_until
-from timerd import cli, profiles
+from timerd import cli, config, profiles
 from timerd.adapters.hall import (
     ClockSync,
     HallLink,
@@ -26,6 +26,7 @@ from timerd.adapters.hall import (
 )
 from timerd.config import HallConfig
 from timerd.core.match import Match
+from timerd.schema import SchemaError
 from timerd.service import Service
 
 SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"}
@@ -280,3 +281,19 @@ def test_without_aiomqtt_hall_mode_fails_with_a_clear_error(
                      "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"'])
     assert code == cli.EXIT_USAGE
     assert "hall mode needs the aiomqtt package" in capsys.readouterr().err
+
+
+# -- config ----------------------------------------------------------------------------------
+
+def test_the_hall_section_is_checked_with_key_paths() -> None:
+    with pytest.raises(SchemaError) as caught:
+        config.load(Path("/dev/null"), ['hall.table="a/b"', "hall.port=70000",
+                                        "hall.heartbeat_s=0"])
+    assert caught.value.problems == [
+        "hall: table = 'a/b': a topic level, not empty and without / + #",
+        "hall: port = 70000: a TCP port is 1 to 65535",
+        "hall: heartbeat_s = 0: must be more than 0",
+    ]
+    loaded = config.load(Path("/dev/null"), ['hall.table="07"', 'hall.outbox="/srv/ob"'])
+    assert loaded.hall.table_id() == "07"
+    assert config.hall_outbox(loaded.hall) == Path("/srv/ob")
