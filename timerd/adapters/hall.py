@@ -327,6 +327,7 @@ class HallLink:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(ValueError):
             self.service.outputs.remove(self)
+        with contextlib.suppress(ValueError):
             self.service.status_extras.remove(self.status_extra)
 
     # -- from the match (loop thread; returns at once) -------------------------------------
