@@ -62,9 +62,10 @@ def mosquitto_path() -> str | None:
 class Broker:
     """mosquitto on 127.0.0.1:`port`, anonymous, nothing persisted."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, extra_config: str = "") -> None:
         self.directory = directory
         self.port = port or free_port()
+        self.extra_config = extra_config  # more mosquitto.conf lines (TLS)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 10.0) -> None:
@@ -73,7 +74,7 @@ class Broker:
             raise FileNotFoundError("mosquitto is not installed")
         conf = self.directory / "mosquitto.conf"
         conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
-                        "persistence false\n")
+                        f"persistence false\n{self.extra_config}")
         log = open(self.directory / "mosquitto.log", "ab")  # noqa: SIM115 (the process keeps it)
         self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=log)
         log.close()

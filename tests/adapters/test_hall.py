@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.hall_rig import Broker, Observer, wait_until
+from tests.conftest import require
+from tests.hall_rig import Broker, Observer, mosquitto_path, wait_until
 from timerd import cli, config, profiles
 from timerd.adapters.hall import (
     ClockSync,
@@ -297,3 +300,56 @@ def test_the_hall_section_is_checked_with_key_paths() -> None:
     loaded = config.load(Path("/dev/null"), ['hall.table="07"', 'hall.outbox="/srv/ob"'])
     assert loaded.hall.table_id() == "07"
     assert config.hall_outbox(loaded.hall) == Path("/srv/ob")
+
+
+# -- TLS -------------------------------------------------------------------------------------
+
+def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA, and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    ca_key, ca, key, csr, cert = (directory / n for n in (
+        "ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    san = directory / "san.ext"
+    san.write_text("subjectAltName=IP:127.0.0.1\n")
+    for args in (
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+         "-days", "1", "-subj", "/CN=timerd test CA"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+         "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-out", cert, "-days", "1", "-extfile", san],
+    ):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+    return ca, cert, key
+
+
+def test_a_table_talks_tls_to_a_broker_it_can_verify_and_not_to_one_it_cannot(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
+    require(shutil.which("openssl") is not None, "openssl (Debian package openssl)")
+    ca, cert, key = make_certificates(tmp_path)
+    # `user root`: mosquitto started as root would drop to its own user, which cannot read
+    # pytest's private temporary directory (no effect when the tests do not run as root).
+    broker = Broker(tmp_path, extra_config=f"cafile {ca}\ncertfile {cert}\nkeyfile {key}\n"
+                    "user root\n")
+    broker.start()
+    caplog.set_level(logging.WARNING, "timerd.hall")
+
+    def refused() -> bool:
+        return any("certificate verify failed" in r.getMessage() for r in caplog.records)
+
+    async def main() -> tuple[bool, bool]:
+        trusting = HallLink(hall_config(broker, tls=True, ca_file=str(ca)), service(),
+                            Outbox(tmp_path / "ob1"))
+        # Without the CA: the system's CAs do not know this broker, so no connection.
+        doubting = HallLink(hall_config(broker, tls=True, table="t2"), service(),
+                            Outbox(tmp_path / "ob2"))
+        async with trusting, doubting:
+            await asyncio.to_thread(wait_until, lambda: trusting.connected, 10, "TLS session")
+            await asyncio.to_thread(wait_until, refused, 10, "the unverified broker refused")
+            return trusting.connected, doubting.connected
+
+    try:
+        # A bound on the whole exchange: a stuck TLS session fails the test, never hangs it.
+        assert asyncio.run(asyncio.wait_for(main(), 60)) == (True, False)
+    finally:
+        broker.stop()
