@@ -138,3 +138,15 @@ def own_state_directories(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("timerd-dirs")
     monkeypatch.setenv("STATE_DIRECTORY", str(home / "state"))
     monkeypatch.setenv("RUNTIME_DIRECTORY", str(home / "run"))
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Any:
+    """A real mosquitto broker on a free loopback port (tests/hall_rig.py), stopped after."""
+    from tests.hall_rig import Broker, mosquitto_path  # noqa: PLC0415 (paho only for hall tests)
+
+    require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
+    broker = Broker(tmp_path)
+    broker.start()
+    yield broker
+    broker.stop()

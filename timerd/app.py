@@ -84,6 +84,10 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
                 WebServer(config.web, service, rate=options.speed, t0=t0,
                           results_path=config.results_path()))
             service.outputs.append(web)
+        if config.hall.enabled:
+            from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+
+            await stack.enter_async_context(HallLink(config.hall, service, rate=options.speed))
         if options.interactive:
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(

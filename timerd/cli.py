@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd import config as config_mod
-from timerd import install, profiles
+from timerd import hall_desk, install, profiles
 from timerd.core.effects import SignalKind
 from timerd.schema import SchemaError
 
@@ -78,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("uninstall", help="remove the service (--purge: config and state too)"))
     _config_args(sub.add_parser("doctor", help="check pins, sound, serial, config and state "
                                                "directories, in plain words"))
+    hall_desk.add_parser(sub, _config_args)
     return top
 
 
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         return _results(args.file or config.results_path(), args.n, args.json)
     if args.command == "sound-test":
         return _sound_test(config, args)
+    if args.command == "hall":
+        return hall_desk.main(config, args)
     return _run(config, args)
 
 
@@ -174,6 +177,7 @@ def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
 
 def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     from timerd.adapters.gpio import NoGpio  # noqa: PLC0415 (gpiozero only for `run`)
+    from timerd.adapters.hall import HallUnavailable  # noqa: PLC0415
     from timerd.app import RunOptions, run  # noqa: PLC0415
 
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
@@ -185,7 +189,7 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
                          control=args.control, interactive=interactive)
     try:
         run(config, options)
-    except NoGpio as exc:
+    except (NoGpio, HallUnavailable) as exc:
         print(f"timerd: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0

@@ -9,6 +9,7 @@ is reported at once with its key path; a bad config never starts a half-working 
 from __future__ import annotations
 
 import os
+import socket
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -278,6 +279,60 @@ class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
 
+#: Characters MQTT gives a meaning in topic names; a hall or table name must not contain them.
+TOPIC_SPECIAL = "/+#"
+
+
+@dataclass(frozen=True)
+class HallConfig:
+    """Hall mode (docs/hall.md): this table on a tournament's MQTT broker. Needs `timerd[hall]`.
+
+    The desk (`timerd hall ...`) reads the same section for the broker and the hall name.
+    """
+
+    enabled: bool = False
+    host: str = "localhost"
+    port: int = 1883
+    tls: bool = False
+    #: CA bundle to check the broker's certificate with; empty: the system's CAs.
+    ca_file: str = ""
+    username: str = ""
+    password: str = ""
+    #: Every topic is under timerd/<hall>/.
+    hall: str = "hall"
+    #: This table's id in topics; empty: the machine's host name.
+    table: str = ""
+    #: The retained state is sent on every change and at least this often (the desk's
+    #: "last seen").
+    heartbeat_s: float = 5.0
+    #: Reconnect backoff doubles from 1 s up to this.
+    reconnect_max_s: float = 30.0
+    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the state
+    #: directory. Kept on disk so a result survives a restart of the daemon.
+    outbox: str = ""
+    #: How chrony is asked for the clock offset; "none": do not ask.
+    chronyc: str = "chronyc"
+    clock_check_s: float = 60.0
+    #: The desk warns about a table whose clock is further off than this, or unsynchronised.
+    max_offset_ms: float = 20.0
+
+    def table_id(self) -> str:
+        return self.table or socket.gethostname()
+
+    def problems(self) -> list[str]:
+        out = []
+        for key in ("hall", "table"):
+            value = getattr(self, key)
+            if any(c in value for c in TOPIC_SPECIAL) or (key == "hall" and not value):
+                out.append(f"{key} = {value!r}: a topic level, not empty and without / + #")
+        if not 0 < self.port < 65536:
+            out.append(f"port = {self.port}: a TCP port is 1 to 65535")
+        for key in ("heartbeat_s", "reconnect_max_s", "clock_check_s", "max_offset_ms"):
+            if getattr(self, key) <= 0:
+                out.append(f"{key} = {getattr(self, key):g}: must be more than 0")
+        return out
+
+
 @dataclass(frozen=True)
 class Config:
     match: MatchConfig = MatchConfig()
@@ -290,6 +345,7 @@ class Config:
     serial: SerialConfig = SerialConfig()
     log: LogConfig = LogConfig()
     results: ResultsConfig = ResultsConfig()
+    hall: HallConfig = HallConfig()
 
     def profile(self) -> Profile:
         return profiles.load(self.match.profile)
@@ -311,6 +367,17 @@ class Config:
 
     def to_toml(self) -> str:
         return tomli_w.dumps(to_plain(self))
+
+
+def hall_outbox(config: HallConfig) -> Path:
+    """Where hall mode keeps results not yet acknowledged: systemd's StateDirectory, else
+    the XDG state directory."""
+    if config.outbox:
+        return Path(config.outbox)
+    if env := os.environ.get("STATE_DIRECTORY"):
+        return Path(env.split(":")[0]) / "hall-outbox"
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "timerd" / "hall-outbox"
 
 
 def runtime_dir() -> Path:

@@ -235,7 +235,8 @@ def _next_shown_change(status: Status, now: float) -> float | None:
         return now + 1.0 - (status.overtime_s % 1.0)  # ITHF 4.8: overtime counts up
     if status.phase is Phase.RUNNING:
         return now + next_change(status.remaining_s)
-    if status.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and status.start_in_s is not None:
+    counting_down = (Phase.SCHEDULED, Phase.PRE_SIGNAL, Phase.BREAK)
+    if status.phase in counting_down and status.start_in_s is not None:
         return now + next_change(status.start_in_s)
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
         return now + 1.0 - (status.interruption_s % 1.0)

@@ -12,6 +12,7 @@ class Phase(StrEnum):
     """Where a match stands."""
 
     IDLE = "idle"
+    SCHEDULED = "scheduled"  # a start instant is set (hall mode); the pre-signal is still to come
     PRE_SIGNAL = "pre_signal"  # ITHF 4.4: the pre-signal has sounded, the start is due
     RUNNING = "running"
     PAUSED = "paused"  # ITHF 10.1 interruption; the clock stands still

@@ -35,7 +35,7 @@ from timerd.core.effects import (
 )
 from timerd.core.faceoff import FaceoffGuard, PassivePlay
 from timerd.core.penalties import Penalty, PenaltyBox, parse_player
-from timerd.core.profile import Overtime, Profile
+from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
 from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
 from timerd.core.shootout import Shootout
 from timerd.core.timeouts import Timeouts
@@ -311,6 +311,7 @@ class Match:
             "linechange": (self.linechange, ()),
             "early-intermission": (self.early_intermission, ()),
             "goalie-change": (self.goalie_change_begin, ("home|away",)),
+            "start_in": (self.start_in, ("seconds",)),
         }
 
     def start(self, now: float) -> list[Effect]:
@@ -326,6 +327,47 @@ class Match:
                                        remaining_s=self.profile.period_s))
         effects.extend(self.poll(now))
         return effects
+
+    def min_pre_signal_lead_s(self) -> float:
+        """The shortest pre-signal a scheduled start may keep: ITHF 4.4's 15 s, or the
+        profile's own lead when that is shorter (a training profile)."""
+        return min(ITHF_LEAD_RANGE_S[0], self.profile.pre_signal_lead_s)
+
+    def schedule_start(self, now: float, start_at: float) -> list[Effect]:
+        """From idle: the start signal sounds at the instant `start_at` (hall mode).
+
+        The pre-signal is planned the profile's lead before it (ITHF 4.4). When the start is
+        closer than that lead but still at least `min_pre_signal_lead_s()` away, the
+        pre-signal sounds at once with the shorter lead, so every table of the round still
+        starts at the same instant; closer than that, the start is refused.
+        """
+        if self.phase is not Phase.IDLE:
+            raise CommandRefused(self._why_not("start"))
+        lead_s = start_at - now
+        shortest = self.min_pre_signal_lead_s()
+        if lead_s < shortest:
+            raise CommandRefused(
+                f"start refused: the start instant is {lead_s:.1f} s away, too late for the "
+                f"{shortest:g} s pre-signal ITHF 4.4 asks for")
+        self.start_at = start_at
+        if lead_s > self.profile.pre_signal_lead_s:
+            return self._goto(Phase.SCHEDULED)
+        effects = self._goto(Phase.PRE_SIGNAL)
+        effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
+        if lead_s < self.profile.pre_signal_lead_s:
+            effects.append(Notice(f"late start: pre-signal {lead_s:.1f} s before the start"))
+        effects.extend(self.poll(now))  # a zero lead starts at once
+        return effects
+
+    def start_in(self, now: float, seconds: str) -> list[Effect]:
+        """`start_in <seconds>`: schedule_start with the start signal `seconds` from now."""
+        try:
+            lead_s = float(seconds)
+        except ValueError:
+            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}") from None
+        if not math.isfinite(lead_s):
+            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}")
+        return self.schedule_start(now, now + lead_s)
 
     def pause(self, now: float) -> list[Effect]:
         """ITHF 10.1: stop the clock at once; the time lost is added back (10.2).
@@ -653,6 +695,8 @@ class Match:
     def _why_not(self, command: str) -> str:
         hints = {
             Phase.IDLE: "no match is running; press START to begin",
+            Phase.SCHEDULED: "a start is scheduled and the pre-signal follows by itself; "
+                             "long-press RESET to cancel",
             Phase.PRE_SIGNAL: "the pre-signal is sounding and the start follows by itself; "
                               "long-press RESET to cancel",
             Phase.RUNNING: "the clock is running; pause first",
@@ -680,7 +724,9 @@ class Match:
     def _next_timed(self) -> tuple[float, Callable[[float], list[Effect]]] | None:
         """The earliest timed step of the current phase, and what it does."""
         steps: list[tuple[float, Callable[[float], list[Effect]]]] = []
-        if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
+        if self.phase is Phase.SCHEDULED and self.start_at is not None:
+            steps.append((self.start_at - self.profile.pre_signal_lead_s, self._pre_signal_due))
+        elif self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
             if self._break_warning_at is not None:
                 steps.append((self._break_warning_at, self._break_warning))
             end = self._end_intermission if self._break_kind == "intermission" \
@@ -713,6 +759,13 @@ class Match:
             steps.append((goalie[0], self._goalie_change_over))
         # Stable: on a tie the planned signal (listed first) wins, so a final ends the rest.
         return min(steps, key=lambda s: s[0], default=None)
+
+    def _pre_signal_due(self, at: float) -> list[Effect]:
+        """A scheduled start (hall mode): the pre-signal, the profile's lead before the start
+        instant (ITHF 4.4)."""
+        effects = self._goto(Phase.PRE_SIGNAL)
+        effects.append(self._sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
+        return effects
 
     def _when_played(self, play_s: float) -> float | None:
         return self.clock.when_elapsed(play_s - self._played_before_s)

@@ -1,0 +1,355 @@
+"""Hall mode's table side in this process, against a real mosquitto: commands from the broker,
+the results outbox, the clock offset from chrony, and the missing extra."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require
+from tests.hall_rig import Broker, Observer, mosquitto_path, wait_until
+from timerd import cli, config, profiles
+from timerd.adapters.hall import (
+    ClockSync,
+    HallLink,
+    HallUnavailable,
+    Outbox,
+    import_aiomqtt,
+    parse_chrony_tracking,
+    read_clock_sync,
+    table_of,
+)
+from timerd.config import HallConfig
+from timerd.core.match import Match
+from timerd.schema import SchemaError
+from timerd.service import Service
+
+SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"}
+
+
+def hall_config(broker: Broker | None = None, **overrides: Any) -> HallConfig:
+    values: dict[str, Any] = {"enabled": True, "host": "127.0.0.1", "hall": "hall",
+                              "table": "t1", "reconnect_max_s": 0.05, "chronyc": "none"}
+    if broker is not None:
+        values["port"] = broker.port
+    values.update(overrides)
+    return HallConfig(**values)
+
+
+def service() -> Service:
+    return Service(Match(profiles.load("ithf")))
+
+
+# -- commands from the broker, handled without one ------------------------------------------
+
+def test_malformed_unknown_and_foreign_commands_are_ignored_with_a_log_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        svc = service()
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")))
+        caplog.set_level(logging.INFO, "timerd.hall")
+        for payload in (b"{not json", b"\xff\xfe", b"[1, 2]", b'{"args": []}',
+                        b'{"command": "self_destruct"}',
+                        b'{"command": "start_round", "at": 1e12, "hall": "other"}'):
+            link.on_message("timerd/hall/cmd", payload)
+        assert svc.match.phase.value == "idle"
+        assert list(link._events) == []  # nothing was answered: these are not for us
+
+    asyncio.run(main())
+    text = caplog.text
+    assert text.count("malformed JSON") == 2
+    assert 'expected {"command": NAME' in text
+    assert "unknown command 'self_destruct'" in text
+    assert "for hall 'other'" in text
+
+
+def test_a_refused_or_bad_command_is_answered_and_the_match_is_untouched() -> None:
+    async def main() -> list[dict[str, Any]]:
+        svc = service()
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")))
+        link.on_message("timerd/hall/cmd", b'{"command": "pause", "id": "p1"}')
+        link.on_message("timerd/hall/cmd", b'{"command": "start_round", "at": "noon"}')
+        link.on_message("timerd/hall/cmd", b'{"command": "start_round", "at": true}')
+        assert svc.match.phase.value == "idle"
+        return [e for e in link._events if e["type"] == "reply"]
+
+    replies = asyncio.run(main())
+    assert [(r["command"], r["ok"]) for r in replies] == [
+        ("pause", False), ("start_round", False), ("start_round", False)]
+    assert replies[0]["id"] == "p1"
+    assert "no match is running" in replies[0]["error"]
+    assert "epoch seconds" in replies[1]["error"]
+
+
+def test_start_round_converts_the_wall_instant_once_to_the_loop_clock() -> None:
+    async def main() -> tuple[float, float, str | None]:
+        svc = service()
+        wall_now = 1_700_000_000.0
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")), wall=lambda: wall_now,
+                        rate=2.0)  # `--speed 2`: 30 real seconds are 60 loop seconds
+        now = svc.now()
+        link.on_message("timerd/hall/tables/t1/cmd", json.dumps(
+            {"command": "start_round", "at": wall_now + 30, "round": "R7"}).encode())
+        start_at = svc.match.start_at
+        assert start_at is not None
+        return start_at - now, start_at - svc.now(), link.round
+
+    ahead_at_command, _, round_id = asyncio.run(main())
+    assert ahead_at_command == pytest.approx(60.0, abs=0.01)
+    assert round_id == "R7"
+
+
+def test_table_of_reads_the_table_from_a_topic() -> None:
+    assert table_of("timerd/hall/tables/t7/state") == "t7"
+    assert table_of("timerd/hall/cmd") is None
+
+
+# -- against a real broker -------------------------------------------------------------------
+
+def test_state_status_and_commands_over_a_real_broker(mosquitto: Broker) -> None:
+    observer = Observer(mosquitto.port)
+
+    async def main() -> None:
+        svc = service()
+        async with HallLink(hall_config(mosquitto), svc, Outbox(mosquitto.directory / "ob")):
+            await asyncio.to_thread(observer.wait_for, lambda ms: any(
+                m.topic.endswith("t1/status") and m.payload == b"online" for m in ms),
+                10, "online")
+            late = Observer(mosquitto.port)  # a desk that comes later gets the retained state
+            try:
+                state = await asyncio.to_thread(late.wait_for, lambda _: late.last(
+                    "t1", "state"), 10, "the retained state")
+            finally:
+                late.close()
+            assert state.retain
+            assert state.json()["phase"] == "idle"
+            assert state.json()["hall"]["table"] == "t1"
+            # Garbage first: the link must still take the next command.
+            observer.publish("timerd/hall/cmd", b"\x00garbage")
+            observer.publish("timerd/hall/tables/t1/cmd", {"command": "start_round",
+                                                          "at": 9e9, "round": "R1"})
+            await asyncio.to_thread(observer.wait_for, lambda ms: any(
+                m.topic.endswith("t1/state") and m.json()["phase"] == "scheduled" for m in ms),
+                10, "the scheduled state")
+            reply = await asyncio.to_thread(observer.wait_for, lambda _: next(
+                (e for e in observer.events("t1") if e["type"] == "reply"), None),
+                10, "the reply")
+            assert (reply["command"], reply["ok"]) == ("start_round", True)
+            assert svc.status_dict()["hall"]["round"] == "R1"
+        # A clean stop says offline (the last will covers the unclean one).
+        await asyncio.to_thread(observer.wait_for, lambda _: (
+            (m := observer.last("t1", "status")) is not None and m.payload == b"offline"),
+            10, "offline on a clean stop")
+
+    try:
+        asyncio.run(main())
+    finally:
+        observer.close()
+
+
+def test_a_result_published_while_the_broker_is_down_arrives_when_it_is_back(
+        mosquitto: Broker) -> None:
+    mosquitto.stop()
+    outbox_dir = mosquitto.directory / "outbox"
+
+    async def main() -> dict[str, Any]:
+        svc = service()
+        async with HallLink(hall_config(mosquitto), svc, Outbox(outbox_dir)) as link:
+            result_id = link.publish_result(SAMPLE_RESULT)
+            entry = link.outbox.pending()[0]
+            assert entry.saved is not None
+            await entry.saved
+            assert [p.name for p in outbox_dir.glob("*.json")] == [entry.path.name]
+            mosquitto.start()
+            observer = Observer(mosquitto.port)
+            try:
+                message = await asyncio.to_thread(observer.wait_for, lambda _: observer.last(
+                    "t1", "results"), 15, "the result after the broker came back")
+            finally:
+                observer.close()
+            await asyncio.to_thread(wait_until, lambda: not list(outbox_dir.glob("*.json")),
+                                    5, "the outbox file removed after the acknowledgement")
+            assert link.outbox.pending() == []
+            got: dict[str, Any] = message.json()
+            assert got["id"] == result_id
+            return got
+
+    got = asyncio.run(main())
+    assert got["result"] == SAMPLE_RESULT
+    assert (got["hall"], got["table"]) == ("hall", "t1")
+
+
+def test_a_result_left_in_the_outbox_by_a_stopped_daemon_is_sent_by_the_next_run(
+        mosquitto: Broker) -> None:
+    mosquitto.stop()
+    outbox_dir = mosquitto.directory / "outbox"
+
+    async def first_run() -> str:
+        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)) as link:
+            result_id = link.publish_result(SAMPLE_RESULT)
+            saved = link.outbox.pending()[0].saved
+            assert saved is not None
+            await saved
+            return result_id
+
+    result_id = asyncio.run(first_run())
+    assert len(list(outbox_dir.glob("*.json"))) == 1
+    (outbox_dir / "0-broken.json").write_text("{half a file")
+    mosquitto.start()
+    observer = Observer(mosquitto.port)
+
+    async def second_run() -> None:
+        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)):
+            await asyncio.to_thread(observer.wait_for, lambda _: observer.last(
+                "t1", "results"), 15, "the earlier run's result")
+
+    try:
+        asyncio.run(second_run())
+        message = observer.last("t1", "results")
+        assert message is not None
+        assert message.json()["id"] == result_id
+    finally:
+        observer.close()
+    assert not list(outbox_dir.glob("*.json"))
+    assert (outbox_dir / "0-broken.bad").exists()  # set aside, not lost, not resent forever
+
+
+# -- the clock offset ------------------------------------------------------------------------
+
+CHRONY_SYNCED = """\
+Reference ID    : C0A80101 (ntp.example)
+Stratum         : 3
+Ref time (UTC)  : Thu Mar 14 10:00:00 2024
+System time     : 0.000231000 seconds slow of NTP time
+Last offset     : -0.000012345 seconds
+RMS offset      : 0.000045678 seconds
+Frequency       : 12.345 ppm fast
+Leap status     : Normal
+"""
+
+CHRONY_UNSYNCED = """\
+Reference ID    : 00000000 ()
+Stratum         : 0
+System time     : 1.250000000 seconds fast of NTP time
+Leap status     : Not synchronised
+"""
+
+
+def test_chrony_tracking_is_read_as_offset_and_sync_state() -> None:
+    assert parse_chrony_tracking(CHRONY_SYNCED) == ClockSync(
+        "chrony", synced=True, offset_ms=-0.231, detail="leap status Normal")
+    unsynced = parse_chrony_tracking(CHRONY_UNSYNCED)
+    assert (unsynced.synced, unsynced.offset_ms) == (False, 1250.0)
+    assert parse_chrony_tracking("506 Cannot talk to daemon").synced is None
+
+
+def test_chronyc_is_run_and_its_absence_or_failure_is_reported(tmp_path: Path) -> None:
+    fake = tmp_path / "chronyc"
+    fake.write_text(f"#!/bin/sh\n[ \"$1\" = tracking ] && cat <<'X'\n{CHRONY_SYNCED}X\n")
+    fake.chmod(0o755)
+    failing = tmp_path / "chronyc-down"
+    failing.write_text("#!/bin/sh\necho '506 Cannot talk to daemon' >&2\nexit 1\n")
+    failing.chmod(0o755)
+
+    async def main() -> list[ClockSync]:
+        return [await read_clock_sync(str(p), 5.0)
+                for p in (fake, failing, tmp_path / "missing", "none")]
+
+    ok, down, missing, off = asyncio.run(main())
+    assert (ok.synced, ok.offset_ms) == (True, -0.231)
+    assert (down.source, down.synced, down.detail) == ("chrony", None,
+                                                       "506 Cannot talk to daemon")
+    assert missing.source == "none"
+    assert "No such file" in missing.detail
+    assert off.source == "none"
+
+
+# -- without the extra -----------------------------------------------------------------------
+
+def test_without_aiomqtt_hall_mode_fails_with_a_clear_error(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, "aiomqtt", None)  # what Python does for a missing module
+    with pytest.raises(HallUnavailable, match=r"pip install 'timerd\[hall\]'"):
+        import_aiomqtt()
+    code = cli.main(["run", "--simulate", "--control", str(tmp_path / "s.sock"),
+                     "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"'])
+    assert code == cli.EXIT_USAGE
+    assert "hall mode needs the aiomqtt package" in capsys.readouterr().err
+
+
+# -- config ----------------------------------------------------------------------------------
+
+def test_the_hall_section_is_checked_with_key_paths() -> None:
+    with pytest.raises(SchemaError) as caught:
+        config.load(Path("/dev/null"), ['hall.table="a/b"', "hall.port=70000",
+                                        "hall.heartbeat_s=0"])
+    assert caught.value.problems == [
+        "hall.table = 'a/b': a topic level, not empty and without / + #",
+        "hall.port = 70000: a TCP port is 1 to 65535",
+        "hall.heartbeat_s = 0: must be more than 0",
+    ]
+    loaded = config.load(Path("/dev/null"), ['hall.table="07"', 'hall.outbox="/srv/ob"'])
+    assert loaded.hall.table_id() == "07"
+    assert config.hall_outbox(loaded.hall) == Path("/srv/ob")
+
+
+# -- TLS -------------------------------------------------------------------------------------
+
+def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA, and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    ca_key, ca, key, csr, cert = (directory / n for n in (
+        "ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    san = directory / "san.ext"
+    san.write_text("subjectAltName=IP:127.0.0.1\n")
+    for args in (
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+         "-days", "1", "-subj", "/CN=timerd test CA"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+         "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-out", cert, "-days", "1", "-extfile", san],
+    ):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+    return ca, cert, key
+
+
+def test_a_table_talks_tls_to_a_broker_it_can_verify_and_not_to_one_it_cannot(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
+    require(shutil.which("openssl") is not None, "openssl (Debian package openssl)")
+    ca, cert, key = make_certificates(tmp_path)
+    # `user root`: mosquitto started as root would drop to its own user, which cannot read
+    # pytest's private temporary directory (no effect when the tests do not run as root).
+    broker = Broker(tmp_path, extra_config=f"cafile {ca}\ncertfile {cert}\nkeyfile {key}\n"
+                    "user root\n")
+    broker.start()
+    caplog.set_level(logging.WARNING, "timerd.hall")
+
+    def refused() -> bool:
+        return any("certificate verify failed" in r.getMessage() for r in caplog.records)
+
+    async def main() -> tuple[bool, bool]:
+        trusting = HallLink(hall_config(broker, tls=True, ca_file=str(ca)), service(),
+                            Outbox(tmp_path / "ob1"))
+        # Without the CA: the system's CAs do not know this broker, so no connection.
+        doubting = HallLink(hall_config(broker, tls=True, table="t2"), service(),
+                            Outbox(tmp_path / "ob2"))
+        async with trusting, doubting:
+            await asyncio.to_thread(wait_until, lambda: trusting.connected, 10, "TLS session")
+            await asyncio.to_thread(wait_until, refused, 10, "the unverified broker refused")
+            return trusting.connected, doubting.connected
+
+    try:
+        # A bound on the whole exchange: a stuck TLS session fails the test, never hangs it.
+        assert asyncio.run(asyncio.wait_for(main(), 60)) == (True, False)
+    finally:
+        broker.stop()

@@ -1,0 +1,192 @@
+"""The tournament desk, `timerd hall ...`: its arguments, its status table, and the whole
+round (start, hall-wide pause and resume, results) against real daemons on a real mosquitto.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hall_rig import ROOT, Broker, Observer, Table, stop_all, write_profile
+from timerd import profiles
+from timerd.adapters.hall import HallLink, Outbox
+from timerd.config import HallConfig
+from timerd.core.match import Match
+from timerd.hall_desk import Hall, parse_duration, render_status, start_instant
+from timerd.service import Service
+
+
+def desk(broker: Broker, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
+         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True,
+        timeout=timeout_s, check=False)
+
+
+# -- arguments -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "seconds"), [("60", 60), ("60s", 60), ("2m", 120),
+                                               ("1m30s", 90), ("0.5s", 0.5)])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "1h", "m", "-5s"])
+def test_bad_durations_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration(text)
+
+
+def test_start_at_a_clock_time_today_and_not_in_the_past() -> None:
+    now = dt.datetime(2024, 3, 14, 10, 0, 0).timestamp()
+    assert start_instant(None, "10:01:30", now) == now + 90
+    assert start_instant("45s", None, now) == now + 45
+    with pytest.raises(ValueError, match="has passed today"):
+        start_instant(None, "09:59", now)
+    with pytest.raises(ValueError, match="HH:MM:SS"):
+        start_instant(None, "ten", now)
+
+
+def state_payload(state: dict[str, object], clock: dict[str, object], round_id: str) -> bytes:
+    return json.dumps({**state, "hall": {"round": round_id, "clock": clock}}).encode()
+
+
+def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() -> None:
+    hall = Hall("hall")
+    now = 1000.0
+    clock_ok = {"synced": True, "offset_ms": 0.4}
+    for table, state, clock in (
+            ("t1", {"phase": "running", "remaining_s": 200.0, "wall": now - 2}, clock_ok),
+            ("t2", {"phase": "scheduled", "start_in_s": 40.0, "wall": now - 1},
+             {"synced": False, "offset_ms": 900.0}),
+            ("t3", {"phase": "idle", "remaining_s": 300.0, "wall": now - 30},
+             {"synced": None, "detail": "chronyc: No such file or directory"}),
+            ("t4", {"phase": "paused", "remaining_s": 61.0, "wall": now, "score": {"h": 2,
+                                                                                 "a": 1}},
+             {"synced": True, "offset_ms": 35.0})):
+        hall.take(f"timerd/hall/tables/{table}/status", b"online")
+        hall.take(f"timerd/hall/tables/{table}/state",
+                  state_payload(state, clock, round_id="R2"))
+    hall.take("timerd/other/tables/t9/status", b"online")  # another hall: not shown
+    lines, warnings = render_status(hall, now, HallConfig())
+    assert lines[0].split() == ["TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN",
+                                "CLOCK", "SYNC"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert set(rows) == {"t1", "t2", "t3", "t4"}
+    assert "3:18" in rows["t1"]  # 200 s left, sent 2 s ago, running
+    assert "start in 39 s" in rows["t2"]
+    assert "1:01" in rows["t4"]  # paused: not extrapolated
+    assert "2:1" in rows["t4"]
+    assert "NOT SYNCED" in rows["t2"]
+    assert warnings == ["t2: clock not synchronised",
+                        "t3: not heard from for 30 s",
+                        "t3: clock sync unknown (chronyc: No such file or directory)",
+                        "t4: clock off by +35.0 ms"]
+    assert hall.current_round() == "R2"
+
+
+# -- a whole round against real tables -------------------------------------------------------
+
+@pytest.fixture
+def two_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
+    profile = write_profile(tmp_path / "round.toml", period_s=60, lead_s=0.3)
+    tables = [Table(tmp_path, name, mosquitto.port, profile) for name in ("a1", "a2")]
+    observer = Observer(mosquitto.port)
+    for table in tables:
+        table.start()
+    try:
+        for table in tables:
+            observer.wait_for(lambda _, t=table: (m := observer.last(t.name, "status"))
+                              is not None and m.payload == b"online", 20, f"{table.name} online")
+        yield mosquitto, tables
+    finally:
+        observer.close()
+        stop_all(tables)
+
+
+def test_a_round_from_the_desk_start_pause_resume_status(
+        two_tables: tuple[Broker, list[Table]]) -> None:
+    broker, tables = two_tables
+    started = desk(broker, "start-round", "--in", "1s", "--round", "R1")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "round R1: start signal at" in started.stdout
+    for name in ("a1", "a2"):
+        assert f"{name}" in started.stdout
+    assert started.stdout.count(" ok ") == 2
+    # Every table is without chrony here: the desk warns before it starts the round.
+    assert "a1: clock sync unknown" in started.stdout
+    for table in tables:
+        table.wait_event(lambda e: e.get("signal") == "start", 10, "start")
+
+    paused = desk(broker, "pause")
+    assert paused.returncode == 0, paused.stdout + paused.stderr
+    assert paused.stdout.count("ok       paused") == 2
+    for table in tables:
+        table.wait_event(lambda e: e.get("state") == "paused", 5, "paused")
+    again = desk(broker, "pause")  # nothing is running now: every table says why
+    assert again.returncode == 1
+    assert again.stdout.count("REFUSED  pause refused: the match is paused") == 2
+
+    shown = desk(broker, "status", "--once")
+    assert shown.returncode == 0, shown.stderr
+    assert "2 of 2 tables online" in shown.stdout
+    rows = [line for line in shown.stdout.splitlines() if line.startswith("a")]
+    assert len(rows) == 2
+    assert all("online" in r and "paused" in r and "R1" in r for r in rows)
+
+    resumed = desk(broker, "resume", "--table", "a2")
+    assert resumed.returncode == 0
+    assert "a2" in resumed.stdout
+    assert "a1" not in resumed.stdout
+    tables[1].wait_event(lambda e: e.get("state") == "running" and e.get("previous") ==
+                         "paused", 5, "resumed")
+    assert not any(e.get("previous") == "paused" for e in tables[0].events())
+
+
+def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
+                                                        tmp_path: Path) -> None:
+    """Two in-process tables (the real link and service): one has a result, one has not."""
+
+    async def tables() -> None:
+        links = []
+        for name in ("b1", "b2"):
+            config = HallConfig(enabled=True, host="127.0.0.1", port=mosquitto.port, table=name,
+                                chronyc="none")
+            link = HallLink(config, Service(Match(profiles.load("ithf"))),
+                            Outbox(tmp_path / name))
+            await link.__aenter__()
+            link.round = "R3"
+            links.append(link)
+        links[0].publish_result({"home": "Ann", "away": "Bob", "goals": [5, 2]})
+        deadline = time.monotonic() + 10
+        while links[0].outbox.pending() or not all(link.connected for link in links):
+            assert time.monotonic() < deadline, "results not acknowledged"
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(check_desk)
+        for link in links:
+            await link.__aexit__(None, None, None)
+
+    def check_desk() -> None:
+        out = desk(mosquitto, "results", "--timeout", "0.2")
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert "round R3: 1 of 2 results" in out.stdout
+        assert 'b1           {"home": "Ann", "away": "Bob", "goals": [5, 2]}' in out.stdout
+        assert "missing: b2" in out.stdout
+
+    asyncio.run(tables())
+
+
+def test_the_desk_says_when_the_broker_cannot_be_reached(mosquitto: Broker) -> None:
+    mosquitto.stop()
+    out = desk(mosquitto, "status", "--once")
+    assert out.returncode == 2
+    assert f"broker 127.0.0.1:{mosquitto.port}" in out.stderr
+    assert "refused" in out.stderr.lower()

@@ -1,0 +1,111 @@
+"""A start at a given instant (hall mode): the pre-signal is planned so the start keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused, Notice, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.match import Match
+from timerd.core.profile import Profile
+
+
+def ithf() -> Match:
+    return Match(profiles.load("ithf"))  # 20 s pre-signal lead (ITHF 4.4)
+
+
+def signals(effects: list[object]) -> list[tuple[SignalKind, float]]:
+    return [(e.kind, e.due) for e in effects if isinstance(e, Signal)]
+
+
+def test_a_start_beyond_the_lead_waits_then_sounds_the_pre_signal_one_lead_before() -> None:
+    match = ithf()
+    effects = match.schedule_start(100.0, 160.0)
+    assert effects == [PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
+    assert match.next_deadline() == 140.0
+    assert match.status(110.0).start_in_s == 50.0
+    assert match.poll(139.999) == []
+    assert signals(match.poll(140.0)) == [(SignalKind.PRE_SIGNAL, 140.0)]
+    assert match.phase is Phase.PRE_SIGNAL
+    assert match.next_deadline() == 160.0
+    assert signals(match.poll(160.0)) == [(SignalKind.START, 160.0)]
+    assert match.phase is Phase.RUNNING
+    assert match.status(220.0).remaining_s == 240.0
+
+
+def test_a_late_wake_up_fires_pre_signal_and_start_once_each_at_their_planned_instants() -> None:
+    match = ithf()
+    match.schedule_start(0.0, 60.0)
+    effects = match.poll(65.0)
+    assert signals(effects) == [(SignalKind.PRE_SIGNAL, 40.0), (SignalKind.START, 60.0)]
+    assert match.clock.anchor == 60.0  # the match is not shifted by the late wake-up
+    assert signals(match.poll(66.0)) == []
+
+
+def test_a_start_inside_the_lead_sounds_the_pre_signal_at_once_with_a_shorter_lead() -> None:
+    match = ithf()
+    effects = match.schedule_start(100.0, 117.0)  # 17 s: shorter than 20, at least ITHF's 15
+    assert signals(effects) == [(SignalKind.PRE_SIGNAL, 100.0)]
+    assert any(isinstance(e, Notice) and "17.0 s" in e.message for e in effects)
+    assert match.phase is Phase.PRE_SIGNAL
+    assert signals(match.poll(117.0)) == [(SignalKind.START, 117.0)]
+
+
+def test_a_start_exactly_one_lead_away_is_a_plain_start_without_a_notice() -> None:
+    match = ithf()
+    effects = match.schedule_start(5.0, 25.0)
+    assert signals(effects) == [(SignalKind.PRE_SIGNAL, 5.0)]
+    assert not any(isinstance(e, Notice) for e in effects)
+
+
+@pytest.mark.parametrize("lead_s", [14.9, 0.0, -3.0])
+def test_a_start_too_late_for_the_ithf_minimum_lead_is_refused_and_nothing_changes(
+        lead_s: float) -> None:
+    match = ithf()
+    with pytest.raises(CommandRefused, match=r"too late for the 15 s pre-signal ITHF 4\.4"):
+        match.schedule_start(100.0, 100.0 + lead_s)
+    assert match.phase is Phase.IDLE
+    assert match.start_at is None
+    assert match.next_deadline() is None
+
+
+def test_fifteen_seconds_is_still_kept() -> None:
+    match = ithf()
+    assert signals(match.schedule_start(0.0, 15.0)) == [(SignalKind.PRE_SIGNAL, 0.0)]
+
+
+def test_a_training_profile_with_a_short_lead_has_that_lead_as_its_minimum() -> None:
+    match = Match(Profile("drill", ithf_conformant=False, period_s=30, pre_signal_lead_s=2))
+    assert match.min_pre_signal_lead_s() == 2
+    with pytest.raises(CommandRefused):
+        match.schedule_start(0.0, 1.9)
+    match.schedule_start(0.0, 2.0)
+    assert match.phase is Phase.PRE_SIGNAL
+
+
+def test_only_an_idle_match_can_be_scheduled() -> None:
+    match = ithf()
+    match.start(0.0)
+    with pytest.raises(CommandRefused, match="pre-signal is sounding"):
+        match.schedule_start(1.0, 60.0)
+
+
+def test_a_scheduled_start_refuses_start_and_pause_and_is_cancelled_by_reset() -> None:
+    match = ithf()
+    match.schedule_start(0.0, 60.0)
+    for command in ("start", "pause", "resume"):
+        with pytest.raises(CommandRefused, match="a start is scheduled"):
+            match.handle(command, 1.0)
+    assert match.handle("reset", 2.0) == [PhaseChanged(Phase.IDLE, Phase.SCHEDULED)]
+    assert match.next_deadline() is None
+    assert match.poll(100.0) == []
+
+
+def test_start_in_is_the_command_form_relative_to_now() -> None:
+    match = ithf()
+    match.handle("start_in", 10.0, "30.5")
+    assert match.phase is Phase.SCHEDULED
+    assert match.start_at == 40.5
+    for bad in ("soon", "nan", "inf"):
+        with pytest.raises(CommandRefused, match="number of seconds"):
+            ithf().handle("start_in", 0.0, bad)

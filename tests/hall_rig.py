@@ -1,0 +1,236 @@
+"""A hall on one machine, for the hall-mode tests and `bench/hall_skew.py`.
+
+- `Broker`: Debian's mosquitto on a loopback port with a throwaway config; it can be stopped
+  and started again on the same port (the broker going away mid-match).
+- `Table`: a real daemon process, `python -m timerd run --simulate` with hall mode on, its
+  event stream in a file.
+- `Observer`: the desk's view, a paho-mqtt client (not our code) in its own thread that keeps
+  every message under `timerd/#` and lets a test wait for a condition with a timeout.
+
+Nothing here sleeps to let time pass: every wait polls a condition until a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from paho.mqtt.client import CallbackAPIVersion
+from paho.mqtt.client import Client as PahoClient
+
+ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
+POLL_S = 0.005
+
+
+def wait_until(probe: Callable[[], T | None], timeout_s: float, what: str) -> T:
+    """Poll `probe` until it returns something other than None (or False); fail after
+    `timeout_s` saying `what` was awaited."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(POLL_S)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def mosquitto_path() -> str | None:
+    return shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto",) if os.access(p, os.X_OK)), None)
+
+
+class Broker:
+    """mosquitto on 127.0.0.1:`port`, anonymous, nothing persisted."""
+
+    def __init__(self, directory: Path, port: int | None = None, extra_config: str = "") -> None:
+        self.directory = directory
+        self.port = port or free_port()
+        self.extra_config = extra_config  # more mosquitto.conf lines (TLS)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        binary = mosquitto_path()
+        if binary is None:
+            raise FileNotFoundError("mosquitto is not installed")
+        conf = self.directory / "mosquitto.conf"
+        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+                        f"persistence false\n{self.extra_config}")
+        log = open(self.directory / "mosquitto.log", "ab")  # noqa: SIM115 (the process keeps it)
+        self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=log)
+        log.close()
+
+        def accepting() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited: {self.log()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+            except OSError:
+                return False
+            return True
+
+        wait_until(accepting, timeout_s, f"mosquitto on port {self.port}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+
+    def log(self) -> str:
+        path = self.directory / "mosquitto.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+@dataclass(frozen=True)
+class Message:
+    topic: str
+    payload: bytes
+    retain: bool
+    seen_wall: float  # when the observer got it
+
+    def json(self) -> Any:
+        return json.loads(self.payload)
+
+
+class Observer:
+    """Every message under `timerd/#`, kept in order; resubscribes after a broker restart."""
+
+    def __init__(self, port: int) -> None:
+        self.messages: list[Message] = []
+        self._lock = threading.Lock()
+        self.client = PahoClient(CallbackAPIVersion.VERSION2)
+        self.client.on_connect = lambda c, *_: c.subscribe("timerd/#", qos=1)
+        self.client.on_message = self._on_message
+        self.client.reconnect_delay_set(0.05, 0.2)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        with self._lock:
+            self.messages.append(Message(message.topic, bytes(message.payload),
+                                         bool(message.retain), time.time()))
+
+    def snapshot(self, topic_suffix: str = "") -> list[Message]:
+        with self._lock:
+            return [m for m in self.messages if m.topic.endswith(topic_suffix)]
+
+    def wait_for(self, probe: Callable[[list[Message]], T | None], timeout_s: float,
+                 what: str) -> T:
+        return wait_until(lambda: probe(self.snapshot()), timeout_s, what)
+
+    def events(self, table: str, hall: str = "hall") -> list[dict[str, Any]]:
+        topic = f"timerd/{hall}/tables/{table}/events"
+        return [m.json() for m in self.snapshot() if m.topic == topic]
+
+    def last(self, table: str, kind: str, hall: str = "hall") -> Message | None:
+        topic = f"timerd/{hall}/tables/{table}/{kind}"
+        found = [m for m in self.snapshot() if m.topic == topic]
+        return found[-1] if found else None
+
+    def publish(self, topic: str, payload: Any) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.client.publish(topic, data, qos=1).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.disconnect()  # wakes the network thread, so loop_stop does not wait
+        self.client.loop_stop()
+
+
+def write_profile(path: Path, period_s: float, lead_s: float) -> Path:
+    """A training profile (not ITHF-conformant) with a short match and lead, for fast tests."""
+    path.write_text(f'name = "{path.stem}"\nithf_conformant = false\nperiod_s = {period_s}\n'
+                    f"pre_signal_lead_s = {lead_s}\nsignals = []\n")
+    return path
+
+
+class Table:
+    """One table: a timerd daemon process in hall mode, with its event stream in a file."""
+
+    def __init__(self, directory: Path, name: str, port: int, profile: str | Path, *,
+                 speed: float = 1.0, hall: str = "hall", options: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.directory = directory / name
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.events_path = self.directory / "events.jsonl"
+        self.socket = self.directory / "control.sock"
+        self.outbox = self.directory / "outbox"
+        self.args = [
+            sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(speed),
+            "--events", str(self.events_path), "--control", str(self.socket),
+            "--profile", str(profile),
+            "-o", "hall.enabled=true", "-o", f"hall.port={port}", "-o", 'hall.host="127.0.0.1"',
+            "-o", f'hall.hall="{hall}"', "-o", f'hall.table="{name}"',
+            "-o", f'hall.outbox="{self.outbox}"', "-o", "hall.reconnect_max_s=0.2",
+            "-o", "hall.heartbeat_s=1", *options,
+        ]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Table:
+        stderr = open(self.directory / "stderr.log", "ab")  # noqa: SIM115 (the process keeps it)
+        self.proc = subprocess.Popen(self.args, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=stderr)
+        stderr.close()
+        return self
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.events_path.exists():
+            return []
+        lines = self.events_path.read_text().splitlines()
+        return [json.loads(line) for line in lines if line.endswith("}")]
+
+    def wait_event(self, probe: Callable[[dict[str, Any]], bool], timeout_s: float,
+                   what: str) -> dict[str, Any]:
+        def found() -> dict[str, Any] | None:
+            self.check_alive()
+            return next((e for e in self.events() if probe(e)), None)
+
+        return wait_until(found, timeout_s, f"{self.name}: {what}")
+
+    def check_alive(self) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"table {self.name} exited {self.proc.returncode}:\n"
+                               + self.stderr())
+
+    def stderr(self) -> str:
+        return (self.directory / "stderr.log").read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def stop_all(tables: list[Table]) -> None:
+    """SIGTERM every table first, then wait for each: they shut down in parallel."""
+    for table in tables:
+        if table.proc is not None and table.proc.poll() is None:
+            table.proc.terminate()
+    for table in tables:
+        table.stop()

@@ -1,0 +1,521 @@
+"""Hall mode, the table's side: this daemon on the tournament's MQTT broker (docs/hall.md).
+
+Every table of a hall publishes under `timerd/<hall>/tables/<table>/`:
+
+- `state`: the retained JSON of `service.status_dict()` plus `wall` (epoch seconds when sent),
+  on every change and at least every `heartbeat_s` (the desk's "last seen");
+- `events`: one JSON record per state change, signal and notice (`event_record`), with the
+  wall time it happened, and a `reply` record for every hall command;
+- `results`: each match result, QoS 1 and retained, kept in an outbox on disk and sent again
+  until the broker acknowledges it;
+- `status`: retained `online`, and `offline` as the last will (or on a clean stop).
+
+It takes commands on `timerd/<hall>/cmd` (the whole hall) and `.../tables/<table>/cmd`:
+`start_round` (a start instant as epoch seconds, ITHF 4.4 pre-signal before it), `pause` and
+`resume` (the lights went out, ITHF 10.1). Anything else, malformed JSON, or a command for
+another hall is ignored with a log line: nothing from the broker can stop a match.
+
+The link runs in its own task. A broker that is down or goes away is retried with a doubling
+backoff; the match never waits for it. On every (re)connect the table resends `online`, its
+state and the events it kept while away, and every result the broker has not yet acknowledged.
+
+aiomqtt (the extra `timerd[hall]`) is imported only when hall mode starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import os
+import re
+import ssl
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any
+
+from timerd.adapters.events import event_record
+from timerd.config import HallConfig, hall_outbox
+from timerd.core.effects import CommandRefused, Effect, Signal, Tick
+from timerd.core.match import Status
+from timerd.service import Service
+
+if TYPE_CHECKING:
+    import aiomqtt
+
+log = logging.getLogger("timerd.hall")
+
+#: Events kept while the broker is away (a whole match has a few dozen); older ones are dropped.
+EVENT_BACKLOG = 1000
+#: How long one exchange with the broker (connect, acknowledgement) may take, in real seconds.
+BROKER_TIMEOUT_S = 10.0
+
+
+class HallUnavailable(RuntimeError):
+    """Hall mode was asked for, but aiomqtt is not installed."""
+
+
+def import_aiomqtt() -> ModuleType:
+    """aiomqtt, or HallUnavailable saying how to install it."""
+    try:
+        import aiomqtt  # noqa: PLC0415 (only in hall mode)
+    except ImportError as exc:
+        raise HallUnavailable(
+            "hall mode needs the aiomqtt package: pip install 'timerd[hall]' "
+            f"(or set hall.enabled = false); {exc}") from None
+    return aiomqtt
+
+
+@dataclass(frozen=True)
+class Topics:
+    """The topic names of one hall; `table="+"` gives the desk's wildcards."""
+
+    hall: str
+    table: str
+
+    @property
+    def base(self) -> str:
+        return f"timerd/{self.hall}/tables/{self.table}"
+
+    @property
+    def state(self) -> str:
+        return f"{self.base}/state"
+
+    @property
+    def events(self) -> str:
+        return f"{self.base}/events"
+
+    @property
+    def results(self) -> str:
+        return f"{self.base}/results"
+
+    @property
+    def status(self) -> str:
+        return f"{self.base}/status"
+
+    @property
+    def table_cmd(self) -> str:
+        return f"{self.base}/cmd"
+
+    @property
+    def hall_cmd(self) -> str:
+        return f"timerd/{self.hall}/cmd"
+
+
+def table_of(topic: str) -> str | None:
+    """The table id in `timerd/<hall>/tables/<table>/...`, or None for another topic."""
+    parts = topic.split("/")
+    return parts[3] if len(parts) >= 5 and parts[2] == "tables" else None
+
+
+def mqtt_client(mqtt: ModuleType, config: HallConfig, identifier: str, rate: float = 1.0,
+                will: Any = None) -> aiomqtt.Client:
+    """An aiomqtt client for `config`'s broker (TLS, login), shared by the tables and the desk.
+
+    `rate` is loop seconds per real second (`--speed`): the broker's timeouts are real time.
+    """
+    tls = None
+    if config.tls:
+        tls = ssl.create_default_context(cafile=config.ca_file or None)
+    client: aiomqtt.Client = mqtt.Client(
+        config.host, config.port, identifier=identifier,
+        username=config.username or None, password=config.password or None,
+        tls_context=tls, will=will, keepalive=max(5, round(config.heartbeat_s * 2)),
+        timeout=BROKER_TIMEOUT_S * rate)
+    return client
+
+
+# -- the clock offset (chrony) ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClockSync:
+    """How far this table's wall clock is from true time, as far as it can tell.
+
+    `synced` is None when nothing could be read (no chrony); the desk warns then too, since a
+    table whose clock is off starts its round off by as much.
+    """
+
+    source: str  # "chrony", or "none"
+    synced: bool | None = None
+    offset_ms: float | None = None  # positive: this clock is ahead
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "synced": self.synced, "offset_ms": self.offset_ms,
+                "detail": self.detail}
+
+
+_SYSTEM_TIME = re.compile(r"([0-9.]+) seconds (fast|slow)")
+
+
+def parse_chrony_tracking(text: str) -> ClockSync:
+    """`chronyc tracking` output as a ClockSync.
+
+    "System time : 0.000123 seconds fast of NTP time" is the offset (fast: ahead);
+    "Leap status : Not synchronised" means chrony has no usable source.
+    """
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    leap = fields.get("Leap status")
+    found = _SYSTEM_TIME.search(fields.get("System time", ""))
+    if leap is None or found is None:
+        return ClockSync("chrony", detail="unreadable chronyc output")
+    offset_ms = float(found.group(1)) * 1000 * (1 if found.group(2) == "fast" else -1)
+    return ClockSync("chrony", synced=leap != "Not synchronised",
+                     offset_ms=round(offset_ms, 3), detail=f"leap status {leap}")
+
+
+async def read_clock_sync(command: str, timeout_s: float) -> ClockSync:
+    """Ask chrony (`<command> tracking`); ClockSync("none") when it cannot be asked."""
+    if command.lower() in ("", "none"):
+        return ClockSync("none", detail="not asked (hall.chronyc = none)")
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            command, "tracking", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        return ClockSync("none", detail=f"{command}: {exc.strerror or exc}")
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return ClockSync("chrony", detail=f"{command} tracking did not answer")
+    if proc.returncode != 0:
+        why = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
+        return ClockSync("chrony", detail=why)
+    return parse_chrony_tracking(out.decode(errors="replace"))
+
+
+# -- results waiting for the broker -------------------------------------------------------
+
+@dataclass
+class OutboxEntry:
+    id: str
+    payload: bytes
+    path: Path
+    saved: asyncio.Future[None] | None = None  # the disk write, done in a worker thread
+
+
+def _write_file(path: Path, payload: bytes) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as out:
+        out.write(payload)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+class Outbox:
+    """Results not yet acknowledged by the broker: in memory, and one JSON file each on disk.
+
+    A result is sent from memory; the file only matters when the daemon stops before the
+    broker acknowledged it, and the next start sends it then. Files are written in a worker
+    thread so a slow SD card never holds up the match loop. A disk that fails is logged and
+    the result is still sent from memory.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._entries: list[OutboxEntry] = []
+
+    def load(self) -> int:
+        """Take up the results a previous run left; returns how many."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            files = sorted(self.directory.glob("*.json"))
+        except OSError as exc:
+            log.error("outbox %s unusable (%s); results are kept in memory only",
+                      self.directory, exc)
+            return 0
+        for path in files:
+            try:
+                payload = path.read_bytes()
+                message = json.loads(payload)
+                self._entries.append(OutboxEntry(str(message["id"]), payload, path))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.error("outbox file %s unreadable (%s); set aside as .bad", path, exc)
+                with contextlib.suppress(OSError):
+                    path.rename(path.with_suffix(".bad"))
+        return len(self._entries)
+
+    def add(self, message: Mapping[str, Any]) -> OutboxEntry:
+        payload = json.dumps(message).encode()
+        path = self.directory / f"{time.time_ns()}-{message['id']}.json"
+        entry = OutboxEntry(str(message["id"]), payload, path)
+        entry.saved = asyncio.get_running_loop().run_in_executor(None, _write_file, path,
+                                                                  payload)
+        entry.saved.add_done_callback(_log_write_failure)
+        self._entries.append(entry)
+        return entry
+
+    def pending(self) -> list[OutboxEntry]:
+        return list(self._entries)
+
+    async def done(self, entry: OutboxEntry) -> None:
+        """The broker acknowledged `entry`: forget it, on disk too."""
+        if entry.saved is not None:
+            with contextlib.suppress(OSError):
+                await entry.saved
+        with contextlib.suppress(OSError):
+            entry.path.unlink(missing_ok=True)
+        self._entries.remove(entry)
+
+
+def _log_write_failure(saved: asyncio.Future[None]) -> None:
+    if not saved.cancelled() and (exc := saved.exception()) is not None:
+        log.error("result not saved to disk (%s); it is still sent from memory", exc)
+
+
+# -- the link -------------------------------------------------------------------------------
+
+class HallLink:
+    """This table on the hall's broker: publishes its state, events and results; takes the
+    desk's commands. An output of the service (`notify`) and an async context manager."""
+
+    def __init__(self, config: HallConfig, service: Service, outbox: Outbox | None = None,
+                 wall: Callable[[], float] = time.time, rate: float = 1.0) -> None:
+        self.config = config
+        self.service = service
+        self.table = config.table_id()
+        self.topics = Topics(config.hall, self.table)
+        self.outbox = outbox or Outbox(hall_outbox(config))
+        self.wall = wall
+        self.rate = rate  # loop seconds per real second (`--speed`)
+        self.round: str | None = None
+        self.connected = False
+        self.clock_sync = ClockSync("none", detail="not read yet")
+        self._events: deque[dict[str, Any]] = deque()
+        self._dropped = 0
+        self._state_due = True
+        self._kick = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
+            "start_round": self._start_round,
+            "pause": lambda _: self._execute("pause"),
+            "resume": lambda _: self._execute("resume"),
+        }
+
+    async def __aenter__(self) -> HallLink:
+        mqtt = import_aiomqtt()
+        left = self.outbox.load()
+        if left:
+            log.info("%d result(s) from an earlier run still to send", left)
+        self.service.outputs.append(self)
+        self.service.status_extras.append(self.status_extra)
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._connect_forever(mqtt), name="hall-link"),
+                       loop.create_task(self._watch_clock(), name="hall-clock")]
+        log.info("hall mode: table %s of hall %s, broker %s:%d", self.table, self.config.hall,
+                 self.config.host, self.config.port)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(ValueError):
+            self.service.outputs.remove(self)
+        with contextlib.suppress(ValueError):
+            self.service.status_extras.remove(self.status_extra)
+
+    # -- from the match (loop thread; returns at once) -------------------------------------
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        if isinstance(effect, Tick):
+            return  # the shown clock: the desk extrapolates from the state's `wall`
+        record = event_record(effect, status)
+        if record is not None:
+            record["wall"] = self.wall()
+            if isinstance(effect, Signal):
+                # How late the loop woke for it, on its own clock: the desk (and the bench)
+                # can tell a slow table from a table whose wall clock is off.
+                record["late_ms"] = round((self.service.now() - effect.due) / self.rate * 1000, 3)
+            self._queue_event(record)
+        self._state_due = True
+        self._kick.set()
+
+    def publish_result(self, result: Mapping[str, Any]) -> str:
+        """Send a match result to the desk, QoS 1, until the broker acknowledges it.
+
+        For the results feature: call it once per finished match with a JSON-able mapping.
+        It returns at once with the result's id; the result is saved to the outbox and sent
+        whenever the broker is reachable, also after a restart of this daemon.
+        """
+        message = {"id": uuid.uuid4().hex, "hall": self.config.hall, "table": self.table,
+                   "round": self.round, "wall": self.wall(), "result": dict(result)}
+        self.outbox.add(message)
+        self._kick.set()
+        return str(message["id"])
+
+    def status_extra(self) -> dict[str, Any]:
+        return {"hall": {"name": self.config.hall, "table": self.table, "round": self.round,
+                         "connected": self.connected, "clock": self.clock_sync.to_dict()}}
+
+    def _queue_event(self, record: dict[str, Any]) -> None:
+        if len(self._events) >= EVENT_BACKLOG:
+            self._events.popleft()
+            self._dropped += 1
+        self._events.append(record)
+        self._kick.set()
+
+    # -- commands from the broker ----------------------------------------------------------
+
+    def on_message(self, topic: str, payload: bytes) -> None:
+        """A message on one of the command topics; never raises."""
+        try:
+            message = json.loads(payload)
+        except ValueError:
+            log.warning("ignored malformed JSON on %s: %.80r", topic, payload)
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("command"), str):
+            log.warning('ignored %s: expected {"command": NAME, ...}, got %.80s',
+                        topic, json.dumps(message))
+            return
+        name = message["command"]
+        if message.get("hall", self.config.hall) != self.config.hall:
+            log.info("ignored %s for hall %r (this table is in hall %r)", name,
+                     message.get("hall"), self.config.hall)
+            return
+        handler = self._commands.get(name)
+        if handler is None:
+            log.warning("ignored unknown command %r on %s (known: %s)", name, topic,
+                        ", ".join(self._commands))
+            return
+        reply: dict[str, Any] = {"type": "reply", "command": name, "id": message.get("id")}
+        try:
+            reply.update(ok=True, detail=handler(message))
+        except CommandRefused as exc:
+            reply.update(ok=False, error=str(exc))
+        except Exception as exc:  # a bug must not take the link (or the match) down
+            log.exception("command %s failed", name)
+            reply.update(ok=False, error=f"internal error: {exc}")
+        log.info("%s %s", name, "done" if reply["ok"] else f"refused: {reply['error']}")
+        self._queue_event({**reply, "wall": self.wall()})
+
+    def _execute(self, command: str, *args: str) -> str:
+        return self.service.execute(command, *args).phase.value
+
+    def _start_round(self, message: Mapping[str, Any]) -> str:
+        """ITHF 4.4 for a whole hall: the start signal sounds at the instant `at` (epoch).
+
+        The instant is converted to the loop's monotonic clock once, here; a later step of
+        the wall clock (NTP) does not move the start.
+        """
+        at = message.get("at")
+        if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+            raise CommandRefused('start_round needs "at": the start instant in epoch seconds')
+        round_id = message.get("round")
+        lead_s = (at - self.wall()) * self.rate
+        phase = self._execute("start_in", repr(lead_s))
+        self.round = None if round_id is None else str(round_id)
+        return f"{phase}: start signal in {lead_s / self.rate:.3f} s"
+
+    # -- the connection --------------------------------------------------------------------
+
+    async def _connect_forever(self, mqtt: ModuleType) -> None:
+        """Keep a session with the broker, retrying with a doubling backoff."""
+        first_s = min(1.0, self.config.reconnect_max_s)
+        backoff_s = first_s
+        while True:
+            try:
+                await self._session(mqtt)
+                why = "the session ended"
+            except mqtt.MqttError as exc:
+                why = str(exc)
+            except Exception as exc:  # never let the link die of a bug; the match goes on
+                log.exception("link failed")
+                why = repr(exc)
+            if self.connected:
+                backoff_s = first_s  # it had worked: start the backoff over
+            self.connected = False
+            log.warning("broker %s:%d: %s; retrying in %g s", self.config.host,
+                        self.config.port, why, backoff_s)
+            await asyncio.sleep(backoff_s * self.rate)
+            backoff_s = min(backoff_s * 2, self.config.reconnect_max_s)
+
+    async def _session(self, mqtt: ModuleType) -> None:
+        will = mqtt.Will(self.topics.status, "offline", qos=1, retain=True)
+        client = mqtt_client(mqtt, self.config, f"timerd-{self.config.hall}-{self.table}",
+                             self.rate, will)
+        async with client:
+            self.connected = True
+            log.info("connected to %s:%d", self.config.host, self.config.port)
+            if self._dropped:
+                log.warning("%d events dropped while the broker was away", self._dropped)
+                self._dropped = 0
+            try:
+                await client.publish(self.topics.status, "online", qos=1, retain=True)
+                await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
+                self._state_due = True
+                self._kick.set()
+                await _first_to_end(self._send(client), self._heartbeat(),
+                                    self._receive(client))
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):  # a clean stop: say so, will or not
+                    await client.publish(self.topics.status, "offline", qos=1, retain=True,
+                                         timeout=1.0 * self.rate)
+                raise
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            payload = message.payload
+            self.on_message(str(message.topic),
+                            payload if isinstance(payload, bytes) else str(payload).encode())
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._kick.wait()
+            self._kick.clear()
+            if self._state_due:
+                self._state_due = False
+                state = {**self.service.status_dict(), "wall": self.wall()}
+                await client.publish(self.topics.state, json.dumps(state), qos=1, retain=True)
+            while self._events:
+                await client.publish(self.topics.events, json.dumps(self._events[0]))
+                self._events.popleft()
+            for entry in self.outbox.pending():
+                await client.publish(self.topics.results, entry.payload, qos=1, retain=True)
+                await self.outbox.done(entry)
+                log.info("result %s acknowledged by the broker", entry.id)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.heartbeat_s * self.rate)
+            self._state_due = True
+            self._kick.set()
+
+    async def _watch_clock(self) -> None:
+        while True:
+            sync = await read_clock_sync(self.config.chronyc, 5.0 * self.rate)
+            if sync != self.clock_sync:
+                if sync.synced is False:
+                    log.warning("this table's clock is not synchronised (%s)", sync.detail)
+                self.clock_sync = sync
+                self._state_due = True
+                self._kick.set()
+            await asyncio.sleep(self.config.clock_check_s * self.rate)
+
+
+async def _first_to_end(*coroutines: Any) -> None:
+    """Run the coroutines together until one ends; re-raise its error, cancel the rest."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        task.result()
