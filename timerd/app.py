@@ -65,7 +65,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
         service.outputs += [board.buzzers, board.horn, board.leds]
-        results = ResultsFile(config.results_path())  # hall mode: results.listeners.append
+        results = ResultsFile(config.results_path())
         service.outputs.append(results)
         service.status_extras.append(results.status_extra)
         # After the buzzer: its first edge never waits for the sound device.
@@ -87,7 +87,9 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if config.hall.enabled:
             from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 
-            await stack.enter_async_context(HallLink(config.hall, service, rate=options.speed))
+            hall = await stack.enter_async_context(
+                HallLink(config.hall, service, rate=options.speed))
+            results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
         if options.interactive:
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(

@@ -103,6 +103,13 @@ def test_the_broker_stops_mid_match_the_matches_go_on_and_report_when_it_is_back
         final_wall = observer.wait_for(lambda _, t=table: wall_of(observer, t.name, "final"),
                                        15, f"{table.name} final event")
         assert final_wall > down_at
+        # The result of the match, written while the broker was down, reaches the desk.
+        result = observer.wait_for(lambda _, t=table: observer.last(t.name, "results"), 15,
+                                   f"{table.name} result")
+        record = result.json()
+        assert record["table"] == table.name
+        assert record["result"]["how"] == "regular"
+        assert record["result"]["score"] == {"home": 0, "away": 0}
         table.check_alive()
     assert "retrying" in tables[0].stderr()
 

@@ -36,7 +36,7 @@ from timerd.core.score import AWARDS, Goal
 
 log = logging.getLogger("timerd.results")
 
-ResultListener = Callable[[dict[str, Any]], None]
+ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
 
 def iso(wall: float) -> str:
