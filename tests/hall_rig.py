@@ -181,7 +181,11 @@ class Table:
             "-o", "hall.enabled=true", "-o", f"hall.port={port}", "-o", 'hall.host="127.0.0.1"',
             "-o", f'hall.hall="{hall}"', "-o", f'hall.table="{name}"',
             "-o", f'hall.outbox="{self.outbox}"', "-o", "hall.reconnect_max_s=0.2",
-            "-o", "hall.heartbeat_s=1", *options,
+            "-o", "hall.heartbeat_s=1",
+            # Each table is its own Pi: its own match journal, no web port shared with others.
+            "-o", f'state.directory="{self.directory / "state"}"',
+            "-o", f'state.runtime_directory="{self.directory / "run"}"',
+            "-o", "web.enabled=false", *options,
         ]
         self.proc: subprocess.Popen[bytes] | None = None
 
