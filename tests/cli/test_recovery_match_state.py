@@ -81,13 +81,6 @@ def daemon(home: Path, profile: Path, speed: float) -> Daemon:
     return Daemon(home, "--profile", str(profile), speed=speed)
 
 
-def restarted(home: Path, profile: Path) -> Daemon:
-    """The daemon started again after the kill; returns once it announced the recovery."""
-    second = daemon(home, profile, RESTARTED_SPEED).ready()
-    second.wait_signal("recovered")
-    return second
-
-
 def test_killed_in_overtime_it_restarts_paused_in_overtime_and_a_golden_goal_ends_it(
         tmp_path: Path) -> None:
     profile = profile_file(tmp_path, SHORT_PLAYOFF)
@@ -105,7 +98,8 @@ def test_killed_in_overtime_it_restarts_paused_in_overtime_and_a_golden_goal_end
         before = first.wait_status(lambda s: s["overtime_s"] >= 4.0, "4 s of overtime")
         assert first.stop(signal.SIGKILL) == -signal.SIGKILL
 
-    with restarted(tmp_path, profile) as second:
+    with daemon(tmp_path, profile, RESTARTED_SPEED).ready() as second:
+        second.wait_signal("recovered")
         after = second.command("status")
         assert after["phase"] == "paused"
         assert (after["overtime"], after["count_up"]) == (True, True)
@@ -114,7 +108,6 @@ def test_killed_in_overtime_it_restarts_paused_in_overtime_and_a_golden_goal_end
         assert "overtime" in after["recovery"]["message"]
         # The crash instant is the last heartbeat, at most 0.5 s before the kill.
         assert after["overtime_s"] == pytest.approx(before["overtime_s"], abs=1.0)
-        assert after["overtime_s"] <= before["overtime_s"] + 1e-3
         assert after["interruptions"] == before["interruptions"] + 1
         for key in ("score", "period", "last_signal", "faceoff_guard_s"):
             assert after[key] == before[key], key
@@ -159,14 +152,14 @@ def test_killed_with_a_running_penalty_and_a_spent_timeout(tmp_path: Path) -> No
             lambda s: s["penalties"][0]["remaining_s"] <= 4.0, "4 s left on the minor")
         assert first.stop(signal.SIGKILL) == -signal.SIGKILL
 
-    with restarted(tmp_path, profile) as second:
+    with daemon(tmp_path, profile, RESTARTED_SPEED).ready() as second:
+        second.wait_signal("recovered")
         after = second.command("status")
         assert after["phase"] == "paused"
         assert after["recovery"]["was"] == "running"
         [penalty] = after["penalties"]
         [was] = before["penalties"]
         assert penalty["remaining_s"] == pytest.approx(was["remaining_s"], abs=1.0)
-        assert penalty["remaining_s"] >= was["remaining_s"] - 1e-3
         assert {k: v for k, v in penalty.items() if k != "remaining_s"} == \
             {k: v for k, v in was.items() if k != "remaining_s"}
         assert after["remaining_s"] == pytest.approx(before["remaining_s"], abs=1.0)
@@ -182,9 +175,11 @@ def test_killed_with_a_running_penalty_and_a_spent_timeout(tmp_path: Path) -> No
         second.command("start")  # the referee's faceoff resumes play
         resumed = second.wait_event(lambda e: e["type"] == "state" and e["state"] == "running")
         ended = second.wait_signal("penalty_end")
-        assert ended["t"] - resumed["t"] == pytest.approx(penalty["remaining_s"], abs=LAG_S)
+        # On plan: exactly its time left of play after the faceoff (the clock says so), and
+        # that much real (loop) time later, give or take a loaded machine.
         assert ended["remaining_s"] == pytest.approx(
-            resumed["remaining_s"] - penalty["remaining_s"], abs=LAG_S)
+            resumed["remaining_s"] - penalty["remaining_s"], abs=0.01)
+        assert ended["t"] - resumed["t"] == pytest.approx(penalty["remaining_s"], abs=LAG_S)
         now = second.command("status")
         assert now["penalties"] == []
         assert now["timeouts"]["home"]["left"] == 0
