@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +37,19 @@ signals = [
   { signal = "interval", remaining_s = 10, beeps = 1 },
 ]
 """
+
+
+def assert_same_goals(after: list[dict[str, Any]], before: list[dict[str, Any]]) -> None:
+    """The goal entries of a restarted daemon are those it had: every field the same, and the
+    wall time (stamped by the results when the goal came in, restored from the journal's
+    line, written a moment later) within 10 ms."""
+    assert [{**g, "wall_time": None} for g in after] == [{**g, "wall_time": None} for g in before]
+    for restored, entered in zip(after, before, strict=True):
+        assert (restored["wall_time"] is None) == (entered["wall_time"] is None)
+        if entered["wall_time"] is not None:
+            gap = datetime.fromisoformat(restored["wall_time"]) - datetime.fromisoformat(
+                entered["wall_time"])
+            assert abs(gap.total_seconds()) <= 0.01, (restored, entered)
 
 
 class Daemon:
@@ -116,13 +130,19 @@ class Daemon:
         status: dict[str, Any] = reply["status"]
         return status
 
+    def wait_status(self, match: Callable[[dict[str, Any]], bool], what: str,
+                    timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """Ask for the status until it `match`es; `what` names the wait in the failure."""
+        deadline = time.monotonic() + timeout_s
+        while not match(status := self.command("status")):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the status did not reach {what}: {status}")
+        return status
+
     def wait_remaining(self, at_most_s: float, timeout_s: float = WAIT_S) -> dict[str, Any]:
         """Ask for the status until the clock shows at most `at_most_s` left."""
-        deadline = time.monotonic() + timeout_s
-        while (status := self.command("status"))["remaining_s"] > at_most_s:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the clock did not reach {at_most_s} s left: {status}")
-        return status
+        return self.wait_status(lambda s: s["remaining_s"] <= at_most_s,
+                                f"{at_most_s} s left", timeout_s)
 
     def stop(self, signum: int = signal.SIGTERM) -> int:
         """Send `signum`, wait for the exit, return the exit code."""

@@ -68,6 +68,8 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         results = ResultsFile(config.results_path())
         service.outputs.append(results)
         service.status_extras.append(results.status_extra)
+        if journal.recovery.match is not None:  # restored: keep its start and goal times
+            results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
         # After the buzzer: its first edge never waits for the sound device.
         service.outputs.append(await stack.enter_async_context(
             Speaker.for_service(config, service, board.buzzers)))

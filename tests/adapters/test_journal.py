@@ -19,20 +19,24 @@ from timerd.adapters.journal import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     Journal,
+    _Writer,
     parse_journal,
     read_heartbeat,
     recover,
 )
-from timerd.core.effects import Applied, Phase, Signal, SignalKind
+from timerd.core.effects import Applied, CommandRefused, Phase, Signal, SignalKind
+from timerd.core.profile import Profile
 from timerd.schema import to_plain
 from timerd.service import Service
 
 ITHF = profiles.load("ithf")
+PLAYOFF = profiles.load("ithf-playoff")
+ISBHF = profiles.load("isbhf")
 WALL = 1_800_000_000.0  # a wall-clock instant; only differences matter
 
 
-def header(t: float = 100.0, run: str = "run-a") -> dict[str, Any]:
-    return {"type": "match", "match": "m1", "run": run, "profile": to_plain(ITHF),
+def header(t: float = 100.0, run: str = "run-a", profile: Profile = ITHF) -> dict[str, Any]:
+    return {"type": "match", "match": "m1", "run": run, "profile": to_plain(profile),
             "t": t, "wall": WALL}
 
 
@@ -127,10 +131,15 @@ def test_a_running_match_is_restored_paused_at_the_heartbeat_instant() -> None:
     assert result.report["was"] == "running"
     assert result.report["bound"] == "heartbeat"
     # The journal goes on in the new run's time: the pause is its last command, at `now`.
-    assert [r["type"] for r in result.records] == ["match", "command", "command", "recovered"]
+    # The time marks stay, shifted, with the wall time they were written at.
+    assert [r["type"] for r in result.records] == [
+        "match", "command", "signal", "signal", "command", "recovered"]
     assert result.records[0]["run"] == "run-b"
-    assert result.records[2]["command"] == "pause"
-    assert result.records[2]["t"] == pytest.approx(5.0)
+    assert result.records[2]["t"] == pytest.approx(120.0 - 185.4)
+    assert result.records[2]["wall"] == WALL + 20.0
+    assert result.records[4]["command"] == "pause"
+    assert result.records[4]["t"] == pytest.approx(5.0)
+    assert result.started_wall == WALL + 20.0  # the start signal's mark
 
 
 def test_after_resume_the_remaining_signals_sound_on_plan() -> None:
@@ -246,6 +255,128 @@ def test_nothing_to_recover_from_an_empty_journal() -> None:
     result = recover([], None, now=0.0, wall_now=WALL, run="r", resume_within_s=60)
     assert result.outcome == "none"
     assert result.report is None
+
+
+def fired(match: Any, until: float) -> list[tuple[float, SignalKind]]:
+    """Every signal the restored match fires up to loop time `until`, with its instant."""
+    out = []
+    while (deadline := match.next_deadline()) is not None and deadline <= until:
+        out += [(e.due, e.kind) for e in match.poll(deadline) if isinstance(e, Signal)]
+    return out
+
+
+def test_killed_in_overtime_it_is_restored_paused_in_overtime_with_its_score() -> None:
+    # ithf-playoff: start at 100, the clock at 120, goals at 0:30 and 1:20 of play, the final
+    # signal at 420 (tied), a 30 s break with its warning at 440, overtime from 450. The last
+    # heartbeat at 470.4: 20.4 s of overtime had been played.
+    records = [header(profile=PLAYOFF), command("start", 100.0), mark("start", 120.0),
+               command("goal", 150.0, "home"), command("goal", 200.0, "away"),
+               mark("final", 420.0), mark("break_warning", 440.0),
+               mark("overtime_start", 450.0)]
+    result = restore(records, beat(470.4), now=5.0)
+    status = result.match.status(5.0)
+    assert (status.phase, status.overtime, status.count_up) == (Phase.PAUSED, True, True)
+    assert status.overtime_s == pytest.approx(20.4)
+    assert status.score == {"home": 1, "away": 1}
+    assert [(g["side"], g["match_time_s"], g["counted"]) for g in status.goals] == [
+        ("home", 30.0, True), ("away", 80.0, True)]
+    assert status.last_signal == "overtime_start"
+    assert status.interruptions == 1
+    assert "paused in overtime at +0:21" in result.report["message"]
+    # The results keep each goal's wall time and the start's, as journalled.
+    assert [(g["side"], wall) for g, wall in result.goal_walls] == [
+        ("home", WALL + 50.0), ("away", WALL + 100.0)]
+    assert result.started_wall == WALL + 20.0
+
+    match = result.match
+    match.handle("resume", 10.0)
+    assert fired(match, 100.0) == []  # sudden death: nothing is timed
+    effects = match.handle("goal", 12.0, "away")  # the golden goal (ITHF 4.8)
+    assert [e.kind for e in effects if isinstance(e, Signal)] == [SignalKind.FINAL]
+    final = match.status(12.0)
+    assert final.phase is Phase.FINISHED
+    assert final.result is not None
+    assert (final.result["how"], final.result["winner"]) == ("overtime", "away")
+    assert final.result["overtime_s"] == pytest.approx(22.4)
+
+
+def test_a_break_runs_on_after_a_restart_from_where_it_was() -> None:
+    # ithf-playoff tied at 0:00 (final at 420), the break's warning sounded at 440; the last
+    # heartbeat at 445: 5 s of the break were left. A break is not match time and nobody plays
+    # in it: it is not paused, it runs on, and overtime starts 5 s after the restart.
+    records = [header(profile=PLAYOFF), command("start", 100.0), mark("start", 120.0),
+               mark("final", 420.0), mark("break_warning", 440.0)]
+    result = restore(records, beat(445.0), now=5.0)
+    status = result.match.status(5.0)
+    assert result.outcome == "restored"
+    assert (status.phase, status.break_kind) == (Phase.BREAK, "overtime")
+    assert status.start_in_s == pytest.approx(5.0)
+    assert status.interruptions == 0
+    assert status.last_signal == "break_warning"
+    assert result.report["was"] == "break"
+    assert "in the break before overtime, 5.0 left" in result.report["message"]
+    assert "press START" not in result.report["message"]
+    assert [r.get("command") for r in result.records if r["type"] == "command"] == ["start"]
+    # The warning sounded before the crash and does not sound again.
+    assert fired(result.match, 100.0) == [(10.0, SignalKind.OVERTIME_START)]
+    assert result.match.status(30.0).overtime_s == pytest.approx(20.0)
+
+
+def test_an_intermission_runs_on_after_a_restart_and_after_a_power_loss_restarts() -> None:
+    # isbhf: the clock ran from 100, period 1 ended at 1000 (15:00 of net time), the 10:00
+    # intermission runs to 1600 with its warning at 1540.
+    records = [header(profile=ISBHF), command("start", 100.0), mark("start", 100.0),
+               mark("period_end", 1000.0)]
+    crashed = restore(records, beat(1300.0), now=5.0)
+    assert crashed.match.status(5.0).phase is Phase.BREAK
+    assert crashed.match.status(5.0).start_in_s == pytest.approx(300.0)
+    assert fired(crashed.match, 1000.0) == [(245.0, SignalKind.BREAK_WARNING),
+                                            (305.0, SignalKind.INTERMISSION_END)]
+    # The next period waits for the referee's faceoff (ISBHF 401), as without the crash.
+    after = crashed.match.status(305.0)
+    assert (after.phase, after.period, after.clock_running) == (Phase.PAUSED, 2, False)
+    # A power loss leaves no heartbeat: the last durable line, the period's end, bounds it.
+    lost = restore(records, None, now=5.0)
+    assert lost.report["bound"] == "journal"
+    assert lost.match.status(5.0).start_in_s == pytest.approx(600.0)
+
+
+def test_a_running_penalty_and_a_spent_timeout_are_restored() -> None:
+    # isbhf: the clock ran from 100; stopped at 160 (1:00 played); home's timeout at 165;
+    # an away minor (2:00) at 170 with the player's number; the faceoff at 200 starts it.
+    # The last heartbeat at 250: 50 s of it served, 70 s left.
+    records = [header(profile=ISBHF), command("start", 100.0), command("stop", 160.0),
+               command("timeout", 165.0, "home"), mark("timeout_end", 195.0),
+               command("penalty", 170.0, "away", "minor", "17"), command("start", 200.0)]
+    result = restore(records, beat(250.0), now=5.0)
+    status = result.match.status(5.0)
+    assert status.phase is Phase.PAUSED
+    assert status.remaining_s == pytest.approx(900.0 - 110.0)
+    assert status.penalties == [{"number": 1, "side": "away", "kind": "minor", "player": "17",
+                                 "remaining_s": 70.0, "running": True}]
+    assert status.timeouts == {"home": {"left": 0, "remaining_s": None},
+                               "away": {"left": 1, "remaining_s": None}}
+    match = result.match
+    with pytest.raises(CommandRefused, match="home has used its timeout"):
+        match.handle("timeout", 6.0, "home")
+    match.handle("start", 10.0)  # the referee's faceoff
+    assert fired(match, 200.0) == [(80.0, SignalKind.PENALTY_END)]
+    assert match.status(80.0).penalties == []
+
+
+def test_a_running_timeout_and_line_change_run_on_from_where_they_were() -> None:
+    # isbhf: stopped at 160; home's 30 s timeout at 161 (to 191); the line change at 162
+    # (5 s stages to 167, 172, 177). The last heartbeat at 170: in the second stage.
+    records = [header(profile=ISBHF), command("start", 100.0), command("stop", 160.0),
+               command("timeout", 161.0, "home"), command("linechange", 162.0)]
+    result = restore(records, beat(170.0), now=5.0)
+    status = result.match.status(5.0)
+    assert status.phase is Phase.PAUSED
+    assert status.timeouts["home"] == {"left": 0, "remaining_s": 21.0}
+    assert status.line_change == {"stage": "home", "number": 2, "stages": 3, "remaining_s": 2.0}
+    assert fired(result.match, 100.0) == [
+        (7.0, SignalKind.LINE_CHANGE), (12.0, SignalKind.LINE_CHANGE),
+        (26.0, SignalKind.TIMEOUT_END)]
 
 
 # -- the adapter, with the real service on virtual time --------------------------------------
@@ -384,3 +515,33 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
     assert run_virtual(main) == ("running", False)  # no heartbeat without a journal
     assert f"cannot use {blocker / 'state'} (Not a directory)" in caplog.text
     assert "matches will not survive a crash" in caplog.text
+
+
+def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash between the golden goal and the compaction restores a finished match, not the
+    overtime before the goal (which would give the match back, tied, to be played on)."""
+    at_compaction: list[bytes] = []
+    rewrite = _Writer._rewrite
+
+    def spy(writer: _Writer, new_lines: list[str]) -> None:
+        at_compaction.append(writer.path.read_bytes() if writer.path.exists() else b"")
+        rewrite(writer, new_lines)
+
+    monkeypatch.setattr(_Writer, "_rewrite", spy)
+    # ithf-playoff, tied: final at 320, 30 s break, overtime from 350; the golden goal at 360;
+    # a goal entered after it does not count and leaves the closed journal alone.
+    out = run_service(tmp_path, [(0.0, "start"), (360.0, "goal away"), (365.0, "goal home")],
+                      until=370.0, profile="ithf-playoff")
+    assert out["status"]["phase"] == "finished"
+    assert out["lines"] == []
+    records, warnings = parse_journal(at_compaction[-1])
+    assert warnings == []
+    assert [(r["command"], r["args"]) for r in records if r["type"] == "command"] == [
+        ("start", []), ("goal", ["away"])]
+    crashed = recover(records, None, now=0.0, wall_now=records[-1]["wall"], run="next",
+                      resume_within_s=60)
+    assert crashed.outcome == "finished"
+    assert crashed.match is None
+    assert crashed.report["status"]["result"]["how"] == "overtime"
+    assert crashed.report["status"]["score"] == {"home": 0, "away": 1}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_process import SHORT_PROFILE, Daemon
+from daemon_process import SHORT_PROFILE, Daemon, assert_same_goals
 
 from timerd import config as config_mod
 from timerd import profiles
@@ -61,6 +61,9 @@ CASES = [
     # Paused at once: the pause line and the heartbeat are as good, the time is exact.
     KillCase("paused", after=("interval", 32.0), commands=("pause",), bound=None),
     KillCase("last-30", after=("last_30", 30.0), until_s=28.5),
+    # Goals past the 3 s faceoff guard: the score and every entry (wall times too) are kept.
+    KillCase("goals", after=("last_30", 30.0), commands=("goal home", "goal away", "goal home"),
+             until_s=28.5, kept=(*KillCase.kept, "score", "goals")),
     # A clean stop writes the exact instant to the journal and removes the heartbeat.
     KillCase("sigterm-running", after=("interval", 32.0), until_s=31.5, signum=signal.SIGTERM,
              bound="journal"),
@@ -113,7 +116,10 @@ def test_killed_mid_match_it_restarts_paused_with_its_time_and_plan(
             assert after["remaining_s"] == pytest.approx(before["remaining_s"], abs=1.0)
             assert after["interruptions"] == before["interruptions"] + 1
         for key in case.kept:
-            assert after[key] == before[key], key
+            if key == "goals":
+                assert_same_goals(after[key], before[key])
+            else:
+                assert after[key] == before[key], key
         assert recovered["remaining_s"] == pytest.approx(after["remaining_s"], abs=1e-3)
 
         second.command("resume")

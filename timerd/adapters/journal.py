@@ -5,9 +5,11 @@ A match is event-sourced. Every command the match accepted (the service dispatch
 flushed and fsynced, with the loop time it was applied at. The first line of a match names the
 match, the run (this process) and the whole rule profile. Signals that sounded are appended too:
 they are not replayed, they only prove that the match was alive at that instant (after a power
-loss the last durable line is all there is). The journal is compacted (emptied) when the match
-finishes or is reset, so a tournament day writes a few dozen short lines per match and nothing
-per second: the SD card is spared.
+loss the last durable line is all there is) and keep the start signal's wall time. The journal
+is compacted (emptied) when the match finishes or is reset, so a tournament day writes a few
+dozen short lines per match and nothing per second: the SD card is spared. The command that
+ends a match (a golden goal) is journalled before the compaction, so a crash in between finds
+the match finished.
 
 Twice a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
@@ -19,8 +21,12 @@ and the last durable journal line (a power loss, or a clean SIGTERM stop, which 
 `Match.handle` at its time shifted so that the crash instant maps to the new `now`; the time
 the daemon was down therefore never counts as match time. A match whose clock was running is
 then paused at once, an interruption (ITHF 10.1, 10.2): it waits for RESUME, and every later
-signal sounds on plan. Nothing the replay fires is sounded again; the `recovered` signal and a
-notice announce the restored match, and `status["recovery"]` says what happened.
+signal sounds on plan. The score, the goals (with their journalled wall times, for the
+results), overtime, penalties and timeouts come back with the replay. A timed break (before
+overtime, ITHF 4.8; an intermission, ISBHF 410) is not match time and is not paused: it runs on
+with the time it had left, as do a running timeout and the stoppage countdowns. Nothing the
+replay fires is sounded again; the `recovered` signal and a notice announce the restored
+match, and `status["recovery"]` says what happened.
 
 Never a refusal to start: a torn or corrupt line is skipped with a warning, a command the
 replay refuses is skipped with a warning, an unreadable match is closed and reported, and a
@@ -66,6 +72,7 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match, Status
 from timerd.core.profile import Profile
+from timerd.core.score import Goal
 from timerd.schema import SchemaError, build, to_plain
 
 log = logging.getLogger("timerd.journal")
@@ -179,6 +186,11 @@ class Recovery:
     records: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    #: The wall time of the restored match's start signal, if its mark is in the journal.
+    started_wall: float | None = None
+    #: Each goal entry of the restored match (`Goal.to_dict`) with the wall time it was
+    #: entered at, as journalled: the results keep them across the restart.
+    goal_walls: list[tuple[dict[str, Any], float]] = field(default_factory=list)
 
 
 def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
@@ -205,13 +217,15 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             and heartbeat["match"] == match_id and heartbeat["t"] > crash_t:
         crash_t, crash_wall, bound = heartbeat["t"], heartbeat["wall"], "heartbeat"
     shift = now - crash_t
-    commands = [r for r in records if r["type"] == "command"]
-    match, applied, warnings = _replay(profile, commands, shift, now)
-    was = match.phase
+    replayed = _replay(profile, [r for r in records if r["type"] == "command"], shift, now)
+    warnings = replayed.warnings
+    was = replayed.match.phase
     if was is Phase.PRE_SIGNAL:
         # The match had not begun: go back to before the command that sounded the pre-signal.
-        match, applied, _ = _replay(profile, applied[:_entered_pre_signal(match, applied)],
-                                    shift, now)
+        applied = replayed.applied
+        replayed = _replay(profile, applied[:_entered_pre_signal(profile, applied)], shift,
+                           now)
+    match = replayed.match
     down_s = wall_now - crash_wall
     if down_s < 0:
         warnings.append(f"the wall clock went back {-down_s:.0f} s since the match was last "
@@ -235,11 +249,12 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             f"closed as abandoned: older than {_duration(resume_within_s)}"))
         return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
 
+    paused = []
     if match.status(now).clock_running:
         try:
             match.handle("pause", now)  # ITHF 10.1: an interruption; 10.2: the time is kept
-            applied.append({"type": "command", "command": "pause", "args": [],
-                            "t": crash_t, "wall": wall_now})
+            paused.append({"type": "command", "command": "pause", "args": [], "t": now,
+                           "wall": wall_now})
         except CommandRefused as exc:
             warnings.append(f"could not pause the restored match: {exc}")
     status = match.status(now)
@@ -247,33 +262,47 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         f"timerd restarted: match restored, {_where(status)}; it was {was.value}, down "
         f"{_duration(down_s)}"
         + ("; press START/PAUSE to resume" if status.phase is Phase.PAUSED else "")))
+    # The journal goes on in this run's time. Commands the replay refused (or undid, for a
+    # pre-signal) are dropped; time marks are kept, they hold the start signal's wall time.
+    accepted = {id(r) for r in replayed.applied}
     out = [{**header, "run": run, "t": now, "wall": wall_now}]
-    out += [{**r, "t": r["t"] + shift} for r in applied]
+    out += [{**r, "t": r["t"] + shift} for r in records[1:]
+            if r["type"] != "command" or id(r) in accepted]
+    out += paused
     out.append({"type": "recovered", "t": now, "wall": wall_now, "was": was.value,
                 "down_s": round(down_s, 3), "bound": bound})
-    return Recovery("restored", match, match_id, out, report, warnings)
+    starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
+    return Recovery("restored", match, match_id, out, report, warnings,
+                    starts[-1] if starts else None, replayed.goal_walls)
+
+
+@dataclass
+class _Replayed:
+    match: Match
+    applied: list[dict[str, Any]]  # the command records the match accepted, in order
+    warnings: list[str]
+    goal_walls: list[tuple[dict[str, Any], float]]  # each goal entered, with its record's wall
 
 
 def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
-            now: float) -> tuple[Match, list[dict[str, Any]], list[str]]:
-    match = Match(profile)
-    applied: list[dict[str, Any]] = []
-    warnings: list[str] = []
+            now: float) -> _Replayed:
+    out = _Replayed(Match(profile), [], [], [])
     for record in commands:
         try:
-            match.handle(record["command"], record["t"] + shift, *record["args"])
+            effects = out.match.handle(record["command"], record["t"] + shift, *record["args"])
         except CommandRefused as exc:
             words = " ".join([record["command"], *record["args"]])
-            warnings.append(f"command `{words}` refused in the replay ({exc}), skipped")
+            out.warnings.append(f"command `{words}` refused in the replay ({exc}), skipped")
             continue
-        applied.append(record)
-    match.poll(now)
-    return match, applied, warnings
+        out.applied.append(record)
+        out.goal_walls += [(e.to_dict(), record["wall"]) for e in effects if isinstance(e, Goal)]
+    out.match.poll(now)
+    return out
 
 
-def _entered_pre_signal(match: Match, applied: list[dict[str, Any]]) -> int:
+def _entered_pre_signal(profile: Profile, applied: list[dict[str, Any]]) -> int:
     """The index of the last command that took a match from idle into the pre-signal."""
-    probe = Match(match.profile)
+    probe = Match(profile)
     entered = 0
     for i, record in enumerate(applied):
         before = probe.phase
@@ -289,8 +318,17 @@ def is_fresh(status: Status, profile: Profile, at: float) -> bool:
 
 
 def _where(status: Status) -> str:
-    period = f", period {status.period}/{status.periods}" if status.periods > 1 else ""
-    return f"{status.phase.value} at {shown_clock(status.remaining_s)}{period}"
+    """Where a match stands, as its clock reads: the operator checks this against the table."""
+    if status.phase is Phase.BREAK and status.start_in_s is not None:
+        what = "the break before overtime" if status.break_kind == "overtime" \
+            or status.overtime else "the intermission"
+        return f"in {what}, {shown_clock(status.start_in_s)} left"
+    if status.count_up and status.overtime_s is not None:  # ITHF 4.8: the clock counts up
+        return f"{status.phase.value} in overtime at +{shown_clock(status.overtime_s)}"
+    period = "in overtime" if status.overtime else \
+        f"period {status.period}/{status.periods}" if status.periods > 1 else ""
+    return f"{status.phase.value} at {shown_clock(status.remaining_s)}" + (
+        f", {period}" if period else "")
 
 
 def _duration(seconds: float) -> str:
@@ -536,6 +574,7 @@ class Journal:
             self._beat.cancel()
         if self.match_id is not None:
             self._append({"type": "stopped"})
+        self.match_id = None  # closed: a compaction still due must not wait on the writer
         self._writer.stop()
         with contextlib.suppress(FileNotFoundError):
             self.heartbeat_path.unlink()
@@ -556,18 +595,27 @@ class Journal:
                          wait=False)
         elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
-            self._close("finished", status)
+            # A command that ends the match (a golden goal, a walk-out) is dispatched after
+            # this phase change: it closes the match itself, once it is on disk. If no
+            # command follows (the final signal at 0:00), close when this dispatch is over.
+            self.loop.call_soon(self._close_finished, self.match_id, status)
 
     def _applied(self, effect: Applied, status: Status) -> None:
-        """Journal a command; open a match at its first one, close it when it is over."""
+        """Journal a command; open a match at its first one, close it when it is over.
+
+        The command that ends a match is journalled before the journal is compacted: a crash
+        in between restores a finished match (reported, not resumed), never the match as it
+        was before that command (a golden goal lost, overtime resumed).
+        """
         profile = self._profile
         if profile is None:
             raise RuntimeError("Journal.recover() must run before the journal is used")
-        if status.phase is Phase.FINISHED or is_fresh(status, profile, effect.at):
+        if is_fresh(status, profile, effect.at):
             if self.match_id is not None:
-                self._close("reset" if status.phase is not Phase.FINISHED else "finished",
-                            status)
+                self._close("reset", status)
             return
+        if status.phase is Phase.FINISHED and self.match_id is None:
+            return  # after the end, e.g. a goal after the final signal: no match to restore
         if self.match_id is None:
             self.match_id = uuid.uuid4().hex
             self.recovery.report = None  # a new match: the last recovery is history
@@ -576,6 +624,12 @@ class Journal:
             log.info("match %s begins: journalled to %s", self.match_id, self.path)
         self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
                      effect.at)
+        if status.phase is Phase.FINISHED:
+            self._close("finished", status)
+
+    def _close_finished(self, match_id: str, status: Status) -> None:
+        if self.match_id == match_id:  # not closed by the command that finished it
+            self._close("finished", status)
 
     def _close(self, why: str, status: Status) -> None:
         log.info("match %s %s at %s: journal compacted", self.match_id, why,

@@ -25,7 +25,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,14 @@ class ResultsFile:
                 and effect.previous is not Phase.RUNNING:
             self._forget()  # a reset (a replay passes through idle from running or paused)
         self._goals = status.goals
+
+    def resume(self, started_wall: float | None,
+               goal_walls: Iterable[tuple[dict[str, Any], float]]) -> None:
+        """A match restored after a restart (from the journal): its start and its goals keep
+        the wall times they had, and it gets an id now (the one it had is not journalled)."""
+        self._started_wall = started_wall
+        self._goal_walls.update((_goal_key(entry), wall) for entry, wall in goal_walls)
+        self.match_id = _new_id(self.wall() if started_wall is None else started_wall)
 
     def status_extra(self) -> dict[str, Any]:
         """For `Service.status_extras`: the match id and the goals with their wall times
