@@ -254,6 +254,50 @@ def test_frames_follow_a_scripted_match_in_order(tmp_path: Path) -> None:
     assert len(paused) == 10
 
 
+def test_a_ball_hockey_period_its_penalties_and_the_intermission(tmp_path: Path) -> None:
+    """ISBHF on the display: the running penalties, standing still in a stoppage (407 !1) and
+    a waiting third one not sent; then the intermission counted down with the I flag (410);
+    then the next period waiting for its faceoff on the full clock."""
+    end = DisplayEnd(tmp_path / "display")
+
+    async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
+        service.outputs.append(KeepUp(display, end))
+        at(1.0, lambda: service.execute("start"))
+        at(11.0, lambda: service.execute("stop"))  # the whistle: 10 s played
+        for t, player in ((12.0, "17"), (13.0, "4"), (14.0, "9")):
+            at(t, lambda player=player: service.execute("penalty", "home", "minor", player))
+        at(21.0, lambda: service.execute("start"))  # the faceoff; the period ends at 911 s
+        await asyncio.sleep(911 + 600 + 5)
+        end.catch_up(display.frames_sent)
+
+    try:
+        with_display(end.link, body, profile="isbhf")
+    finally:
+        end.close()
+    assert end.broken() == []
+    states = end.states()
+    # The third penalty waits (two players off at most) and is never sent while it waits.
+    stopped = [s[7] for s in states if s[0] == "paused" and s[1] == "14:50"]
+    assert list(dict.fromkeys(stopped)) == ["", "H17=2:00", "H17=2:00;H4=2:00"]
+
+    def penalties_at(clock: str) -> list[str]:
+        return [s[7] for s in states if s[0] == "running" and s[1] == clock]
+
+    assert penalties_at("14:30")[:1] == ["H17=1:40;H4=1:40"]  # 20 s served
+    # #17 and #4 are served at 130 s played (12:50 on the clock); #9 takes their place.
+    assert penalties_at("12:49")[:1] == ["H9=1:59"]
+
+    breaks = [s for s in states if s[0] == "break"]
+    assert {tuple(s[2:5]) for s in breaks} == {("----I", "2", "3")}  # ISBHF 410, period 2 next
+    shown = [s[1] for s in breaks]
+    countdown = [f"{t // 60}:{t % 60:02d}" for t in range(600, 9, -1)]
+    countdown += [f"{t // 10}.{t % 10}" for t in range(99, 0, -1)]
+    assert list(dict.fromkeys(shown)) == countdown
+    after = states[states.index(breaks[-1]) + 1:]
+    assert after  # the intermission is over: period 2 waits for its faceoff (ISBHF 401)
+    assert {tuple(s[:5]) for s in after} == {("paused", "15:00", "-P---", "2", "3")}
+
+
 def test_the_port_vanishes_and_comes_back(tmp_path: Path,
                                           caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "timerd.serial")

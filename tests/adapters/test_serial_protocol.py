@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from timerd import profiles
 from timerd.adapters.serial_protocol import (
     MAX_LINE,
     BadLine,
@@ -22,17 +24,21 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
+from timerd.core.match import Match
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "serial-protocol.md"
 
 #: The example in docs/serial-protocol.md: second period of three, 1:23.4 left and running,
-#: 3:2, penalties for home player 17 (71.3 s left) and an away player (4.25 s left).
-DOC_EXAMPLE = "$TDS,1,running,1:24,R----,2,3,3,2,H17=1:12;A=4.3*527B"
+#: 3:2, penalties for an away player (4.25 s left) and home player 17 (71.3 s left), in the
+#: status's order (running penalties, soonest end first).
+DOC_EXAMPLE = "$TDS,1,running,1:24,R----,2,3,3,2,A=4.3;H17=1:12*2AE1"
 DOC_STATUS: dict[str, Any] = {
     "phase": "running", "remaining_s": 83.4, "clock_running": True, "period": 2, "periods": 3,
     "score": {"home": 3, "away": 2}, "overtime": False,
-    "penalties": [{"side": "home", "kind": "minor", "remaining_s": 71.3, "player": "17"},
-                  {"side": "away", "kind": "minor", "remaining_s": 4.25, "player": None}],
+    "penalties": [{"number": 2, "side": "away", "kind": "minor", "player": None,
+                   "remaining_s": 4.25, "running": True},
+                  {"number": 1, "side": "home", "kind": "minor", "player": "17",
+                   "remaining_s": 71.3, "running": True}],
 }
 IDLE: dict[str, Any] = {"phase": "idle", "remaining_s": 300.0, "clock_running": False,
                         "period": 1, "periods": 1}
@@ -52,10 +58,10 @@ def crc16_ccitt_false(data: bytes) -> int:
 def test_the_documented_example_frame() -> None:
     assert state_frame(DOC_STATUS) == DOC_EXAMPLE.encode() + b"\n"
     body = DOC_EXAMPLE[1:DOC_EXAMPLE.index("*")]
-    assert crc16_ccitt_false(body.encode()) == 0x527B
+    assert crc16_ccitt_false(body.encode()) == 0x2AE1
     text = DOC.read_text()
     assert DOC_EXAMPLE in text
-    assert f"The checksum `527B` is the CRC-16/CCITT-FALSE of\n`{body}`." in text
+    assert f"The checksum `2AE1` is the CRC-16/CCITT-FALSE of\n`{body}`." in text
 
 
 def test_every_frame_in_the_doc_has_a_right_checksum() -> None:
@@ -85,8 +91,11 @@ def test_defaults_when_other_parts_add_nothing() -> None:
     ({"score": {"home": 1234}}, ["999", "0", ""]),
     ({"penalties": "H7"}, ["0", "0", ""]),
     ({"penalties": [{"side": "left", "remaining_s": 5}, 7]}, ["0", "0", ""]),
-    ({"penalties": [{"side": "home", "remaining_s": float("nan"), "player": "#12a,b"}]},
+    ({"penalties": [{"side": "home", "remaining_s": float("nan"), "player": "#12a,b",
+                     "running": True}]},
      ["0", "0", "H12a=0:00"]),
+    ({"penalties": [{"side": "home", "remaining_s": 120, "player": "7"}]},  # not known to run
+     ["0", "0", ""]),
 ])
 def test_extras_out_of_shape_are_defaulted(extras: dict[str, Any], fields: list[str]) -> None:
     line = state_frame({**IDLE, **extras}).decode()
@@ -94,7 +103,7 @@ def test_extras_out_of_shape_are_defaulted(extras: dict[str, Any], fields: list[
 
 
 def test_penalties_at_most_two_per_team_in_the_given_order() -> None:
-    penalties = [{"side": side, "kind": "minor", "remaining_s": t, "player": n}
+    penalties = [{"side": side, "kind": "minor", "remaining_s": t, "player": n, "running": True}
                  for side, t, n in [("home", 120, 4), ("away", 30, 9), ("home", 100, 5),
                                     ("home", 80, 6), ("away", 9.85, 1)]]
     line = state_frame({**IDLE, "penalties": penalties}).decode()
@@ -116,11 +125,70 @@ def test_the_clock_as_shown() -> None:
     ({"phase": "finished", "clock_running": False, "remaining_s": 0}, "-----"),
     ({"phase": "running", "clock_running": True, "remaining_s": 200, "overtime": True},
      "R--O-"),  # ITHF 4.8
-    ({"phase": "overtime", "clock_running": True, "remaining_s": 20}, "R-LO-"),
-    ({"phase": "intermission", "clock_running": True, "remaining_s": 600}, "R---I"),  # ISBHF 410
+    ({"phase": "running", "clock_running": True, "remaining_s": 20, "overtime": True},
+     "R-LO-"),  # ISBHF 411: a timed overtime has its last 30 s
+    ({"phase": "running", "clock_running": True, "remaining_s": 0, "overtime": True,
+      "count_up": True}, "R--O-"),  # ITHF 4.8: sudden death has no last 30 s
+    ({"phase": "break", "clock_running": False, "remaining_s": 900, "start_in_s": 12,
+      "break_kind": "intermission"}, "----I"),  # ISBHF 410
+    ({"phase": "break", "clock_running": False, "remaining_s": 0, "start_in_s": 12,
+      "break_kind": "overtime"}, "----I"),  # ITHF 4.8: the break before overtime
 ])
 def test_phase_flags(status: dict[str, Any], expected: str) -> None:
     assert flags(status) == expected
+
+
+def frame_fields(status: dict[str, Any]) -> list[str]:
+    """A state frame's fields after the version: phase, clock, flags, ..., penalties."""
+    return state_frame(status).decode().split("*")[0].split(",")[2:]
+
+
+def test_ball_hockey_status_from_the_core() -> None:
+    """The real status of an ISBHF match: running penalties are sent, a waiting one (its
+    team already has `max_running` players off) is not; in the intermission the clock counts
+    the intermission down and the I flag is set (ISBHF 410)."""
+    isbhf = profiles.load("isbhf")
+    assert isbhf.penalties is not None
+    one_short = dataclasses.replace(  # a house rule: one player off at a time
+        isbhf, penalties=dataclasses.replace(isbhf.penalties, max_running=1))
+    match = Match(one_short)
+    match.handle("start", 0.0)
+    match.handle("stop", 10.0)  # the whistle, 10 s played
+    match.handle("penalty", 12.0, "home", "minor", "17")
+    match.handle("penalty", 13.0, "home", "minor", "4")  # waits for #17's place
+    match.handle("penalty", 14.0, "away", "misconduct", "9")  # not short-handed: runs
+    match.handle("start", 20.0)
+    status = match.status(50.0).to_dict()  # 30 s of the penalties served
+    assert [(p["player"], p["running"]) for p in status["penalties"]] == [
+        ("17", True), ("9", True), ("4", False)]
+    assert frame_fields(status) == ["running", "14:20", "R----", "1", "3", "0", "0",
+                                    "H17=1:30;A9=9:30"]
+
+    assert match.poll(910.0)  # 900 s played: the period ends, the intermission starts
+    status = match.status(1000.0).to_dict()
+    assert (status["phase"], status["break_kind"], status["period"]) == (
+        "break", "intermission", 2)
+    assert frame_fields(status)[:4] == ["break", "8:30", "----I", "2"]
+
+
+def test_the_documented_intermission_frame_comes_from_a_real_match() -> None:
+    match = Match(profiles.load("isbhf"))
+    match.handle("start", 0.0)
+    match.handle("stop", 850.0)  # the whistle with 0:50 left in the first period
+    match.handle("goal", 851.0, "home")
+    match.handle("penalty", 852.0, "away", "minor", "8")
+    match.handle("start", 860.0)
+    match.poll(910.0)  # the period's end: 50 s of the minor served, the intermission starts
+    line = state_frame(match.status(1000.0).to_dict()).decode().rstrip("\n")
+    assert line == "$TDS,1,break,8:30,----I,2,3,1,0,A8=1:10*7B5F"
+    assert f"\n{line}\n" in DOC.read_text()
+
+
+def test_a_sudden_death_overtime_counts_up() -> None:
+    """ITHF 4.8: the clock field shows the overtime played, in whole seconds."""
+    status = {**IDLE, "phase": "running", "clock_running": True, "overtime": True,
+              "count_up": True, "remaining_s": 0.0, "overtime_s": 75.6}
+    assert frame_fields(status)[:3] == ["running", "1:15", "R--O-"]
 
 
 def test_an_odd_phase_name_is_sent_as_unknown() -> None:

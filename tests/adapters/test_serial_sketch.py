@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import require
+from test_serial_protocol import DOC_STATUS  # the documented example's status
 
 from timerd.adapters.serial_protocol import frame, state_frame
 
@@ -118,14 +119,6 @@ def run(sketch: Path, steps: list[Any]) -> list[str]:
     return done.stdout.splitlines()
 
 
-DOC_STATUS = {
-    "phase": "running", "remaining_s": 83.4, "clock_running": True, "period": 2, "periods": 3,
-    "score": {"home": 3, "away": 2},
-    "penalties": [{"side": "home", "kind": "minor", "remaining_s": 71.3, "player": "17"},
-                  {"side": "away", "kind": "minor", "remaining_s": 4.25, "player": None}],
-}
-
-
 def test_the_sketch_shows_what_the_daemon_sends(sketch: Path) -> None:
     paused = {"phase": "paused", "remaining_s": 9.85, "clock_running": False, "period": 1,
               "periods": 1, "score": {"home": 12, "away": 0}}
@@ -137,7 +130,7 @@ def test_the_sketch_shows_what_the_daemon_sends(sketch: Path) -> None:
     ])
     assert out == [
         "digits=[----    ] leds=00000 phase=- period=0/0 penalties=0 sent=",
-        "digits=[ 1.24 3 2] leds=10000 phase=running period=2/3 penalties=2 H17=1:12 A=4.3 sent=",
+        "digits=[ 1.24 3 2] leds=10000 phase=running period=2/3 penalties=2 A=4.3 H17=1:12 sent=",
         "digits=[  9.912 0] leds=01100 phase=paused period=1/1 penalties=0 sent=",
         "digits=[    12 0] leds=01100 phase=paused period=1/1 penalties=0 sent=",
         "digits=[----    ] leds=00000 phase=paused period=1/1 penalties=0 sent=",

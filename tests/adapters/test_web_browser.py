@@ -110,6 +110,10 @@ def test_page_clock_reads_like_timerd_display(page: Page, daemon: Daemon) -> Non
     assert mismatches == []
 
 
+#: U+2007 FIGURE SPACE, as wide as a digit: pads a penalty's player so the times line up.
+FIGURE = "\u2007"
+
+
 def push(route: WebSocketRoute, state: dict[str, Any], rate: float = 1.0) -> None:
     route.send(json.dumps({"type": "state", "state": state, "rate": rate}))
 
@@ -136,22 +140,71 @@ def fake_stream(page: Page, daemon: Daemon) -> WebSocketRoute:
 
 def test_score_period_penalties_timeouts_and_overtime_are_shown(
         page: Page, fake_stream: WebSocketRoute) -> None:
+    # Shapes as `timerctl status --json` gives them under --profile isbhf-playoff.
     push(fake_stream, {**BASE_STATE, "score": {"home": 3, "away": 1}, "overtime": True,
-                       "penalties": [{"side": "home", "kind": "minor", "remaining_s": 95.2,
-                                      "player": 7}],
-                       "timeouts": {"home": 1, "away": 0}})
+                       "ends_switched": True,
+                       "penalties": [{"number": 1, "side": "home", "kind": "minor",
+                                      "player": "7", "remaining_s": 95.2, "running": True},
+                                     {"number": 2, "side": "away", "kind": "major",
+                                      "player": None, "remaining_s": 300.0, "running": True}],
+                       "timeouts": {"home": {"left": 1, "remaining_s": None},
+                                    "away": {"left": 0, "remaining_s": None}}})
     expect(page.locator("#home")).to_have_text("3")
     expect(page.locator("#away")).to_have_text("1")
-    expect(page.locator("#period")).to_have_text("Period 2/3")
+    expect(page.locator("#period")).to_be_hidden()  # overtime is period 4 of 3
     expect(page.locator("#overtime")).to_be_visible()
-    expect(page.locator("#penalties")).to_have_text("home #7  minor  1:36")
-    expect(page.locator("#timeouts")).to_have_text("Timeouts: home 1 · away 0")
+    expect(page.locator("#ends")).to_have_text("Ends switched")
+    expect(page.locator("#home-box")).to_have_text(f"#7{FIGURE * 2} 1:36  minor")
+    expect(page.locator("#away-box")).to_have_text(f"{FIGURE * 4} 5:00  major")
+    expect(page.locator("#timeout")).to_be_hidden()
+    expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
     expect(page.locator("#clock")).to_have_text("7:02")
     expect(page.locator("#last-signal")).to_have_text("Last signal: period end at 0:00")
 
+    push(fake_stream, {**BASE_STATE, "overtime": False})
+    expect(page.locator("#period")).to_have_text("Period 2/3")
+
     push(fake_stream, {**BASE_STATE, "periods": 1})  # a profile without those keys
-    for hidden in ("#score", "#period", "#overtime", "#penalties", "#timeouts"):
+    for hidden in ("#score", "#period", "#overtime", "#ends", "#boxes", "#timeout",
+                   "#timeouts-left", "#line-change"):
         expect(page.locator(hidden)).to_be_hidden()
+
+
+def test_shootout_line_change_goalie_change_and_the_winner_are_shown(
+        page: Page, fake_stream: WebSocketRoute) -> None:
+    shootout = {"rounds": 5, "attempts": {"home": [True, False, True], "away": [False, True]},
+                "goals": {"home": 2, "away": 1}, "winner": None}
+    tied = {**BASE_STATE, "score": {"home": 2, "away": 2}, "overtime": True,
+            "remaining_s": 0.0, "interruption_s": None}
+    push(fake_stream, {**tied, "phase": "shootout", "shootout": shootout})
+    expect(page.locator("#clock")).to_have_text("2 – 1")  # ISBHF 414b: the tally, big
+    expect(page.locator("#phase")).to_have_text("Shootout")
+    expect(page.locator("#home-box")).to_have_text("Shootout 2  ● ✕ ●")
+    expect(page.locator("#away-box")).to_have_text("Shootout 1  ✕ ●")
+
+    push(fake_stream, {**tied, "phase": "finished", "shootout": {**shootout, "winner": "home"},
+                       "result": {"winner": "home", "how": "shootout"}})
+    expect(page.locator("#phase")).to_have_text("Finished: HOME wins")
+    expect(page.locator("#home-box")).to_have_text("Shootout 2  ● ✕ ●")  # still on the board
+
+    push(fake_stream, {**BASE_STATE, "goalie_change": {"away": 512.0},
+                       "line_change": {"stage": "visitors", "number": 1, "stages": 3,
+                                       "remaining_s": 4.5}}, rate=1)
+    expect(page.locator("#away-box")).to_have_text("Goalie change 8:32")
+    expect(page.locator("#line-change")).to_have_text("Line change: visitors 4.5 (1/3)")
+    # Both count in real time while the clock stands still (ISBHF 404b, 408).
+    expect(page.locator("#line-change")).to_have_text(re.compile(r"visitors [0-3]\.\d"))
+    expect(page.locator("#away-box")).to_have_text(re.compile(r"8:(2\d|30)"))
+
+
+def test_a_count_up_overtime_counts_up(page: Page, fake_stream: WebSocketRoute) -> None:
+    """ITHF 4.8: sudden death; the clock shows the time played, not the 0:00 left."""
+    push(fake_stream, {**BASE_STATE, "profile": "ithf-playoff", "periods": 1, "period": 2,
+                       "phase": "running", "clock_running": True, "interruption_s": None,
+                       "overtime": True, "count_up": True, "remaining_s": 0.0,
+                       "overtime_s": 58.0}, rate=10)
+    expect(page.locator("#phase")).to_have_text("Golden goal")
+    expect(page.locator("#clock")).to_have_text(re.compile(r"^1:[0-5]\d$"))  # counting up
 
 
 def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
@@ -159,14 +212,15 @@ def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
     # One push, then silence: the page must count down by itself (rate 30: 30 s per second).
     running = {**BASE_STATE, "phase": "running", "clock_running": True, "remaining_s": 45.0,
                "interruption_s": None,
-               "penalties": [{"side": "away", "kind": "minor", "remaining_s": 120.0}]}
+               "penalties": [{"number": 1, "side": "away", "kind": "minor", "player": None,
+                              "remaining_s": 120.0, "running": True}]}
     push(fake_stream, running, rate=30)
     phase = page.locator("#phase")
     expect(phase).to_have_text("Running")
     wait_clock_at_most(page, 30)
     expect(phase).to_have_text("Last 30 s")  # the last 30 s are highlighted
     expect(page.locator("#clock")).to_have_class(re.compile(r"\blast30\b"))
-    expect(page.locator("#penalties")).not_to_have_text(re.compile("2:00"))  # penalties run too
+    expect(page.locator("#away-box")).not_to_have_text(re.compile("2:00"))  # penalties run too
     page.wait_for_function(f"({CLOCK_S})() < 10", polling="raf")
     expect(page.locator("#clock")).to_have_text(re.compile(r"^\d\.\d$"))  # tenths in the last 10 s
     expect(page.locator("#clock")).to_have_text("0:00")  # and it stops at zero
@@ -208,3 +262,153 @@ def test_control_page_needs_the_token_once_and_asks_before_a_reset(
 
     page.reload()  # the token is kept in this browser
     expect(page.locator("#token")).to_have_value(daemon.token)
+
+
+class StreamRelay:
+    """The page's stream passed through from the real daemon, with states that can be held.
+
+    While held, state pushes stop reaching the page (the newest is kept), as when the network
+    or a busy Pi delays them: the page must run the clocks on by itself, each as its rules say.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.route: WebSocketRoute | None = None
+        self.held = False
+        self._latest: str | None = None
+        page.route_web_socket(re.compile(r"/api/stream$"), self._connect)
+
+    def _connect(self, route: WebSocketRoute) -> None:
+        self.route = route
+        route.connect_to_server().on_message(self._from_daemon)
+
+    def _from_daemon(self, message: str | bytes) -> None:
+        assert self.route is not None
+        if self.held and isinstance(message, str) and json.loads(message)["type"] == "state":
+            self._latest = message
+        else:
+            self.route.send(message)
+
+    def hold(self) -> None:
+        self.held = True
+
+    def release(self) -> None:
+        """Pass states again, starting with the newest one held back."""
+        self.held = False
+        if self._latest is not None and self.route is not None:
+            self.route.send(self._latest)
+            self._latest = None
+
+
+#: Seconds on a penalty row of the home box whose player is `player` (null if none).
+PENALTY_S = """player => {
+  for (const row of document.querySelectorAll("#home-box > div")) {
+    const m = row.textContent.match(/^#(\\w+)\\s+(\\d+):(\\d\\d)\\s/);
+    if (m && m[1] === player) return 60 * Number(m[2]) + Number(m[3]);
+  }
+  return null;
+}"""
+
+
+def home_rows(page: Page) -> list[tuple[str, str]]:
+    """The home box's rows as (class, text with runs of spaces folded)."""
+    return [(row.get_attribute("class") or "", " ".join(row.text_content().split()))
+            for row in page.locator("#home-box > div").all()]
+
+
+def test_ball_hockey_penalties_and_a_timeout_on_a_real_isbhf_daemon(
+        page: Page, tmp_path: Path) -> None:
+    """ISBHF: a timeout counts down in the stoppage (412); penalties stand still while the
+    clock is stopped; once it runs, the running penalties count down and a waiting one (a
+    third for a team already two short) does not."""
+    daemon = Daemon(tmp_path, speed=SPEED, profile="isbhf").start()
+    try:
+        relay = StreamRelay(page)
+        page.goto(f"{daemon.url}/?kiosk=1")
+        expect(page.locator("#link")).to_have_text("live")
+        expect(page.locator("#clock")).to_have_text("15:00")
+        for command in (["start"], ["stop"], ["penalty", "home", "minor", "17"],
+                        ["penalty", "home", "minor", "4"], ["penalty", "home", "minor", "9"],
+                        ["timeout", "away"]):
+            status, reply = daemon.command(*command)
+            assert status == 200, reply
+        waiting = [p for p in daemon.state()["penalties"] if not p["running"]]
+        assert [p["player"] for p in waiting] == ["9"]
+
+        timeout = page.locator("#timeout")
+        expect(timeout).to_have_text(re.compile(r"^Timeout AWAY 0:[23]\d$"))
+        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
+        assert home_rows(page) == [("penalty", "#17 2:00 minor"), ("penalty", "#4 2:00 minor"),
+                                   ("penalty waiting", "#9 2:00 waiting")]
+        relay.hold()  # from here the page counts the timeout down by itself
+        expect(timeout).to_have_text(re.compile(r"^Timeout AWAY 0:1\d$"))
+        # Real time passed, game time did not: every penalty still reads 2:00.
+        assert [text for _, text in home_rows(page)] == [
+            "#17 2:00 minor", "#4 2:00 minor", "#9 2:00 waiting"]
+        relay.release()
+        expect(timeout).to_be_hidden()  # over (timeout_end) after its 30 s
+        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
+
+        daemon.command("start")  # the faceoff
+        expect(page.locator("#phase")).to_have_text("Running")
+        relay.hold()  # the page runs the penalty clocks by itself
+        page.wait_for_function(f"({PENALTY_S})('17') <= 110", polling="raf")
+        rows = home_rows(page)
+        assert rows[2] == ("penalty waiting", "#9 2:00 waiting"), rows
+        assert page.evaluate(f"({PENALTY_S})('4')") <= 110
+        relay.release()
+        page.wait_for_function(f"({PENALTY_S})('17') <= 100", polling="raf")
+        assert home_rows(page)[2] == ("penalty waiting", "#9 2:00 waiting")
+    finally:
+        daemon.stop()
+
+
+#: A training profile for ball hockey: three periods of 20 s with 10-s intermissions.
+TRAINING_PROFILE = """\
+name = "isbhf-training"
+description = "ball hockey training: 3 x 0:20, 0:10 intermissions"
+ithf_conformant = false
+clock = "stop"
+periods = 3
+period_s = 20
+pre_signal_lead_s = 0
+signals = []
+faceoff_guard_s = "none"
+goals_count_while_stopped = true
+passive_play_s = "none"
+switch_ends = true
+
+[intermission]
+length_s = 10
+warning_s = 3
+
+[timeouts]
+per_team = 1
+length_s = 30
+"""
+
+
+def test_the_intermission_counts_down_between_periods(page: Page, tmp_path: Path) -> None:
+    """ISBHF 410: after the period's end the big clock counts the intermission down; then
+    the next period waits for its faceoff, with the teams on switched ends (401)."""
+    profile = tmp_path / "isbhf-training.toml"
+    profile.write_text(TRAINING_PROFILE)
+    daemon = Daemon(tmp_path, speed=5, profile=str(profile)).start()
+    try:
+        clock, phase = page.locator("#clock"), page.locator("#phase")
+        page.goto(f"{daemon.url}/?kiosk=1")
+        expect(clock).to_have_text("0:20")
+        expect(page.locator("#period")).to_have_text("Period 1/3")
+        expect(page.locator("#ends")).to_be_hidden()
+        daemon.command("start")
+        expect(phase).to_have_text("Intermission", timeout=15_000)
+        expect(clock).to_have_class(re.compile(r"\bbreak\b"))
+        assert daemon.state()["break_kind"] == "intermission"
+        wait_clock_at_most(page, 9.5)  # it counts down from 0:10
+        wait_clock_at_most(page, 5)
+        expect(page.locator("#period")).to_have_text("Period 2/3")
+        expect(page.locator("#ends")).to_be_visible()
+        expect(phase).to_have_text("Ready")  # the intermission is over; the faceoff is next
+        expect(clock).to_have_text("0:20")
+        assert daemon.state()["last_signal"] == "intermission_end"
+    finally:
+        daemon.stop()

@@ -1,32 +1,71 @@
-"""Take docs/scoreboard.png: the real scoreboard of a real daemon, in headless chromium.
+"""Take the scoreboard screenshots in docs/: the real page of a real daemon, in headless chromium.
 
     python tests/adapters/web_screenshot.py docs/scoreboard.png
+    python tests/adapters/web_screenshot.py --isbhf docs/scoreboard-isbhf.png
 
-Runs a simulated ITHF match at ten times speed and shoots the kiosk page (as on a hall TV,
-720p) in the last 30 seconds, about half a minute after the start.
+Both shoot the kiosk page as a hall TV shows it (720p). The first runs a simulated ITHF match
+at ten times speed, with goals entered, and shoots it in the last 30 seconds. The second runs
+ISBHF ball hockey at a hundred times speed through the first period and the intermission, then
+stops the second period's clock to enter goals, penalties (two running for home and a third
+one waiting) and the away team's timeout, and shoots the second period running again.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 from web_harness import CHROMIUM, CHROMIUM_ARGS, Daemon, wait_clock_at_most
 
+#: How long the ball hockey scene may take to reach the second period (real seconds).
+ISBHF_TIMEOUT_MS = 60_000
 
-def main(out: Path) -> None:
+
+def command(daemon: Daemon, *args: str) -> None:
+    status, reply = daemon.command(*args)
+    if status != 200:
+        raise SystemExit(f"{' '.join(args)}: {reply}")
+
+
+def ithf_scene(page: Page, daemon: Daemon) -> None:
+    """ITHF 4.4: the last 30 s highlighted; goals entered a while apart (5.6: not within 3 s
+    of a faceoff)."""
+    command(daemon, "start")
+    for side, at_most_s in (("home", 280), ("away", 240), ("home", 150)):
+        wait_clock_at_most(page, at_most_s, timeout_ms=60_000)
+        command(daemon, "goal", side)
+    wait_clock_at_most(page, 28, timeout_ms=60_000)
+
+
+def isbhf_scene(page: Page, daemon: Daemon) -> None:
+    """ISBHF: the second period (ends switched, 401) with penalties running and waiting."""
+    command(daemon, "start")
+    expect(page.locator("#phase")).to_have_text("Intermission", timeout=ISBHF_TIMEOUT_MS)
+    expect(page.locator("#phase")).to_have_text("Ready", timeout=ISBHF_TIMEOUT_MS)
+    command(daemon, "start")  # the faceoff of the second period
+    wait_clock_at_most(page, 14 * 60 + 50)
+    # The whistle; goals count in the stoppage (ISBHF 407), penalties wait for the faceoff.
+    for args in (["stop"], ["goal", "home", "17", "4"], ["goal", "away", "22"],
+                 ["goal", "home", "9"], ["penalty", "home", "minor", "17"],
+                 ["penalty", "home", "minor", "4"], ["penalty", "away", "major", "22"],
+                 ["penalty", "home", "minor", "9"], ["timeout", "away"], ["start"]):
+        command(daemon, *args)
+    wait_clock_at_most(page, 14 * 60 + 20)
+
+
+def main(out: Path, isbhf: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        daemon = Daemon(Path(tmp), speed=10).start()
+        daemon = Daemon(Path(tmp), speed=100 if isbhf else 10,
+                        profile="isbhf" if isbhf else "ithf").start()
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                                      args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
                 page.goto(f"{daemon.url}/?kiosk=1")
-                daemon.command("start")
-                wait_clock_at_most(page, 28, timeout_ms=60_000)
+                (isbhf_scene if isbhf else ithf_scene)(page, daemon)
                 page.wait_for_function("!document.body.classList.contains('flash')")
                 page.screenshot(path=str(out))
                 browser.close()
@@ -35,4 +74,8 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--isbhf", action="store_true", help="the ball hockey scene")
+    parser.add_argument("out", type=Path)
+    options = parser.parse_args()
+    main(options.out, options.isbhf)

@@ -84,7 +84,9 @@ def flags(status: Mapping[str, Any]) -> str:
     """The phase flags as five fixed positions, each its letter or `-`.
 
     R: the clock runs; P: paused (an interruption, ITHF 10.1); L: the last 30 s of a period
-    (ITHF 4.4); O: overtime (ITHF 4.8, ISBHF 411); I: an intermission (ISBHF 410).
+    (ITHF 4.4; not in a sudden-death overtime, which has no end); O: overtime (ITHF 4.8,
+    ISBHF 411); I: a break between periods, an intermission (ISBHF 410) or the break before
+    overtime (ITHF 4.8).
     """
     phase = str(status.get("phase", ""))
     running = status.get("clock_running") is True
@@ -93,9 +95,9 @@ def flags(status: Mapping[str, Any]) -> str:
     marks = (
         ("R", running),
         ("P", phase == "paused"),
-        ("L", live and remaining <= LAST_30_S),
-        ("O", status.get("overtime") is True or phase == "overtime"),
-        ("I", phase == "intermission"),
+        ("L", live and remaining <= LAST_30_S and status.get("count_up") is not True),
+        ("O", status.get("overtime") is True),
+        ("I", phase == "break"),
     )
     return "".join(letter if on else "-" for letter, on in marks)
 
@@ -103,9 +105,10 @@ def flags(status: Mapping[str, Any]) -> str:
 def state_frame(status: Mapping[str, Any]) -> bytes:
     """The state frame for a status dict (`Service.status_dict()`).
 
-    Keys other parts may add are read when present and defaulted otherwise: `score`
-    ({"home", "away"}, else 0:0), `overtime` (bool), `penalties` (a list of {"side", "kind",
-    "remaining_s", "player"}). Values out of shape are defaulted rather than refused: the
+    Keys of profiles and features are read when present and defaulted otherwise: `score`
+    ({"home", "away"}, else 0:0), `overtime` and `count_up` (bool), `start_in_s` (in a break),
+    `overtime_s` (in a count-up overtime), `penalties` (a list of {"side", "player",
+    "remaining_s", "running"}). Values out of shape are defaulted rather than refused: the
     display must keep showing the clock whatever else is wrong.
     """
     phase = str(status.get("phase", "idle"))
@@ -115,7 +118,7 @@ def state_frame(status: Mapping[str, Any]) -> bytes:
         STATE,
         str(PROTOCOL_VERSION),
         phase if _WORD.fullmatch(phase) else "unknown",
-        _clock(status.get("remaining_s")),
+        _main_clock(status),
         flags(status),
         str(_count(status.get("period"), 1)),
         str(_count(status.get("periods"), 1)),
@@ -192,13 +195,15 @@ class LineSplitter:
 
 
 def _penalties(value: Any) -> str:
-    """Penalty clocks as `H7=1:45;A=0:30`: side, player (may be empty), time left as shown."""
+    """Running penalty clocks as `H7=1:45;A=0:30`: side, player (may be empty), time left as
+    shown. A waiting penalty (its team is already two players short) is left out: its clock
+    does not run, and it takes a running one's place when that ends."""
     if not isinstance(value, list):
         return ""
     items = []
     shown = dict.fromkeys(_SIDES.values(), 0)
     for penalty in value:
-        if not isinstance(penalty, Mapping):
+        if not isinstance(penalty, Mapping) or penalty.get("running") is not True:
             continue
         side = _SIDES.get(str(penalty.get("side")))
         if side is None or shown[side] >= PENALTIES_PER_SIDE:
@@ -207,6 +212,18 @@ def _penalties(value: Any) -> str:
         player = re.sub(r"[^A-Za-z0-9]", "", str(penalty.get("player") or ""))[:3]
         items.append(f"{side}{player}={_clock(penalty.get('remaining_s'))}")
     return ";".join(items)
+
+
+def _main_clock(status: Mapping[str, Any]) -> str:
+    """The clock field: the period's time left; in a break the break's time left (a rink's
+    clock counts the intermission down, ISBHF 410); in a sudden-death overtime the time
+    played, counting up in whole seconds (ITHF 4.8)."""
+    if status.get("phase") == "break" and status.get("start_in_s") is not None:
+        return _clock(status.get("start_in_s"))
+    if status.get("count_up") is True:
+        whole = min(math.floor(_number(status.get("overtime_s"))), MAX_CLOCK_S)
+        return f"{whole // 60}:{whole % 60:02d}"
+    return _clock(status.get("remaining_s"))
 
 
 def _clock(remaining_s: Any) -> str:

@@ -88,7 +88,7 @@
     if (sync) {
       const s = timerd.current(sync);
       const [phase, cls] = timerd.phaseText(s);
-      $("clock").textContent = timerd.shownClock(s.remaining_s);
+      $("clock").textContent = timerd.mainClock(s);
       $("phase").textContent = phase;
       $("phase").className = `phase ${cls}`;
     }

@@ -1,6 +1,7 @@
-// The scoreboard page: renders the pushed state every animation frame, running the clock
-// locally between pushes. Keys that later features add to the state (score, penalties,
-// timeouts, overtime) are shown when present and hidden when not.
+// The scoreboard page: renders the pushed state every animation frame, running the clocks
+// locally between pushes. What a profile adds to the state (score, overtime, and for ball
+// hockey penalties, timeouts, line change, goalie change, shootout; docs/ball-hockey.md) is
+// shown when present and hidden when not.
 "use strict";
 
 (() => {
@@ -14,45 +15,100 @@
   // Write only what changed: a TV browser on a Pi should not relayout 60 times a second.
   const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
   const show = (el, visible) => { if (el.hidden === visible) el.hidden = !visible; };
-  const setClass = (el, base, extra) => {
+  const setClass = (el, base, extra = "") => {
     const name = extra ? `${base} ${extra}` : base;
     if (el.className !== name) el.className = name;
   };
 
-  const describe = (value) => {
-    if (value == null) return "";
-    if (Array.isArray(value)) return value.map(describe).join(", ");
-    if (typeof value === "object") {
-      return Object.entries(value).map(([k, v]) => `${k} ${describe(v)}`).join(" · ");
-    }
-    if (typeof value === "number" && !Number.isInteger(value)) return timerd.shownClock(value);
-    return String(value);
-  };
+  const SIDES = ["home", "away"];
+  const SIDE_NAMES = { home: "HOME", away: "AWAY" };
+  const sideName = (side) => SIDE_NAMES[side] || String(side).toUpperCase();
+  const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
-  function renderPenalties(penalties) {
-    const box = $("penalties");
-    const list = Array.isArray(penalties) ? penalties : [];
-    show(box, list.length > 0);
-    while (box.children.length > list.length) box.lastChild.remove();
-    while (box.children.length < list.length) box.append(document.createElement("div"));
-    list.forEach((p, i) => {
-      const who = [p.side, p.player != null ? `#${p.player}` : ""].filter(Boolean).join(" ");
-      const left = typeof p.remaining_s === "number" ? timerd.shownClock(p.remaining_s) : "";
-      setText(box.children[i], [who, p.kind, left].filter(Boolean).join("  "));
-      setClass(box.children[i], "penalty", p.side);
+  // Fill `box` with one div per row, each row [className, text], reusing the divs it has.
+  function setRows(box, rows) {
+    while (box.children.length > rows.length) box.lastChild.remove();
+    while (box.children.length < rows.length) box.append(document.createElement("div"));
+    rows.forEach(([cls, text], i) => {
+      setText(box.children[i], text);
+      setClass(box.children[i], cls);
     });
+  }
+
+  // A penalty as a rink's board shows it: the player's number and the time left, then the
+  // kind; a waiting penalty (its team already has two players off) is marked and stands still.
+  function penaltyRow(p) {
+    // Padded with figure spaces (as wide as a digit) so the times line up under each other.
+    const who = (p.player != null && p.player !== "" ? `#${p.player}` : "").padEnd(4, "\u2007");
+    const left = isNumber(p.remaining_s) ? timerd.shownClock(p.remaining_s) : "";
+    return [p.running ? "penalty" : "penalty waiting",
+      `${who} ${left}  ${p.running ? p.kind : "waiting"}`];
+  }
+
+  // ISBHF 414b: each attempt as a mark (● scored, ✕ missed) and the goals.
+  function shootoutRow(shootout, side) {
+    const attempts = shootout.attempts?.[side] ?? [];
+    const marks = attempts.map((scored) => (scored ? "●" : "✕")).join(" ");
+    const goals = shootout.goals?.[side] ?? attempts.filter(Boolean).length;
+    return ["shots", `Shootout ${goals}${marks ? `  ${marks}` : ""}`];
+  }
+
+  // What each team has on its side of the board: shootout attempts, the goalie's dressing
+  // time (ISBHF 408), penalties (running first, as the status lists them).
+  function sideRows(s, side) {
+    const rows = [];
+    if (s.shootout && typeof s.shootout === "object") rows.push(shootoutRow(s.shootout, side));
+    const goalie = s.goalie_change && s.goalie_change[side];
+    if (isNumber(goalie)) rows.push(["goalie", `Goalie change ${timerd.shownClock(goalie)}`]);
+    const penalties = Array.isArray(s.penalties) ? s.penalties : [];
+    for (const p of penalties) if (p && p.side === side) rows.push(penaltyRow(p));
+    return rows;
+  }
+
+  // ISBHF 412: a running timeout as "Timeout AWAY 0:23", and which teams have one left.
+  function timeoutTexts(timeouts) {
+    const entries = Object.entries(timeouts).filter(([, t]) => t && typeof t === "object");
+    const running = entries.filter(([, t]) => isNumber(t.remaining_s))
+      .map(([side, t]) => [side, `Timeout ${sideName(side)} ${timerd.shownClock(t.remaining_s)}`]);
+    const left = entries.filter(([, t]) => t.left > 0)
+      .map(([side, t]) => (t.left > 1 ? `${sideName(side)} ${t.left}` : sideName(side)));
+    const leftText = left.length ? `Timeout left: ${left.join(" · ")}` : "No timeouts left";
+    return [running[0] || null, leftText];
+  }
+
+  function renderTimeouts(s) {
+    const has = s.timeouts != null && typeof s.timeouts === "object";
+    const [running, leftText] = has ? timeoutTexts(s.timeouts) : [null, ""];
+    show($("timeout"), running !== null);
+    setText($("timeout"), running ? running[1] : "");
+    setClass($("timeout"), "timeout", running ? running[0] : "");
+    // ISBHF 412: timeouts are for regular time and overtime, not a shootout or after the end.
+    show($("timeouts-left"), has && !["shootout", "finished"].includes(s.phase));
+    setText($("timeouts-left"), leftText);
+  }
+
+  // ISBHF 404b: visitors 5 s, home 5 s, 5 s to line up.
+  function renderLineChange(change) {
+    const on = Boolean(change) && typeof change === "object";
+    show($("line-change"), on);
+    if (!on) return;
+    const left = isNumber(change.remaining_s) ? timerd.shownClock(change.remaining_s) : "";
+    setText($("line-change"),
+      `Line change: ${change.stage} ${left} (${change.number}/${change.stages})`);
   }
 
   // Draw one state, as it stands at this instant.
   function render(s) {
     setText($("profile"), s.profile || "");
     const periods = s.periods || 1;
-    show($("period"), periods > 1);
+    // In overtime the period count goes past `periods`: the header says "Overtime" instead.
+    show($("period"), periods > 1 && !s.overtime);
     setText($("period"), `Period ${s.period}/${periods}`);
     show($("overtime"), Boolean(s.overtime));
+    show($("ends"), Boolean(s.ends_switched)); // ISBHF 401
 
     const [phase, cls] = timerd.phaseText(s);
-    setText($("clock"), timerd.shownClock(s.remaining_s));
+    setText($("clock"), timerd.mainClock(s));
     setClass($("clock"), "clock", cls);
     setText($("phase"), phase);
     setClass($("phase"), "phase", cls);
@@ -63,14 +119,17 @@
       setText($("home"), String(score.home ?? 0));
       setText($("away"), String(score.away ?? 0));
     }
-    renderPenalties(s.penalties);
-    // With a score and penalties on screen the clock gives up some height, so all fits a TV.
-    const full = score !== null || (Array.isArray(s.penalties) && s.penalties.length > 0);
-    if (document.body.classList.contains("full") !== full) {
-      document.body.classList.toggle("full", full);
+    renderTimeouts(s);
+    renderLineChange(s.line_change);
+    const rows = SIDES.map((side) => sideRows(s, side));
+    const boxes = rows.some((r) => r.length > 0);
+    show($("boxes"), boxes);
+    SIDES.forEach((side, i) => setRows($(`${side}-box`), rows[i]));
+    // With a score and the teams' boxes on screen the clock gives up some height, so all
+    // fits a TV.
+    for (const [name, on] of [["full", score !== null], ["rink", boxes]]) {
+      if (document.body.classList.contains(name) !== on) document.body.classList.toggle(name, on);
     }
-    show($("timeouts"), s.timeouts != null);
-    setText($("timeouts"), s.timeouts != null ? `Timeouts: ${describe(s.timeouts)}` : "");
     const last = s.last_signal
       ? `Last signal: ${timerd.signalName(s.last_signal)}`
         + (s.last_signal_remaining_s != null

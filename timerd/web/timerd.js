@@ -25,43 +25,78 @@ const timerd = (() => {
     return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
   }
 
-  // The state at this instant: the last pushed state run forward locally, so the clock counts
+  // The state at this instant: the last pushed state run forward locally, so the clocks count
   // smoothly between pushes. `rate` is daemon seconds per real second (timerd run --speed).
-  // Every push re-syncs, so the local clock never drifts further than one push interval.
+  // Every push re-syncs, so a local clock never drifts further than one push interval.
+  // Two kinds of time pass: game time only while the match clock runs (the period, penalties,
+  // a count-up overtime), real time always (the start and break countdowns, an interruption,
+  // a timeout, a line change, a goalie's dressing time).
   function current(sync) {
     if (!sync) return null;
     const dt = ((performance.now() - sync.at) / 1000) * sync.rate;
+    const down = (x) => (typeof x === "number" ? Math.max(0, x - dt) : x);
     const s = { ...sync.state };
     if (s.clock_running) {
-      s.remaining_s = Math.max(0, s.remaining_s - dt);
-      // Penalty clocks run only while the game clock runs (ISBHF minor penalties).
+      s.remaining_s = down(s.remaining_s);
+      if (typeof s.overtime_s === "number") s.overtime_s += dt; // ITHF 4.8 counts up
+      // A penalty is served in game time; a waiting one stands still until it has a place.
       if (Array.isArray(s.penalties)) {
-        s.penalties = s.penalties.map((p) => (typeof p.remaining_s === "number"
-          ? { ...p, remaining_s: Math.max(0, p.remaining_s - dt) } : p));
+        s.penalties = s.penalties.map((p) => (p && p.running
+          ? { ...p, remaining_s: down(p.remaining_s) } : p));
       }
     }
-    if (s.phase === "pre_signal" && typeof s.start_in_s === "number") {
-      s.start_in_s = Math.max(0, s.start_in_s - dt);
-    }
+    s.start_in_s = down(s.start_in_s); // only set while a start or a break's end is due
     if (s.phase === "paused" && typeof s.interruption_s === "number") {
       s.interruption_s += dt;
+    }
+    if (s.timeouts && typeof s.timeouts === "object") { // ISBHF 412: in a stoppage
+      s.timeouts = Object.fromEntries(Object.entries(s.timeouts).map(([side, t]) => [
+        side, t && typeof t === "object" ? { ...t, remaining_s: down(t.remaining_s) } : t]));
+    }
+    if (s.line_change && typeof s.line_change === "object") { // ISBHF 404b
+      s.line_change = { ...s.line_change, remaining_s: down(s.line_change.remaining_s) };
+    }
+    if (s.goalie_change && typeof s.goalie_change === "object") { // ISBHF 408
+      s.goalie_change = Object.fromEntries(
+        Object.entries(s.goalie_change).map(([side, left]) => [side, down(left)]));
     }
     return s;
   }
 
+  // What the big clock shows: the period's time left; in a break the break's time left (a
+  // rink's clock counts the intermission down, ISBHF 410); in a sudden-death overtime the
+  // time played, counting up (ITHF 4.8); in a shootout its goals (ISBHF 414b).
+  function mainClock(s) {
+    const shots = s.shootout?.goals;
+    if (s.phase === "shootout" && shots) return `${shots.home ?? 0} – ${shots.away ?? 0}`;
+    if (s.phase === "break" && typeof s.start_in_s === "number") return shownClock(s.start_in_s);
+    if (s.count_up && typeof s.overtime_s === "number") return elapsedClock(s.overtime_s);
+    return shownClock(s.remaining_s);
+  }
+
   // One line for where the match stands, and a CSS class for its colour.
   function phaseText(s) {
+    const startIn = s.start_in_s == null ? "Start soon" : `Start in ${shownClock(s.start_in_s)}`;
     switch (s.phase) {
       case "idle": return ["Ready", "idle"];
-      case "pre_signal":
-        return [s.start_in_s == null ? "Start soon" : `Start in ${shownClock(s.start_in_s)}`,
-          "pre"];
+      case "scheduled": return [startIn, "pre"]; // hall mode: a start instant is set
+      case "pre_signal": return [startIn, "pre"];
       case "running":
+        if (s.count_up) return ["Golden goal", "last30"]; // ITHF 4.8: the first goal wins
         return s.remaining_s <= 30 ? ["Last 30 s", "last30"] : ["Running", "running"];
       case "paused":
-        return [s.interruption_s == null ? "Paused"
-          : `Paused ${elapsedClock(s.interruption_s)}`, "paused"];
-      case "finished": return ["Finished", "finished"];
+        // No interruption runs: a new period waits for its faceoff (ISBHF 401).
+        return s.interruption_s == null ? ["Ready", "idle"]
+          : [`Paused ${elapsedClock(s.interruption_s)}`, "paused"];
+      case "break":
+        return [s.break_kind === "intermission" && !s.overtime ? "Intermission"
+          : "Break before overtime", "break"];
+      case "shootout": return ["Shootout", "last30"];
+      case "finished": {
+        const winner = s.result?.winner;
+        return [winner ? `Finished: ${String(winner).toUpperCase()} wins` : "Finished",
+          "finished"];
+      }
       default: return [String(s.phase), "idle"];
     }
   }
@@ -117,6 +152,7 @@ const timerd = (() => {
   }
 
   return {
-    shownClock, elapsedClock, current, phaseText, signalName, connect, token, setToken, command,
+    shownClock, elapsedClock, current, mainClock, phaseText, signalName, connect, token, setToken,
+    command,
   };
 })();
