@@ -1,0 +1,236 @@
+"""Run the benchmark: `bench/run` (about 9 minutes) or `bench/run --quick` (seconds, for CI).
+
+Phases, one after the other so that none disturbs another's timing:
+
+1. ready: start the daemon a few times and time exec to "timerd ready".
+2. onset, idle: timerd and both baselines, each in its own process, play the dense profile in
+   real time with the same presses (start, three pauses); every buzzer onset is compared with
+   its ideal instant.
+3. onset, busy: the same with one CPU-burning process per core.
+4. latency, idle and busy: timerd alone; the START/PAUSE button is pressed a hundred times.
+5. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
+   profile); meanwhile the daemon subprocess plays the same match for CPU and peak RSS.
+
+The full mode writes `bench/results.json` and the table in `docs/BENCHMARKS.md`; the quick mode
+writes both into `bench/out/` unless `--out` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import analysis, machine, report
+from bench.baselines import DESIGNS as BASELINES
+from bench.footprint import REPO, Daemon, adapter_config
+from timerd import profiles
+
+#: Bench profiles, relative to the repository (the players run there).
+PROFILES = Path("bench/profiles")
+#: Time given to player processes to start and wire up before the first press.
+START_DELAY_S = 2.0
+#: The daemon subprocess presses start this long after the players, so its wake-ups do not
+#: coincide with theirs.
+DAEMON_OFFSET_S = 0.35
+
+
+@dataclass(frozen=True)
+class Mode:
+    onset_profile: str
+    #: START, then pause/resume pairs, in seconds from t0.
+    onset_presses: tuple[float, ...]
+    drift_profile: str
+    toggles: int  # button presses in each latency run
+    ready_runs: int
+
+
+MODES = {
+    "full": Mode(onset_profile=str(PROFILES / "dense.toml"),
+                 onset_presses=(0.5, 14.37, 16.12, 31.9, 32.55, 47.06, 49.81),
+                 drift_profile="ithf", toggles=100, ready_runs=5),
+    "quick": Mode(onset_profile=str(PROFILES / "quick.toml"),
+                  onset_presses=(0.3, 2.55, 2.9),
+                  drift_profile=str(PROFILES / "quick.toml"), toggles=10, ready_runs=2),
+}
+
+
+def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
+    """Seconds after t0 at which the match's final signal is due, plus a margin."""
+    profile = profiles.load(profile_name)
+    paused = sum(b - a for a, b in zip(presses[1::2], presses[2::2], strict=False))
+    return presses[0] + profile.pre_signal_lead_s + profile.period_s + paused + 1.0
+
+
+def play(designs: list[str], profile: str, presses: tuple[float, ...], until_s: float,
+         meanwhile: Callable[[int], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Every design in its own `bench.play` process, all pressed on the same instants."""
+    t0_ns = time.monotonic_ns() + round(START_DELAY_S * 1e9)
+    procs = {d: subprocess.Popen(
+        [sys.executable, "-m", "bench.play", d, "--profile", profile, "--t0-ns", str(t0_ns),
+         "--presses", ",".join(f"{p:.6f}" for p in presses), "--until-s", str(until_s)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for d in designs}
+    if meanwhile is not None:
+        meanwhile(t0_ns)
+    out = {}
+    for design, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=until_s + 60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench.play {design} failed:\n{stderr}")
+        out[design] = json.loads(stdout)
+    return out
+
+
+@contextlib.contextmanager
+def all_cores_busy() -> Iterator[int]:
+    """One CPU-burning process per core while inside; yields how many."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(machine.cores())]
+    try:
+        yield len(burners)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def onset(mode: Mode, load: str) -> dict[str, Any]:
+    profile = profiles.load(mode.onset_profile)
+    until = match_end_s(mode.onset_profile, mode.onset_presses)
+    played = play(["timerd", *BASELINES], mode.onset_profile, mode.onset_presses, until)
+    out = {}
+    for design, result in played.items():
+        found = analysis.onset_errors(profile, result)
+        out[design] = {**analysis.summary([e["error_ms"] for e in found["errors"]]),
+                       "missed": found["missed"], "errors": found["errors"]}
+    print(f"  onset {load}: " + ", ".join(
+        f"{d} p99 {r.get('p99', float('nan')):.3f} ms" for d, r in out.items()), flush=True)
+    return out
+
+
+def latency(mode: Mode, load: str) -> dict[str, Any]:
+    rng = random.Random(10)  # the same press rhythm on every run
+    presses = [0.3]
+    for _ in range(mode.toggles):
+        presses.append(presses[-1] + rng.uniform(0.15, 0.25))
+    played = play(["timerd"], str(PROFILES / "buttons.toml"), tuple(presses), presses[-1] + 0.5)
+    found = analysis.reaction_latencies(played["timerd"])
+    out = {"buzzer": analysis.summary(found["buzzer_ms"]),
+           "clock_stop": analysis.summary(found["clock_stop_ms"]),
+           "unanswered": found["unanswered"]}
+    print(f"  latency {load}: buzzer p99 {out['buzzer'].get('p99', float('nan')):.3f} ms, "
+          f"clock stop p99 {out['clock_stop'].get('p99', float('nan')):.3f} ms", flush=True)
+    return out
+
+
+def ready_times(mode: Mode, workdir: Path) -> dict[str, Any]:
+    config, switched = adapter_config(workdir, mode.drift_profile)
+    times = []
+    for _ in range(mode.ready_runs):
+        daemon = Daemon(config, workdir)
+        times.append(daemon.wait_ready())
+        stopped = daemon.stop()
+        if stopped["exit_code"] != 0:
+            raise RuntimeError(f"timerd exited {stopped['exit_code']}:\n" + "\n".join(daemon.log))
+    print(f"  ready: {', '.join(f'{t:.3f}' for t in times)} s", flush=True)
+    return {"runs_s": times, "max_s": max(times), "median_s": analysis.percentile(times, 50),
+            "adapters_switched_on": switched}
+
+
+def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The drift match for the players; the same match on the daemon subprocess meanwhile."""
+    presses = (0.5,)
+    until = match_end_s(mode.drift_profile, presses)
+    config, _ = adapter_config(workdir, mode.drift_profile)
+    daemon = Daemon(config, workdir)
+    daemon.wait_ready()
+    usage: dict[str, Any] = {}
+
+    def daemon_match(t0_ns: int) -> None:
+        time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + presses[0] + DAEMON_OFFSET_S))
+        started, cpu0 = time.monotonic(), daemon.cpu_s()
+        daemon.command("start")
+        ended = daemon.wait_signal("final", timeout_s=until + 30)
+        cpu_s = daemon.cpu_s() - cpu0
+        minutes = (ended - started) / 60
+        usage.update(match_minutes=minutes, cpu_s=cpu_s, cpu_s_per_match_minute=cpu_s / minutes)
+
+    try:
+        played = play(["timerd", *BASELINES], mode.drift_profile, presses, until, daemon_match)
+    finally:
+        stopped = daemon.stop()
+    usage.update(stopped)
+    profile = profiles.load(mode.drift_profile)
+    drift = {}
+    for design, result in played.items():
+        found = analysis.onset_errors(profile, result)
+        final = [e["error_ms"] for e in found["errors"] if e["signal"] == "final"]
+        drift[design] = {"final_error_ms": final[0] if final else None,
+                         "match_s": profile.pre_signal_lead_s + profile.period_s,
+                         "missed": found["missed"], "errors": found["errors"]}
+    print("  drift: " + ", ".join(f"{d} {r['final_error_ms']:.3f} ms"
+                                  for d, r in drift.items() if r["final_error_ms"] is not None)
+          + f"; daemon {usage['cpu_s_per_match_minute']:.4f} CPU-s/min, "
+          f"{usage['peak_rss_mb']:.1f} MB", flush=True)
+    return drift, usage
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few seconds, for CI")
+    parser.add_argument("--out", type=Path, help="write results.json and BENCHMARKS.md here")
+    args = parser.parse_args(argv)
+    name = "quick" if args.quick else "full"
+    mode = MODES[name]
+    if args.out is not None:
+        json_path, md_path = args.out / "results.json", args.out / "BENCHMARKS.md"
+    elif args.quick:
+        json_path, md_path = REPO / "bench/out/results.json", REPO / "bench/out/BENCHMARKS.md"
+    else:
+        json_path, md_path = REPO / "bench/results.json", REPO / "docs/BENCHMARKS.md"
+    host = machine.describe()
+    print(f"timerd benchmark ({name}) on {machine.label(host)}", flush=True)
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="timerd-bench-") as tmp:
+        workdir = Path(tmp)
+        ready = ready_times(mode, workdir)
+        onset_idle = onset(mode, "idle")
+        with all_cores_busy() as burners:
+            onset_busy = onset(mode, "busy")
+            latency_busy = latency(mode, "busy")
+        latency_idle = latency(mode, "idle")
+        drift, usage = drift_and_footprint(mode, workdir)
+    results: dict[str, Any] = {
+        "mode": name,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "revision": machine.revision(REPO),
+        "machine": host,
+        "duration_s": time.monotonic() - began,
+        "onset": {"profile": mode.onset_profile, "presses_s": mode.onset_presses,
+                  "idle": onset_idle, "busy": {**onset_busy, "burners": burners}},
+        "latency": {"toggles": mode.toggles, "idle": latency_idle, "busy": latency_busy},
+        "drift": {"profile": mode.drift_profile, **drift},
+        "footprint": {**usage, "ready": ready},
+    }
+    results["budgets"] = report.budgets(results)
+    report.write(results, json_path, md_path)
+    for budget in results["budgets"]:
+        print(f"  {'PASS' if budget['pass'] else 'FAIL'}  {budget['name']}: "
+              f"{report.fmt(budget['measured'])} (budget {budget['limit']})")
+    print(f"wrote {json_path} and {md_path} in {results['duration_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
