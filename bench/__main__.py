@@ -1,15 +1,19 @@
-"""Run the benchmark: `bench/run` (about 9 minutes) or `bench/run --quick` (seconds, for CI).
+"""Run the benchmark: `bench/run` (under 10 minutes) or `bench/run --quick` (seconds, for CI).
 
 Phases, one after the other so that none disturbs another's timing:
 
 1. ready: start the daemon a few times and time exec to "timerd ready".
-2. onset, idle: timerd and both baselines, each in its own process, play the dense profile in
-   real time with the same presses (start, three pauses); every buzzer onset is compared with
-   its ideal instant.
-3. onset, busy: the same with one CPU-burning process per core.
-4. latency, idle and busy: timerd alone; the START/PAUSE button is pressed a hundred times.
-5. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
+2. for each load (idle; every core busy; every core busy from timerd's own session):
+   onset: timerd and both baselines, each in its own process, play the dense profile in real
+   time with the same presses (start, three pauses); every buzzer onset is compared with its
+   ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
+3. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
    profile); meanwhile the daemon subprocess plays the same match for CPU and peak RSS.
+
+"Busy" is one CPU-burning process per core. By default each burner is started in a session
+of its own, as another service or a login's job would be on the Pi; Linux then shares the CPU
+between sessions (autogroup) before it shares it between processes. The third load starts them
+in the bench's own session, so that timerd competes with them one process against another.
 
 The full mode writes `bench/results.json` and the table in `docs/BENCHMARKS.md`; the quick mode
 writes both into `bench/out/` unless `--out` says otherwise.
@@ -37,9 +41,7 @@ from bench.footprint import REPO, Daemon, adapter_config
 from timerd import profiles
 
 #: Bench profiles, relative to the repository (the players run there).
-PROFILES = Path("bench/profiles")
-#: Time given to player processes to start and wire up before the first press.
-START_DELAY_S = 2.0
+PROFILES = "bench/profiles"
 #: The daemon subprocess presses start this long after the players, so its wake-ups do not
 #: coincide with theirs.
 DAEMON_OFFSET_S = 0.35
@@ -53,29 +55,40 @@ class Mode:
     drift_profile: str
     toggles: int  # button presses in each latency run
     ready_runs: int
+    #: Time a player keeps playing after the ideal final signal: the baselines' are late.
+    grace_s: float
+    #: Time given to player processes to start and wire up before the first press.
+    start_delay_s: float
 
 
 MODES = {
-    "full": Mode(onset_profile=str(PROFILES / "dense.toml"),
+    "full": Mode(onset_profile=f"{PROFILES}/dense.toml",
                  onset_presses=(0.5, 14.37, 16.12, 31.9, 32.55, 47.06, 49.81),
-                 drift_profile="ithf", toggles=100, ready_runs=5),
-    "quick": Mode(onset_profile=str(PROFILES / "quick.toml"),
-                  onset_presses=(0.3, 2.55, 2.9),
-                  drift_profile=str(PROFILES / "quick.toml"), toggles=10, ready_runs=2),
+                 drift_profile="ithf", toggles=60, ready_runs=5, grace_s=3.0,
+                 start_delay_s=2.5),
+    "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
+                  onset_presses=(0.2, 1.75, 2.05),
+                  drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
+                  grace_s=0.5, start_delay_s=2.0),
 }
 
 
+#: The loads the onset and latency phases run under: name -> burners in their own session?
+LOADS = {"idle": None, "busy": True, "busy-same-session": False}
+
+
 def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
-    """Seconds after t0 at which the match's final signal is due, plus a margin."""
+    """Seconds after t0 at which the match's final signal is ideally due."""
     profile = profiles.load(profile_name)
     paused = sum(b - a for a, b in zip(presses[1::2], presses[2::2], strict=False))
-    return presses[0] + profile.pre_signal_lead_s + profile.period_s + paused + 1.0
+    return presses[0] + profile.pre_signal_lead_s + profile.period_s + paused
 
 
-def play(designs: list[str], profile: str, presses: tuple[float, ...], until_s: float,
-         meanwhile: Callable[[int], None] | None = None) -> dict[str, dict[str, Any]]:
+def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...],
+         until_s: float, *, meanwhile: Callable[[int], None] | None = None
+         ) -> dict[str, dict[str, Any]]:
     """Every design in its own `bench.play` process, all pressed on the same instants."""
-    t0_ns = time.monotonic_ns() + round(START_DELAY_S * 1e9)
+    t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
     procs = {d: subprocess.Popen(
         [sys.executable, "-m", "bench.play", d, "--profile", profile, "--t0-ns", str(t0_ns),
          "--presses", ",".join(f"{p:.6f}" for p in presses), "--until-s", str(until_s)],
@@ -92,10 +105,11 @@ def play(designs: list[str], profile: str, presses: tuple[float, ...], until_s: 
 
 
 @contextlib.contextmanager
-def all_cores_busy() -> Iterator[int]:
-    """One CPU-burning process per core while inside; yields how many."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-               for _ in range(machine.cores())]
+def cores_busy(own_session: bool | None) -> Iterator[int]:
+    """One CPU-burning process per core while inside (none for None); yields how many."""
+    count = 0 if own_session is None else machine.cores()
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                start_new_session=bool(own_session)) for _ in range(count)]
     try:
         yield len(burners)
     finally:
@@ -106,8 +120,8 @@ def all_cores_busy() -> Iterator[int]:
 
 def onset(mode: Mode, load: str) -> dict[str, Any]:
     profile = profiles.load(mode.onset_profile)
-    until = match_end_s(mode.onset_profile, mode.onset_presses)
-    played = play(["timerd", *BASELINES], mode.onset_profile, mode.onset_presses, until)
+    until = match_end_s(mode.onset_profile, mode.onset_presses) + mode.grace_s
+    played = play(mode, ["timerd", *BASELINES], mode.onset_profile, mode.onset_presses, until)
     out = {}
     for design, result in played.items():
         found = analysis.onset_errors(profile, result)
@@ -120,14 +134,14 @@ def onset(mode: Mode, load: str) -> dict[str, Any]:
 
 def latency(mode: Mode, load: str) -> dict[str, Any]:
     rng = random.Random(10)  # the same press rhythm on every run
-    presses = [0.3]
+    presses = [0.2]
     for _ in range(mode.toggles):
         presses.append(presses[-1] + rng.uniform(0.15, 0.25))
-    played = play(["timerd"], str(PROFILES / "buttons.toml"), tuple(presses), presses[-1] + 0.5)
+    played = play(mode, ["timerd"], f"{PROFILES}/buttons.toml", tuple(presses),
+                  presses[-1] + 0.5)
     found = analysis.reaction_latencies(played["timerd"])
     out = {"buzzer": analysis.summary(found["buzzer_ms"]),
-           "clock_stop": analysis.summary(found["clock_stop_ms"]),
-           "unanswered": found["unanswered"]}
+           "clock_stop": analysis.summary(found["clock_stop_ms"]), **found}
     print(f"  latency {load}: buzzer p99 {out['buzzer'].get('p99', float('nan')):.3f} ms, "
           f"clock stop p99 {out['clock_stop'].get('p99', float('nan')):.3f} ms", flush=True)
     return out
@@ -149,8 +163,8 @@ def ready_times(mode: Mode, workdir: Path) -> dict[str, Any]:
 
 def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The drift match for the players; the same match on the daemon subprocess meanwhile."""
-    presses = (0.5,)
-    until = match_end_s(mode.drift_profile, presses)
+    presses = (0.2,)
+    until = match_end_s(mode.drift_profile, presses) + mode.grace_s
     config, _ = adapter_config(workdir, mode.drift_profile)
     daemon = Daemon(config, workdir)
     daemon.wait_ready()
@@ -166,7 +180,8 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
         usage.update(match_minutes=minutes, cpu_s=cpu_s, cpu_s_per_match_minute=cpu_s / minutes)
 
     try:
-        played = play(["timerd", *BASELINES], mode.drift_profile, presses, until, daemon_match)
+        played = play(mode, ["timerd", *BASELINES], mode.drift_profile, presses, until,
+                      meanwhile=daemon_match)
     finally:
         stopped = daemon.stop()
     usage.update(stopped)
@@ -202,24 +217,28 @@ def main(argv: list[str] | None = None) -> int:
     host = machine.describe()
     print(f"timerd benchmark ({name}) on {machine.label(host)}", flush=True)
     began = time.monotonic()
+    onsets: dict[str, Any] = {}
+    latencies: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="timerd-bench-") as tmp:
         workdir = Path(tmp)
         ready = ready_times(mode, workdir)
-        onset_idle = onset(mode, "idle")
-        with all_cores_busy() as burners:
-            onset_busy = onset(mode, "busy")
-            latency_busy = latency(mode, "busy")
-        latency_idle = latency(mode, "idle")
-        drift, usage = drift_and_footprint(mode, workdir)
+        for load, own_session in LOADS.items():
+            with cores_busy(own_session) as burners, machine.Load() as background:
+                onsets[load] = onset(mode, load)
+                latencies[load] = latency(mode, load)
+            onsets[load]["burners"] = latencies[load]["burners"] = burners
+            onsets[load]["machine"] = background.figures
+        with machine.Load() as background:
+            drift, usage = drift_and_footprint(mode, workdir)
+        drift["machine"] = background.figures
     results: dict[str, Any] = {
         "mode": name,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "revision": machine.revision(REPO),
         "machine": host,
         "duration_s": time.monotonic() - began,
-        "onset": {"profile": mode.onset_profile, "presses_s": mode.onset_presses,
-                  "idle": onset_idle, "busy": {**onset_busy, "burners": burners}},
-        "latency": {"toggles": mode.toggles, "idle": latency_idle, "busy": latency_busy},
+        "onset": {"profile": mode.onset_profile, "presses_s": mode.onset_presses, **onsets},
+        "latency": {"toggles": mode.toggles, **latencies},
         "drift": {"profile": mode.drift_profile, **drift},
         "footprint": {**usage, "ready": ready},
     }
