@@ -1,4 +1,4 @@
-"""Run the benchmark: `bench/run` (under 10 minutes) or `bench/run --quick` (seconds, for CI).
+"""Run the benchmark: `bench/run` (about 10 minutes) or `bench/run --quick` (under a minute, CI).
 
 Phases, one after the other so that none disturbs another's timing:
 
