@@ -125,8 +125,9 @@ def onset(mode: Mode, load: str) -> dict[str, Any]:
     out = {}
     for design, result in played.items():
         found = analysis.onset_errors(profile, result)
-        out[design] = {**analysis.summary([e["error_ms"] for e in found["errors"]]),
-                       "missed": found["missed"], "errors": found["errors"]}
+        out[design] = {**analysis.summary([e["error_ms"] for e in found["errors"]]), **found,
+                       "to_plan": analysis.summary([e["to_plan_ms"] for e in found["errors"]
+                                                    if "to_plan_ms" in e])}
     print(f"  onset {load}: " + ", ".join(
         f"{d} p99 {r.get('p99', float('nan')):.3f} ms" for d, r in out.items()), flush=True)
     return out
@@ -175,9 +176,11 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
         started, cpu0 = time.monotonic(), daemon.cpu_s()
         daemon.command("start")
         ended = daemon.wait_signal("final", timeout_s=until + 30)
-        cpu_s = daemon.cpu_s() - cpu0
+        cpu1 = daemon.cpu_s()
         minutes = (ended - started) / 60
-        usage.update(match_minutes=minutes, cpu_s=cpu_s, cpu_s_per_match_minute=cpu_s / minutes)
+        per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
+        usage.update(match_minutes=minutes, cpu_s_per_match_minute=sum(per_minute.values()),
+                     cpu_s_per_match_minute_by_thread=per_minute)
 
     try:
         played = play(mode, ["timerd", *BASELINES], mode.drift_profile, presses, until,
@@ -191,8 +194,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
         found = analysis.onset_errors(profile, result)
         final = [e["error_ms"] for e in found["errors"] if e["signal"] == "final"]
         drift[design] = {"final_error_ms": final[0] if final else None,
-                         "match_s": profile.pre_signal_lead_s + profile.period_s,
-                         "missed": found["missed"], "errors": found["errors"]}
+                         "match_s": profile.pre_signal_lead_s + profile.period_s, **found}
     print("  drift: " + ", ".join(f"{d} {r['final_error_ms']:.3f} ms"
                                   for d, r in drift.items() if r["final_error_ms"] is not None)
           + f"; daemon {usage['cpu_s_per_match_minute']:.4f} CPU-s/min, "

@@ -55,21 +55,33 @@ def ideal_instants(profile: Profile, presses_ns: list[int]) -> dict[tuple[str, f
 
 
 def onset_errors(profile: Profile, played: dict[str, Any]) -> dict[str, Any]:
-    """Each timed signal's error (ms, + is late) at the buzzer pin, and the ones never heard."""
-    ideal = ideal_instants(profile, played["presses_ns"])
-    heard: dict[tuple[str, float], int | None] = {}
+    """Each timed signal's error (ms, + is late) at the buzzer pin, and the ones never heard.
+
+    Where the player says when it planned a signal (timerd's `due`, fixed by the presses as it
+    handled them), `to_plan_ms` is the onset's lateness against that plan alone: how well it
+    slept. `start_press_ms` is START press to the pre-signal's onset: the reaction that every
+    later ideal instant hangs on.
+    """
+    presses = played["presses_ns"]
+    ideal = ideal_instants(profile, presses)
+    heard: dict[tuple[str, float], dict[str, Any]] = {}
     for record in played["signals"]:
         key = (record["signal"], float(record["remaining_s"]))
-        if key in ideal and key not in heard:
-            heard[key] = record["onset_ns"]
+        if key in ideal and key not in heard and record["onset_ns"] is not None:
+            heard[key] = record
     errors = []
     for key, ideal_ns in ideal.items():
-        onset = heard.get(key)
-        if onset is not None:
-            errors.append({"signal": key[0], "remaining_s": key[1],
-                           "error_ms": (onset - ideal_ns) / 1e6})
-    missed = [f"{s} at {r:g} s left" for (s, r) in ideal if heard.get((s, r)) is None]
-    return {"errors": errors, "missed": missed}
+        if key in heard:
+            record = heard[key]
+            error = {"signal": key[0], "remaining_s": key[1],
+                     "error_ms": (record["onset_ns"] - ideal_ns) / 1e6}
+            if "due_ns" in record:
+                error["to_plan_ms"] = (record["onset_ns"] - record["due_ns"]) / 1e6
+            errors.append(error)
+    missed = [f"{s} at {r:g} s left" for (s, r) in ideal if (s, r) not in heard]
+    pre = [r for r in played["signals"] if r["signal"] == "pre_signal" and r["onset_ns"]]
+    start_press = (pre[0]["onset_ns"] - presses[0]) / 1e6 if pre and presses else None
+    return {"errors": errors, "missed": missed, "start_press_ms": start_press}
 
 
 def reaction_latencies(played: dict[str, Any]) -> dict[str, Any]:

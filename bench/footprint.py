@@ -140,12 +140,14 @@ class Daemon:
                 return at
         raise RuntimeError(f"timerd gave no {kind} signal within {timeout_s:g} s")
 
-    def cpu_s(self) -> float:
-        """CPU time of every thread of the daemon so far (kernel run time, ns resolution)."""
-        total_ns = 0
+    def cpu_s(self) -> dict[str, float]:
+        """CPU time so far (kernel run time, ns resolution): the event loop's thread (the main
+        thread) and every other thread (gpiozero's, for one) apart."""
+        out = {"loop_thread": 0.0, "other_threads": 0.0}
         for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            total_ns += int((task / "schedstat").read_text().split()[0])
-        return total_ns / 1e9
+            ran_s = int((task / "schedstat").read_text().split()[0]) / 1e9
+            out["loop_thread" if task.name == str(self.proc.pid) else "other_threads"] += ran_s
+        return out
 
     def stop(self) -> dict[str, Any]:
         """SIGTERM, then the exit code and peak RSS (MB) from wait4."""

@@ -105,6 +105,7 @@ def tables(results: dict[str, Any]) -> str:
         "| load | design | n | p50 | p99 | max | mean | missed | timerd p99 ÷ this p99 |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    plan_rows = []
     for load, where in LOADS.items():
         ours = onset[load]["timerd"].get("p99")
         for design, run in onset[load].items():
@@ -114,6 +115,20 @@ def tables(results: dict[str, Any]) -> str:
                 f"| {where} | {design} | {run['n']} | {fmt(run.get('p50'))} | "
                 f"{fmt(run.get('p99'))} | {fmt(run.get('max'))} | {fmt(run.get('mean_signed'))} "
                 f"| {len(run['missed'])} | {_ratio(ours, run.get('p99'))} |")
+        plan = onset[load]["timerd"]["to_plan"]
+        plan_rows.append(
+            f"| {where} | {fmt(onset[load]['timerd']['start_press_ms'])} | {plan['n']} | "
+            f"{fmt(plan.get('p50'))} | {fmt(plan.get('p99'))} | {fmt(plan.get('max'))} |")
+    lines += [
+        "",
+        "The same timerd runs taken apart, ms: the START press to the pre-signal (a reaction "
+        "that moves every later signal), and each timed signal's onset against timerd's own "
+        "plan (how well it slept; the plan is fixed by the presses as timerd handled them).",
+        "",
+        "| load | START press → pre-signal | n | onset − plan p50 | p99 | max |",
+        "|---|---:|---:|---:|---:|---:|",
+        *plan_rows,
+    ]
     drift = results["drift"]
     ours = drift["timerd"]["final_error_ms"]
     lines += [
@@ -150,10 +165,13 @@ def tables(results: dict[str, Any]) -> str:
         "**Footprint** of the daemon (`python -m timerd run --simulate`, control socket and "
         f"event stream on; config switched on: {switched}).",
         "",
-        "| exec to ready, median | slowest | CPU per match minute | match played | peak RSS |",
-        "|---:|---:|---:|---:|---:|",
+        "| exec to ready, median | slowest | CPU per match minute | of it, loop thread | "
+        "other threads | match played | peak RSS |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
         f"| {fmt(ready['median_s'])} s | {fmt(ready['max_s'])} s | "
         f"{fmt(foot.get('cpu_s_per_match_minute'), 4)} CPU-s | "
+        f"{fmt(_get(foot, 'cpu_s_per_match_minute_by_thread', 'loop_thread'), 4)} | "
+        f"{fmt(_get(foot, 'cpu_s_per_match_minute_by_thread', 'other_threads'), 4)} | "
         f"{fmt(foot.get('match_minutes'), 2)} min | {fmt(foot.get('peak_rss_mb'), 1)} MB |",
         "",
         "**The machine during each phase**, every process included (the bench's burners too): "
