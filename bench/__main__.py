@@ -42,8 +42,10 @@ from timerd import profiles
 
 #: Bench profiles, relative to the repository (the players run there).
 PROFILES = "bench/profiles"
-#: The daemon subprocess presses start this long after the players, so its wake-ups do not
-#: coincide with theirs.
+#: Each player's presses (and so its signals) come this much after the previous player's: on
+#: two cores, three processes woken on one instant would measure each other. The daemon
+#: subprocess of the drift phase comes after them all.
+STAGGER_S = 0.11
 DAEMON_OFFSET_S = 0.35
 
 
@@ -87,12 +89,14 @@ def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
 def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...],
          until_s: float, *, meanwhile: Callable[[int], None] | None = None
          ) -> dict[str, dict[str, Any]]:
-    """Every design in its own `bench.play` process, all pressed on the same instants."""
+    """Every design in its own `bench.play` process, pressed in the same rhythm (STAGGER_S)."""
     t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
     procs = {d: subprocess.Popen(
-        [sys.executable, "-m", "bench.play", d, "--profile", profile, "--t0-ns", str(t0_ns),
+        [sys.executable, "-m", "bench.play", d, "--profile", profile,
+         "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
          "--presses", ",".join(f"{p:.6f}" for p in presses), "--until-s", str(until_s)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for d in designs}
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i, d in enumerate(designs)}
     if meanwhile is not None:
         meanwhile(t0_ns)
     out = {}
