@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -31,14 +32,22 @@ log = logging.getLogger("timerd.service")
 LATE_WARNING_S = 0.005
 
 
-def slack_margin(wait_s: float) -> float:
-    """How early to wake before a deadline that is `wait_s` away.
+#: The last stretch before a deadline is slept with `time.sleep`, on the loop thread: the kernel
+#: times a nanosleep to its 50 us timer slack, while an epoll timeout (how asyncio sleeps) is
+#: rounded up to whole milliseconds. An input arriving in this stretch waits at most this long.
+FINE_WAIT_S = 0.003
 
-    Linux may fire a poll timeout late by about 0.1% of its length, up to 100 ms (timer
-    slack); asyncio sleeps in epoll. So a long wait wakes that much early and then waits the
-    short rest, which is late by well under a millisecond.
+
+def slack_margin(wait_s: float) -> float:
+    """How early to wake from the event loop's sleep before a deadline `wait_s` away.
+
+    Linux lets a poll timeout fire late by 0.1% of its length, up to 100 ms (timer slack), and
+    epoll rounds the timeout up to whole milliseconds (DESIGN.md). Waking that much early plus
+    2 ms leaves the deadline inside the FINE_WAIT_S stretch, slept precisely (for a wait
+    longer than FINE_WAIT_S, the margin is always shorter than the wait). Measured with
+    `bench/run`: sleeping the last milliseconds in epoll sounded signals 1.4 to 2.5 ms late.
     """
-    return 0.0 if wait_s <= 0.002 else min(0.1, 0.002 * wait_s + 0.001)
+    return min(0.1, 0.001 * wait_s) + 0.002
 
 
 class Output(Protocol):
@@ -181,17 +190,28 @@ class Service:
         return min((c for c in candidates if c is not None), default=None)
 
     async def _sleep_until(self, deadline: float | None) -> None:
-        """Wait for `deadline` or an input, waking early and then exactly (timer slack)."""
+        """Wait for `deadline` or an input: in epoll until just before it, then exactly.
+
+        The early wake-up (`slack_margin`) absorbs epoll's lateness; the rest, at most
+        FINE_WAIT_S, is one `time.sleep` that blocks the loop and returns on the deadline. Both
+        only on a loop that reads the monotonic clock: virtual and scaled loops (tests,
+        `--speed`) keep their own time, and a real sleep would not move it.
+        """
         loop = self.loop
+        real_clock = type(loop).time is asyncio.BaseEventLoop.time
         while True:
             now = loop.time()
             if deadline is not None and now >= deadline:
+                return
+            if real_clock and deadline is not None and deadline - now <= FINE_WAIT_S:
+                time.sleep(deadline - now)  # noqa: ASYNC251 (deliberate, at most FINE_WAIT_S)
                 return
             waiter = self._waiter = loop.create_future()
             timer = None
             if deadline is not None:
                 wait = deadline - now
-                timer = loop.call_later(wait - slack_margin(wait), _settle, waiter)
+                early = slack_margin(wait) if real_clock else 0.0
+                timer = loop.call_later(wait - early, _settle, waiter)
             try:
                 await waiter
             finally:

@@ -1,0 +1,261 @@
+"""Run the benchmark: `bench/run` (about 10 minutes) or `bench/run --quick` (under a minute, CI).
+
+Phases, one after the other so that none disturbs another's timing:
+
+1. ready: start the daemon a few times and time exec to "timerd ready".
+2. for each load (idle; every core busy; every core busy from timerd's own session):
+   onset: timerd and both baselines, each in its own process, play the dense profile in real
+   time with the same presses (start, three pauses); every buzzer onset is compared with its
+   ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
+3. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
+   profile); meanwhile the daemon subprocess plays the same match for CPU and peak RSS.
+
+"Busy" is one CPU-burning process per core. By default each burner is started in a session
+of its own, as another service or a login's job would be on the Pi; Linux then shares the CPU
+between sessions (autogroup) before it shares it between processes. The third load starts them
+in the bench's own session, so that timerd competes with them one process against another.
+
+The full mode writes `bench/results.json` and the table in `docs/BENCHMARKS.md`; the quick mode
+writes both into `bench/out/` unless `--out` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import analysis, machine, report
+from bench.baselines import DESIGNS as BASELINES
+from bench.footprint import REPO, Daemon, adapter_config
+from timerd import profiles
+
+#: Bench profiles, relative to the repository (the players run there).
+PROFILES = "bench/profiles"
+#: Each player's presses (and so its signals) come this much after the previous player's: on
+#: two cores, three processes woken on one instant would measure each other. The daemon
+#: subprocess of the drift phase comes after them all.
+STAGGER_S = 0.11
+DAEMON_OFFSET_S = 0.35
+
+
+@dataclass(frozen=True)
+class Mode:
+    onset_profile: str
+    #: START, then pause/resume pairs, in seconds from t0.
+    onset_presses: tuple[float, ...]
+    drift_profile: str
+    toggles: int  # button presses in each latency run
+    ready_runs: int
+    #: Time a player keeps playing after the ideal final signal: the baselines' are late.
+    grace_s: float
+    #: Time given to player processes to start and wire up before the first press.
+    start_delay_s: float
+
+
+MODES = {
+    "full": Mode(onset_profile=f"{PROFILES}/dense.toml",
+                 onset_presses=(0.5, 14.37, 16.12, 31.9, 32.55, 47.06, 49.81),
+                 drift_profile="ithf", toggles=60, ready_runs=5, grace_s=3.0,
+                 start_delay_s=2.5),
+    "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
+                  onset_presses=(0.2, 1.75, 2.05),
+                  drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
+                  grace_s=0.5, start_delay_s=2.0),
+}
+
+
+#: The loads the onset and latency phases run under: name -> burners in their own session?
+LOADS = {"idle": None, "busy": True, "busy-same-session": False}
+
+
+def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
+    """Seconds after t0 at which the match's final signal is ideally due."""
+    profile = profiles.load(profile_name)
+    paused = sum(b - a for a, b in zip(presses[1::2], presses[2::2], strict=False))
+    return presses[0] + profile.pre_signal_lead_s + profile.period_s + paused
+
+
+def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...],
+         until_s: float, *, meanwhile: Callable[[int], None] | None = None
+         ) -> dict[str, dict[str, Any]]:
+    """Every design in its own `bench.play` process, pressed in the same rhythm (STAGGER_S)."""
+    t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
+    procs = {d: subprocess.Popen(
+        [sys.executable, "-m", "bench.play", d, "--profile", profile,
+         "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
+         "--presses", ",".join(f"{p:.6f}" for p in presses), "--until-s", str(until_s)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i, d in enumerate(designs)}
+    if meanwhile is not None:
+        meanwhile(t0_ns)
+    out = {}
+    for design, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=until_s + 60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench.play {design} failed:\n{stderr}")
+        out[design] = json.loads(stdout)
+    return out
+
+
+@contextlib.contextmanager
+def cores_busy(own_session: bool | None) -> Iterator[int]:
+    """One CPU-burning process per core while inside (none for None); yields how many."""
+    count = 0 if own_session is None else machine.cores()
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                start_new_session=bool(own_session)) for _ in range(count)]
+    try:
+        yield len(burners)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def onset(mode: Mode, load: str) -> dict[str, Any]:
+    profile = profiles.load(mode.onset_profile)
+    until = match_end_s(mode.onset_profile, mode.onset_presses) + mode.grace_s
+    played = play(mode, ["timerd", *BASELINES], mode.onset_profile, mode.onset_presses, until)
+    out = {}
+    for design, result in played.items():
+        found = analysis.onset_errors(profile, result)
+        out[design] = {**analysis.summary([e["error_ms"] for e in found["errors"]]), **found,
+                       "to_plan": analysis.summary([e["to_plan_ms"] for e in found["errors"]
+                                                    if "to_plan_ms" in e])}
+    print(f"  onset {load}: " + ", ".join(
+        f"{d} p99 {r.get('p99', float('nan')):.3f} ms" for d, r in out.items()), flush=True)
+    return out
+
+
+def latency(mode: Mode, load: str) -> dict[str, Any]:
+    rng = random.Random(10)  # the same press rhythm on every run
+    presses = [0.2]
+    for _ in range(mode.toggles):
+        presses.append(presses[-1] + rng.uniform(0.15, 0.25))
+    played = play(mode, ["timerd"], f"{PROFILES}/buttons.toml", tuple(presses),
+                  presses[-1] + 0.5)
+    found = analysis.reaction_latencies(played["timerd"])
+    out = {"buzzer": analysis.summary(found["buzzer_ms"]),
+           "clock_stop": analysis.summary(found["clock_stop_ms"]), **found}
+    print(f"  latency {load}: buzzer p99 {out['buzzer'].get('p99', float('nan')):.3f} ms, "
+          f"clock stop p99 {out['clock_stop'].get('p99', float('nan')):.3f} ms", flush=True)
+    return out
+
+
+def ready_times(mode: Mode, workdir: Path) -> dict[str, Any]:
+    config, switched = adapter_config(workdir, mode.drift_profile)
+    times = []
+    for _ in range(mode.ready_runs):
+        daemon = Daemon(config, workdir)
+        times.append(daemon.wait_ready())
+        stopped = daemon.stop()
+        if stopped["exit_code"] != 0:
+            raise RuntimeError(f"timerd exited {stopped['exit_code']}:\n" + "\n".join(daemon.log))
+    print(f"  ready: {', '.join(f'{t:.3f}' for t in times)} s", flush=True)
+    return {"runs_s": times, "max_s": max(times), "median_s": analysis.percentile(times, 50),
+            "adapters_switched_on": switched}
+
+
+def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The drift match for the players; the same match on the daemon subprocess meanwhile."""
+    presses = (0.2,)
+    until = match_end_s(mode.drift_profile, presses) + mode.grace_s
+    config, _ = adapter_config(workdir, mode.drift_profile)
+    daemon = Daemon(config, workdir)
+    daemon.wait_ready()
+    usage: dict[str, Any] = {}
+
+    def daemon_match(t0_ns: int) -> None:
+        time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + presses[0] + DAEMON_OFFSET_S))
+        started, cpu0 = time.monotonic(), daemon.cpu_s()
+        daemon.command("start")
+        ended = daemon.wait_signal("final", timeout_s=until + 30)
+        cpu1 = daemon.cpu_s()
+        minutes = (ended - started) / 60
+        per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
+        usage.update(match_minutes=minutes, cpu_s_per_match_minute=sum(per_minute.values()),
+                     cpu_s_per_match_minute_by_thread=per_minute)
+
+    try:
+        played = play(mode, ["timerd", *BASELINES], mode.drift_profile, presses, until,
+                      meanwhile=daemon_match)
+    finally:
+        stopped = daemon.stop()
+    usage.update(stopped)
+    profile = profiles.load(mode.drift_profile)
+    drift = {}
+    for design, result in played.items():
+        found = analysis.onset_errors(profile, result)
+        final = [e["error_ms"] for e in found["errors"] if e["signal"] == "final"]
+        drift[design] = {"final_error_ms": final[0] if final else None,
+                         "match_s": profile.pre_signal_lead_s + profile.period_s, **found}
+    print("  drift: " + ", ".join(f"{d} {r['final_error_ms']:.3f} ms"
+                                  for d, r in drift.items() if r["final_error_ms"] is not None)
+          + f"; daemon {usage['cpu_s_per_match_minute']:.4f} CPU-s/min, "
+          f"{usage['peak_rss_mb']:.1f} MB", flush=True)
+    return drift, usage
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few seconds, for CI")
+    parser.add_argument("--out", type=Path, help="write results.json and BENCHMARKS.md here")
+    args = parser.parse_args(argv)
+    name = "quick" if args.quick else "full"
+    mode = MODES[name]
+    if args.out is not None:
+        json_path, md_path = args.out / "results.json", args.out / "BENCHMARKS.md"
+    elif args.quick:
+        json_path, md_path = REPO / "bench/out/results.json", REPO / "bench/out/BENCHMARKS.md"
+    else:
+        json_path, md_path = REPO / "bench/results.json", REPO / "docs/BENCHMARKS.md"
+    host = machine.describe()
+    print(f"timerd benchmark ({name}) on {machine.label(host)}", flush=True)
+    began = time.monotonic()
+    onsets: dict[str, Any] = {}
+    latencies: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="timerd-bench-") as tmp:
+        workdir = Path(tmp)
+        ready = ready_times(mode, workdir)
+        for load, own_session in LOADS.items():
+            with cores_busy(own_session) as burners, machine.Load() as background:
+                onsets[load] = onset(mode, load)
+                latencies[load] = latency(mode, load)
+            onsets[load]["burners"] = latencies[load]["burners"] = burners
+            onsets[load]["machine"] = background.figures
+        with machine.Load() as background:
+            drift, usage = drift_and_footprint(mode, workdir)
+        drift["machine"] = background.figures
+    results: dict[str, Any] = {
+        "mode": name,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "revision": machine.revision(REPO),
+        "machine": host,
+        "duration_s": time.monotonic() - began,
+        "onset": {"profile": mode.onset_profile, "presses_s": mode.onset_presses, **onsets},
+        "latency": {"toggles": mode.toggles, **latencies},
+        "drift": {"profile": mode.drift_profile, **drift},
+        "footprint": {**usage, "ready": ready},
+    }
+    results["budgets"] = report.budgets(results)
+    report.write(results, json_path, md_path)
+    for budget in results["budgets"]:
+        print(f"  {'PASS' if budget['pass'] else 'FAIL'}  {budget['name']}: "
+              f"{report.fmt(budget['measured'])} (budget {budget['limit']})")
+    print(f"wrote {json_path} and {md_path} in {results['duration_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""The real daemon as a subprocess: time from exec to ready, CPU per match minute, peak RSS.
+
+`python -m timerd run --simulate` is started as a user would, with every adapter that the code
+on this branch has switched on (`adapter_config`), its event stream on stdout and its log on
+stderr. Ready is the "timerd ready" log line. CPU is read from the kernel's per-thread run time
+(`/proc/PID/task/*/schedstat`, nanoseconds), peak RSS from `wait4`'s `ru_maxrss` once it exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import tomli_w
+
+from timerd.cli import request
+
+REPO = Path(__file__).resolve().parent.parent
+#: Settings that switch adapters on, by config section; applied only to sections and keys this
+#: branch's config has, so the file may name adapters that are not merged yet.
+ADAPTERS = Path(__file__).with_name("adapters.toml")
+#: Keys that switch a config section's adapter on, turned on wherever they exist.
+SWITCHES = ("enabled", "enable")
+#: Real playback without a sound card: ALSA's file plugin writing into a null sink.
+ALSA_NULL = 'pcm.!default { type file; slave.pcm { type null }; file "/dev/null"; format "raw" }\n'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
+    """A config file with every adapter on, and what was switched on (`section.key = value`).
+
+    Starts from the effective defaults (`timerd config`), turns on every `enabled` switch, then
+    applies `adapters.toml`, whose strings may hold `{tmp}` (a scratch directory), and whose
+    value `"{port}"` becomes a free loopback TCP port.
+    """
+    empty = workdir / "empty.toml"
+    empty.write_text("")
+    shown = subprocess.run([sys.executable, "-m", "timerd", "config", "--config", str(empty)],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout
+    config: dict[str, Any] = tomllib.loads(shown)
+    changed = []
+    for section, table in config.items():
+        for key in SWITCHES:
+            if isinstance(table, dict) and isinstance(table.get(key), bool):
+                table[key] = True
+                changed.append(f"{section}.{key} = true")
+    wanted = tomllib.loads(ADAPTERS.read_text())
+    for section, table in wanted.items():
+        for key, given in table.items():
+            if key not in config.get(section, {}):
+                continue
+            value = given
+            if given == "{port}":
+                value = free_port()
+            elif isinstance(given, str):
+                value = given.replace("{tmp}", str(workdir))
+            config[section][key] = value
+            changed.append(f"{section}.{key} = {value!r}")
+    config["match"]["profile"] = profile
+    path = workdir / "timerd.toml"
+    path.write_text(tomli_w.dumps(config))
+    return path, changed
+
+
+class Daemon:
+    """One `timerd run --simulate` process; lines of its stdout and stderr are timestamped."""
+
+    def __init__(self, config: Path, workdir: Path) -> None:
+        self.socket = workdir / "control.sock"
+        alsa = workdir / "alsa.conf"
+        alsa.write_text(ALSA_NULL)
+        env = {**os.environ, "ALSA_CONFIG_PATH": str(alsa)}
+        cmd = [sys.executable, "-m", "timerd", "run", "--simulate", "--config", str(config),
+               "--control", str(self.socket), "--events", "-"]
+        self.events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        self.log: list[str] = []
+        self._ready = threading.Event()
+        self.ready_at = 0.0
+        self.exec_at = time.monotonic()
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        assert self.proc.stderr is not None
+        self._readers = [threading.Thread(target=self._read, args=(self.proc.stdout, self._event)),
+                         threading.Thread(target=self._read, args=(self.proc.stderr, self._log))]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, stream: IO[str], keep: Callable[[float, str], None]) -> None:
+        for line in stream:
+            keep(time.monotonic(), line.rstrip("\n"))
+
+    def _event(self, at: float, line: str) -> None:
+        self.events.put((at, json.loads(line)))
+
+    def _log(self, at: float, line: str) -> None:
+        self.log.append(line)
+        if "timerd ready" in line and not self._ready.is_set():
+            self.ready_at = at
+            self._ready.set()
+
+    def wait_ready(self, timeout_s: float = 30.0) -> float:
+        """Seconds from exec to the "timerd ready" line."""
+        if not self._ready.wait(timeout_s):
+            self.stop()
+            raise RuntimeError("timerd did not get ready:\n" + "\n".join(self.log[-20:]))
+        return self.ready_at - self.exec_at
+
+    def command(self, name: str) -> None:
+        reply = request(self.socket, name, [])
+        if not reply.get("ok"):
+            raise RuntimeError(f"timerd refused {name}: {reply.get('error')}")
+
+    def wait_signal(self, kind: str, timeout_s: float) -> float:
+        """The instant the event stream reported signal `kind`."""
+        deadline = time.monotonic() + timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                at, record = self.events.get(timeout=left)
+            except queue.Empty:
+                break
+            if record.get("type") == "signal" and record.get("signal") == kind:
+                return at
+        raise RuntimeError(f"timerd gave no {kind} signal within {timeout_s:g} s")
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU time so far (kernel run time, ns resolution): the event loop's thread (the main
+        thread) and every other thread (gpiozero's, for one) apart."""
+        out = {"loop_thread": 0.0, "other_threads": 0.0}
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            ran_s = int((task / "schedstat").read_text().split()[0]) / 1e9
+            out["loop_thread" if task.name == str(self.proc.pid) else "other_threads"] += ran_s
+        return out
+
+    def stop(self) -> dict[str, Any]:
+        """SIGTERM, then the exit code and peak RSS (MB) from wait4."""
+        self.proc.send_signal(signal.SIGTERM)
+        _, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        for reader in self._readers:
+            reader.join()
+        return {"exit_code": self.proc.returncode, "peak_rss_mb": usage.ru_maxrss / 1024}
