@@ -80,6 +80,7 @@ class Service:
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
+    _told_until: float = float("-inf")  # the latest instant the match has been handed
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -106,17 +107,24 @@ class Service:
 
     # -- inputs (loop thread) --------------------------------------------------------------
 
-    def execute(self, command: str, *args: str) -> Status:
-        """Run an operator command now; CommandRefused says why it was not allowed."""
+    def execute(self, command: str, *args: str, at: float | None = None) -> Status:
+        """Run an operator command; CommandRefused says why it was not allowed.
+
+        `at` is when it was given (a button's edge, timestamped in gpiozero's thread): the
+        clock starts and stops at the press, not when the loop got round to it. It is never
+        earlier than what the match has already been told, so time only moves forward.
+        """
         now = self.now()
+        when = now if at is None else min(now, max(at, self._told_until))
         try:
-            effects = self.match.handle(command, now, *args)
+            effects = self.match.handle(command, when, *args)
         except CommandRefused as exc:
             log.info("%s", exc)
             self._dispatch([Notice(str(exc))], now)
             raise
+        self._told_until = when
         log.info("command %s %s", command, " ".join(args))
-        effects.append(Applied(command, args, at=now))
+        effects.append(Applied(command, args, at=when))
         self._dispatch(effects, now)
         self._wake()
         return self.match.status(now)
@@ -151,7 +159,7 @@ class Service:
         binding = self.buttons.get(name)
         if binding is None:
             return
-        self._gestures(name, binding, binding.logic.edge(pressed, at))
+        self._gestures(name, binding, binding.logic.edge(pressed, at), at)
         self._wake()
 
     def edge_from_thread(self, name: str, pressed: bool) -> None:
@@ -159,13 +167,14 @@ class Service:
         loop = self.loop
         loop.call_soon_threadsafe(self.button_edge, name, pressed, loop.time())
 
-    def _gestures(self, name: str, binding: ButtonBinding, gestures: Iterable[Gesture]) -> None:
+    def _gestures(self, name: str, binding: ButtonBinding, gestures: Iterable[Gesture],
+                  at: float) -> None:
         for gesture in gestures:
             command = binding.commands.get(gesture)
             if command is not None:
                 log.info("button %s: %s", name, gesture)
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(*command.split())  # "goal home": a command and its args
+                    self.execute(*command.split(), at=at)  # "goal home": command and args
             elif gesture is Gesture.SHORT and binding.hint:
                 self._dispatch([Notice(binding.hint)], self.now())
 
@@ -178,8 +187,9 @@ class Service:
             await self._sleep_until(self._deadline())
             now = self.now()
             for name, binding in self.buttons.items():
-                self._gestures(name, binding, binding.logic.poll(now))
+                self._gestures(name, binding, binding.logic.poll(now), now)
             effects: list[Effect] = list(self.match.poll(now))
+            self._told_until = now
             if self._next_tick is not None and now >= self._next_tick:
                 effects.append(Tick())
             self._dispatch(effects, now)

@@ -60,7 +60,7 @@ class Keyboard:
 
     def __init__(self, buttons: dict[str, Any], hold_s: float, quit: Callable[[], None],
                  stdin: TextIO = sys.stdin) -> None:
-        self.buttons = buttons  # name -> gpiozero Button on a mock pin
+        self.buttons = buttons  # name -> gpiozero input device on a mock pin
         self.hold_s = hold_s
         self.quit = quit
         self.stdin = stdin
