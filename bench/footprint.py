@@ -141,13 +141,15 @@ class Daemon:
         raise RuntimeError(f"timerd gave no {kind} signal within {timeout_s:g} s")
 
     def cpu_s(self) -> dict[str, float]:
-        """CPU time so far (kernel run time, ns resolution): the event loop's thread (the main
-        thread) and every other thread (gpiozero's, for one) apart."""
-        out = {"loop_thread": 0.0, "other_threads": 0.0}
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            ran_s = int((task / "schedstat").read_text().split()[0]) / 1e9
-            out["loop_thread" if task.name == str(self.proc.pid) else "other_threads"] += ran_s
-        return out
+        """CPU time so far: the event loop's thread (the main thread; kernel run time, ns
+        resolution) and every other thread apart. The others are the whole process's user and
+        system time (clock ticks, which keep the time of threads that have ended, such as a
+        sound's playback thread) less the loop thread's."""
+        pid = self.proc.pid
+        loop_s = int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return {"loop_thread": loop_s, "other_threads": max(0.0, total_s - loop_s)}
 
     def stop(self) -> dict[str, Any]:
         """SIGTERM, then the exit code and peak RSS (MB) from wait4."""
