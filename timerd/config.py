@@ -22,7 +22,7 @@ import tomli_w
 from timerd import profiles
 from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
-from timerd.schema import NONE_WORDS, SchemaError, build, merge, to_plain
+from timerd.schema import NONE_WORDS, SchemaError, build, durations, merge, to_plain
 
 SYSTEM_CONFIG = Path("/etc/timerd/timerd.toml")
 
@@ -88,8 +88,7 @@ class GpioConfig:
             seen.setdefault(pin, key)
         if self.debounce_ms < 0:
             out.append(f"debounce_ms = {self.debounce_ms:g}: must not be negative")
-        if self.long_press_s <= 0:
-            out.append(f"long_press_s = {self.long_press_s:g}: must be longer than 0 s")
+        out += durations(long_press_s=self.long_press_s)
         return out
 
 
@@ -181,9 +180,7 @@ class SpeakerConfig:
     retry_s: float = 5.0
 
     def problems(self) -> list[str]:
-        if self.retry_s <= 0:
-            return [f"retry_s = {self.retry_s:g}: must be longer than 0 s"]
-        return []
+        return durations(retry_s=self.retry_s)
 
 
 @dataclass(frozen=True)
@@ -250,8 +247,7 @@ class SerialConfig:
         out = []
         if self.baud <= 0:
             out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
-        if self.keepalive_s <= 0:
-            out.append(f"keepalive_s = {self.keepalive_s:g}: must be longer than 0 s")
+        out += durations(keepalive_s=self.keepalive_s)
         if self.retry_max_s < 0.5:
             out.append(f"retry_max_s = {self.retry_max_s:g}: must be at least 0.5 s")
         return out
@@ -269,9 +265,7 @@ class StateConfig:
     resume_within_s: float = 7200.0
 
     def problems(self) -> list[str]:
-        if self.resume_within_s <= 0:
-            return [f"resume_within_s = {self.resume_within_s:g}: must be longer than 0 s"]
-        return []
+        return durations(resume_within_s=self.resume_within_s)
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,12 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
     return obj
 
 
+def durations(**seconds: float) -> list[str]:
+    """The `problems()` lines for durations that must be longer than 0 s, by key."""
+    return [f"{key} = {value:g}: must be longer than 0 s"
+            for key, value in seconds.items() if value <= 0]
+
+
 def build(cls: type[T], data: Mapping[str, Any], path: str = "") -> T:
     """Return `cls` built from `data`, or raise SchemaError listing every problem."""
     errors: list[str] = []

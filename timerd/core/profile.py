@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from timerd.core.effects import SignalKind
+from timerd.schema import durations
 
 #: ITHF 4.4: the pre-signal sounds 15 to 30 s before the start.
 ITHF_LEAD_RANGE_S = (15.0, 30.0)
@@ -78,9 +79,7 @@ class Intermission:
     early_window_s: float | None = None
 
     def problems(self) -> list[str]:
-        out = []
-        if self.length_s <= 0:
-            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
+        out = durations(length_s=self.length_s)
         if self.early_window_s is not None and self.early_window_s <= 0:
             out.append(f"early_window_s = {self.early_window_s:g}: must be longer than 0 s "
                        "(or none)")
@@ -102,9 +101,7 @@ class TimeoutRule:
         out = []
         if self.per_team < 1:
             out.append(f"per_team = {self.per_team}: at least one (or leave [timeouts] out)")
-        if self.length_s <= 0:
-            out.append(f"length_s = {self.length_s:g}: must be longer than 0 s")
-        return out
+        return out + durations(length_s=self.length_s)
 
 
 @dataclass(frozen=True)
@@ -162,9 +159,7 @@ class LineChangeRule:
         out = []
         if not self.stages:
             out.append("stages: give at least one stage")
-        if self.stage_s <= 0:
-            out.append(f"stage_s = {self.stage_s:g}: must be longer than 0 s")
-        return out
+        return out + durations(stage_s=self.stage_s)
 
 
 @dataclass(frozen=True)
