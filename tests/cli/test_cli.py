@@ -158,3 +158,20 @@ def test_events_to_stdout(tmp_path):
         proc.terminate()
         assert proc.wait(timeout=10) == 0
     assert not sock.exists()
+
+
+def test_sigterm_hangs_up_on_connected_tools_cleanly(daemon):
+    """A tool still connected when the daemon stops (a monitor, a desk script) sees the end of
+    the stream, and the daemon stops without an error in its log."""
+    sock, _, proc = daemon
+    with socket.socket(socket.AF_UNIX) as tool:
+        tool.connect(str(sock))
+        tool.sendall(b"status\n")
+        reader = tool.makefile("rb")
+        assert json.loads(reader.readline())["ok"] is True
+        proc.terminate()
+        assert reader.readline() == b""  # hung up
+    assert proc.wait(timeout=10) == 0
+    log = proc.stderr.read()
+    assert "timerd stopped" in log
+    assert "Traceback" not in log

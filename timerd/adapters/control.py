@@ -44,6 +44,8 @@ class ControlSocket:
         self.path = path
         self.service = service
         self._server: asyncio.AbstractServer | None = None
+        #: Connected tools, so a stop can hang up on them and let their handlers end cleanly.
+        self._clients: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
 
     async def __aenter__(self) -> ControlSocket:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,10 +61,18 @@ class ControlSocket:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        # Hang up on tools still connected (a monitor, a desk script): their handlers see the
+        # end of the stream and return, rather than being cancelled mid-read at shutdown.
+        for writer in self._clients.values():
+            writer.close()
+        await asyncio.gather(*self._clients, return_exceptions=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._clients[task] = writer
         try:
             while line := await reader.readline():
                 request = parse_request(line.decode("utf-8", "replace"))
@@ -77,6 +87,8 @@ class ControlSocket:
         except ConnectionError:
             pass
         finally:
+            if task is not None:
+                del self._clients[task]
             with contextlib.suppress(ConnectionError):
                 writer.close()
                 await writer.wait_closed()
