@@ -23,7 +23,11 @@ const uint8_t PIN_LAST_30 = 7;
 const uint8_t PIN_OVERTIME = 8;
 const uint8_t PIN_INTERMISSION = 9;
 
-const unsigned long BAUD = 115200;          // must match [serial] baud
+// Must match [serial] baud; hw/display/build --baud 9600 builds a slow one.
+#ifndef TIMERD_BAUD
+#define TIMERD_BAUD 115200UL
+#endif
+const unsigned long BAUD = TIMERD_BAUD;
 const unsigned long LINK_TIMEOUT_MS = 3000;  // three keep-alives missed
 const unsigned long DEBOUNCE_MS = 30;
 const unsigned long LONG_PRESS_MS = 2000;    // RESET, like timerd's own RESET button
