@@ -185,8 +185,21 @@ class SpeakerConfig:
 
 @dataclass(frozen=True)
 class ControlConfig:
+    """The control socket for timerctl and tools (limits: docs/service.md)."""
+
     #: Unix socket for timerctl; empty: control.sock in the runtime directory.
     socket: str = ""
+    #: Tools connected at once; a new one over the cap hangs up on the one that waited
+    #: longest for its next request, or is refused if every one is busy.
+    max_connections: int = 32
+    #: A connection that sends no complete request line for this long is closed.
+    idle_timeout_s: float = 60.0
+
+    def problems(self) -> list[str]:
+        out = durations(idle_timeout_s=self.idle_timeout_s)
+        if self.max_connections < 1:
+            out.append(f"max_connections = {self.max_connections}: must be at least 1")
+        return out
 
 
 @dataclass(frozen=True)
