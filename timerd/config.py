@@ -269,6 +269,18 @@ class StateConfig:
 
 
 @dataclass(frozen=True)
+class TableConfig:
+    #: This table's label on the scoreboard, the control page and the hall desk ("Table 3");
+    #: empty: none shown. Hall mode names the table by `hall.table` on the broker.
+    name: str = ""
+
+    def problems(self) -> list[str]:
+        if len(self.name) > 40 or not self.name.isprintable():
+            return [f"name = {self.name!r}: at most 40 printable characters on one line"]
+        return []
+
+
+@dataclass(frozen=True)
 class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -330,6 +342,7 @@ class HallConfig:
 @dataclass(frozen=True)
 class Config:
     match: MatchConfig = MatchConfig()
+    table: TableConfig = TableConfig()
     gpio: GpioConfig = GpioConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     speaker: SpeakerConfig = SpeakerConfig()

@@ -151,10 +151,17 @@ class Status:
     line_change: dict[str, Any] | None  # ISBHF 404b: {"stage", "number", "stages", "remaining_s"}
     goalie_change: dict[str, float]  # ISBHF 408: time left per team dressing a goalie
     early_intermission: bool  # ISBHF 407 !2: this period's intermission was taken early
+    #: The players' or teams' names per side ("" when not given: the views say Home/Away),
+    #: set by `teams`; kept over a reset, since the next match's names come the same way.
+    teams: dict[str, str]
+    round: str | None  # the tournament round the names belong to (hall mode), if given
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
+
+#: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
+NAME_MAX = 40
 
 #: A command's action and the names of its arguments ("name?" marks an optional one).
 CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
@@ -187,6 +194,8 @@ class Match:
     goalie_change: GoalieChange | None = field(init=False)
     line_change: LineChange | None = None  # ISBHF 404b, while one runs
     periods_played: list[PeriodPlayed] = field(default_factory=list)
+    teams: dict[Side, str] = field(default_factory=lambda: dict.fromkeys(Side, ""))
+    round: str | None = None
     _early_break_left_s: float | None = None  # ISBHF 407 !2, in the current period
     _half_switches: int = 0  # ISBHF 407 !3: switches of ends at half-time so far
     _played_before_s: float = 0.0  # net time of the periods before this one
@@ -238,7 +247,9 @@ class Match:
                 "penalties": [] if self.penalty_box is None else [
                     p.record() for p in self.penalty_box.penalties],
                 "timeouts": [] if self.timeouts is None else [
-                    t.record() for t in self.timeouts.taken]}
+                    t.record() for t in self.timeouts.taken],
+                "teams": {side.value: name for side, name in self.teams.items()},
+                "round": self.round}
         return Status(
             profile=self.profile.name,
             phase=self.phase,
@@ -273,6 +284,8 @@ class Match:
             line_change=None if self.line_change is None else self.line_change.shown(now),
             goalie_change={} if self.goalie_change is None else self.goalie_change.shown(now),
             early_intermission=self._early_break_left_s is not None,
+            teams={side.value: name for side, name in self.teams.items()},
+            round=self.round,
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -305,6 +318,7 @@ class Match:
         kinds = "|".join(self.profile.penalties.kinds) if self.profile.penalties else "kind"
         return {
             "start": (self.start, ()),
+            "teams": (self.set_teams, ("home-name", "away-name", "round?")),
             "pause": (self.pause, ()),
             "stop": (self.pause, ()),
             "resume": (self.resume, ("faceoff?",)),
@@ -509,6 +523,23 @@ class Match:
         score = self.sheet.score()
         return [Notice(f"undo: removed the {goal.side} goal at {_mmss(goal.match_time_s)} "
                        f"({how}); score {score[Side.HOME]}:{score[Side.AWAY]}")]
+
+    def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
+        """Name the two sides (players in ITHF, teams in ISBHF) and, from a tournament desk,
+        the round. Any phase: a name is put right mid-match without touching the clock.
+        Names are one line of at most `NAME_MAX` printable characters; "" clears one."""
+        names = {Side.HOME: home.strip(), Side.AWAY: away.strip()}
+        for side, name in names.items():
+            if len(name) > NAME_MAX or not name.isprintable():
+                raise CommandRefused(f"teams refused: the {side} name must be at most "
+                                     f"{NAME_MAX} printable characters on one line")
+        if len(round_name) > NAME_MAX or not round_name.isprintable():
+            raise CommandRefused(f"teams refused: the round must be at most {NAME_MAX} "
+                                 "printable characters on one line")
+        self.teams = names
+        self.round = round_name.strip() or None
+        shown = " - ".join(name or str(side) for side, name in names.items())
+        return [Notice(f"teams: {shown}" + (f" (round {self.round})" if self.round else ""))]
 
     def passive_play(self, now: float, side_word: str) -> list[Effect]:
         """ITHF 8.3: `side` holds the puck; warn after the profile's count unless it is
