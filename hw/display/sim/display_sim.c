@@ -9,8 +9,9 @@
 //
 //   display t=<ms> digits=[ 1.24 3 2] leds=10000   the digits, left to right (a '.' after a
 //                                                   digit is its decimal point), and the five
-//                                                   status LEDs D5..D9, each time they settle
-//                                                   on something new
+//                                                   status LEDs D5..D9, each time the firmware
+//                                                   has redrawn them into something new
+//   rx <line>                                       each line fed to the firmware's UART
 //   tx <line>                                       each line the firmware sends (its commands)
 //   error <what>                                    a MAX7219 write that was not 16 bits
 //
@@ -38,7 +39,8 @@
 #include "sim_elf.h"
 
 #define F_CPU 16000000UL
-#define SETTLE_US 5000  // a full rewrite of the 8 digits takes about 2 ms at 16 MHz
+#define QUIET_US 5000  // a full rewrite of the 8 digits takes about 2 ms at 16 MHz
+#define LOG_LINE 160  // longer than any line of the protocol (128)
 #define CHECK_CYCLES 1600  // the pty, stdin and the pacing are looked at every 100 us
 
 static avr_t* avr;
@@ -78,7 +80,6 @@ static struct {
 } chip;
 static int leds[5];
 static char shown[96];  // the last line printed
-static int settle_pending;
 
 // Segments in no-decode mode: bit 7 DP, then A B C D E F G (what the sketch writes).
 static char segment_char(uint8_t segments) {
@@ -110,9 +111,14 @@ static void render_digit(int digit, char* out, int* n) {
   if (value & 0x80) out[(*n)++] = '.';
 }
 
-static avr_cycle_count_t settle(avr_t* a, avr_cycle_count_t when, void* param) {
-  (void)when;
-  (void)param;
+// Prints the display when it shows something new. A snapshot is taken when the firmware
+// starts rewriting a register it already wrote since the last one (the reference sketch
+// redraws all 8 digits on each pass of loop(), so that is once per pass: a frame the firmware
+// parsed is always seen, however soon the next one follows), or after QUIET_US without a
+// write (a firmware that writes only what changed).
+static uint16_t written;  // the registers written since the last snapshot
+
+static void snapshot(void) {
   char line[64];
   int n = 0;
   for (int position = 0; position < 8; position++) render_digit(8 - position, line, &n);
@@ -122,16 +128,22 @@ static avr_cycle_count_t settle(avr_t* a, avr_cycle_count_t when, void* param) {
            leds[3], leds[4]);
   if (strcmp(text, shown) != 0) {
     snprintf(shown, sizeof shown, "%s", text);
-    printf("display t=%llu %s\n", (unsigned long long)(a->cycle / (F_CPU / 1000)), text);
+    printf("display t=%llu %s\n", (unsigned long long)(avr->cycle / (F_CPU / 1000)), text);
   }
-  settle_pending = 0;
+  written = 0;
+}
+
+static avr_cycle_count_t quiet(avr_t* a, avr_cycle_count_t when, void* param) {
+  (void)a;
+  (void)when;
+  (void)param;
+  snapshot();
   return 0;
 }
 
-static void changed(void) {
-  if (settle_pending) return;  // checked once the burst of writes is over
-  settle_pending = 1;
-  avr_cycle_timer_register_usec(avr, SETTLE_US, settle, NULL);
+static void wrote(void) {
+  avr_cycle_timer_cancel(avr, quiet, NULL);
+  avr_cycle_timer_register_usec(avr, QUIET_US, quiet, NULL);
 }
 
 static void on_pin(struct avr_irq_t* irq, uint32_t value, void* param) {
@@ -151,11 +163,12 @@ static void on_pin(struct avr_irq_t* irq, uint32_t value, void* param) {
       // No bits at all: the sketch setting LOAD high at start, before any write.
       if (chip.bits != 16 && chip.bits != 0)
         printf("error max7219: %d bits before LOAD, not 16\n", chip.bits);
-      // The sketch rewrites every digit on each pass of loop(): only a new value counts.
-      uint8_t reg = (chip.shift >> 8) & 0x0F, value = chip.shift & 0xFF;
-      if (chip.bits >= 16 && chip.reg[reg] != value) {
-        chip.reg[reg] = value;
-        changed();
+      if (chip.bits >= 16) {
+        uint8_t reg = (chip.shift >> 8) & 0x0F;
+        if (written & (1u << reg)) snapshot();
+        chip.reg[reg] = chip.shift & 0xFF;
+        written |= (uint16_t)(1u << reg);
+        wrote();
       }
     }
     if (!level) chip.bits = 0;
@@ -164,7 +177,7 @@ static void on_pin(struct avr_irq_t* irq, uint32_t value, void* param) {
     for (int i = 0; i < 5; i++)
       if (LED_PINS[i] == pin && leds[i] != level) {
         leds[i] = level;
-        changed();
+        wrote();
       }
   }
 }
@@ -173,7 +186,7 @@ static void on_pin(struct avr_irq_t* irq, uint32_t value, void* param) {
 static int uart_xon;  // the simulated UART has room for another received byte
 static uint8_t rx[4096];
 static size_t rx_len, rx_pos;
-static char tx_line[160];
+static char tx_line[LOG_LINE];
 static size_t tx_len;
 
 static void on_xon(struct avr_irq_t* irq, uint32_t value, void* param) {
@@ -190,24 +203,34 @@ static void on_xoff(struct avr_irq_t* irq, uint32_t value, void* param) {
   uart_xon = 0;
 }
 
+// Keeps a line for stdout: "rx" (fed to the firmware) or "tx" (sent by it), once its LF is.
+static void log_line(const char* what, char* line, size_t* length, char c) {
+  if (c == '\n' || *length == LOG_LINE - 1) {
+    line[*length] = '\0';
+    printf("%s %s\n", what, line);
+    *length = 0;
+  } else if (c != '\r') {
+    line[(*length)++] = c;
+  }
+}
+
 static void on_tx(struct avr_irq_t* irq, uint32_t value, void* param) {
   (void)irq;
   (void)param;
   char c = (char)value;
   if (write(pty_master, &c, 1) != 1 && errno != EAGAIN && errno != EIO)
     perror("display-sim: pty write");
-  if (c == '\n' || tx_len == sizeof tx_line - 1) {
-    tx_line[tx_len] = '\0';
-    printf("tx %s\n", tx_line);
-    tx_len = 0;
-  } else if (c != '\r') {
-    tx_line[tx_len++] = c;
-  }
+  log_line("tx", tx_line, &tx_len, c);
 }
 
 static void feed_uart(void) {
+  static char line[LOG_LINE];
+  static size_t length;
   avr_irq_t* input = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
-  while (uart_xon && rx_pos < rx_len) avr_raise_irq(input, rx[rx_pos++]);
+  while (uart_xon && rx_pos < rx_len) {
+    log_line("rx", line, &length, (char)rx[rx_pos]);
+    avr_raise_irq(input, rx[rx_pos++]);
+  }
 }
 
 static int open_pty(void) {
