@@ -11,9 +11,11 @@
 //                                                   digit is its decimal point), and the five
 //                                                   status LEDs D5..D9, each time the firmware
 //                                                   has redrawn them into something new
-//   rx <line>                                       each line fed to the firmware's UART
-//   tx <line>                                       each line the firmware sends (its commands)
-//   error <what>                                    a MAX7219 write that was not 16 bits
+//   rx t=<ms> <line>                                each line fed to the firmware's UART
+//   tx t=<ms> <line>                                each line the firmware sends (its commands)
+//   button t=<ms> press|release <pin>               a command from stdin, when it took effect
+//   error <what>                                    a MAX7219 write that was not 16 bits, a bad
+//                                                   command, the firmware stopped
 //
 // stdin: "press <pin>" / "release <pin>" (Arduino pin numbers; D2 START/PAUSE, D3 RESET) pull
 // a button's pin low or let it go; "quit" or the end of stdin stops. So does --max-s of wall
@@ -207,7 +209,7 @@ static void on_xoff(struct avr_irq_t* irq, uint32_t value, void* param) {
 static void log_line(const char* what, char* line, size_t* length, char c) {
   if (c == '\n' || *length == LOG_LINE - 1) {
     line[*length] = '\0';
-    printf("%s %s\n", what, line);
+    printf("%s t=%llu %s\n", what, (unsigned long long)(avr->cycle / (F_CPU / 1000)), line);
     *length = 0;
   } else if (c != '\r') {
     line[(*length)++] = c;
@@ -256,10 +258,11 @@ static double wall_s(void) {
 // One command from stdin; false to stop.
 static int command(char* line) {
   int pin;
-  if (sscanf(line, "press %d", &pin) == 1 && pin >= 0 && pin <= 13) {
-    drive(pin, 0);
-  } else if (sscanf(line, "release %d", &pin) == 1 && pin >= 0 && pin <= 13) {
-    drive(pin, 1);
+  int pressed = sscanf(line, "press %d", &pin) == 1;
+  if ((pressed || sscanf(line, "release %d", &pin) == 1) && pin >= 0 && pin <= 13) {
+    printf("button t=%llu %s %d\n", (unsigned long long)(avr->cycle / (F_CPU / 1000)),
+           pressed ? "press" : "release", pin);
+    drive(pin, !pressed);
   } else if (strncmp(line, "quit", 4) == 0) {
     return 0;
   } else if (line[0] != '\n') {
