@@ -168,3 +168,16 @@ def test_the_sketch_buttons_send_commands(sketch: Path) -> None:
     assert toggle == "$TDC,1,toggle*C15C|"  # the documented line
     assert "digits=[        ]" in out[-2]  # refused: blanked for a moment
     assert "digits=[ 1.24 3 2]" in out[-1]
+
+
+def test_a_refusal_just_before_millis_wraps_blanks_only_for_a_moment(sketch: Path) -> None:
+    """millis() wraps (after 49.7 days on an Uno, whose unsigned long is 32 bits; here the
+    host's 64): the blank after a refusal is timed by elapsed time, so it still lasts 300 ms.
+    Fails on the old sketch, which compared millis() with a wrapped end time."""
+    wrap = 2**64
+    out = run(sketch, [
+        f"at {wrap - 100}", state_frame(DOC_STATUS), frame(["TDR", "1", "no", "reset"]),
+        "show", "at 150", "show", "at 250", "show",
+    ])
+    assert [line.split(" leds=")[0] for line in out] == [
+        "digits=[        ]", "digits=[        ]", "digits=[ 1.24 3 2]"]

@@ -44,7 +44,8 @@ timerd::LineReader reader;
 timerd::State state;
 unsigned long lastFrameMs = 0;
 bool haveState = false;
-unsigned long refusedUntilMs = 0;
+bool refused = false;  // blanked since refusedMs
+unsigned long refusedMs = 0;
 
 void max7219(uint8_t reg, uint8_t value) {
   digitalWrite(PIN_CS, LOW);
@@ -82,7 +83,8 @@ void showNumber(uint8_t position, uint16_t value) {
 
 void showAll(unsigned long now) {
   bool linkUp = haveState && now - lastFrameMs < LINK_TIMEOUT_MS;
-  if (now < refusedUntilMs) {
+  // Elapsed times only: millis() wraps after 49.7 days, and a display stays plugged in.
+  if (refused && now - refusedMs < REFUSED_BLANK_MS) {
     for (uint8_t i = 0; i < 8; i++) showDigit(i, BLANK);
   } else if (!linkUp) {
     for (uint8_t i = 0; i < 8; i++) showDigit(i, i < 4 ? DASH : BLANK);
@@ -160,7 +162,8 @@ void loop() {
       haveState = true;
       lastFrameMs = millis();
     } else if (timerd::parseReply(body, accepted) && !accepted) {
-      refusedUntilMs = millis() + REFUSED_BLANK_MS;
+      refused = true;
+      refusedMs = millis();
     }
   }
   unsigned long now = millis();
