@@ -9,6 +9,7 @@ is reported at once with its key path; a bad config never starts a half-working 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -20,11 +21,15 @@ from typing import Any, Literal
 import tomli_w
 
 from timerd import profiles
+from timerd.core.checks import HOUR_S, at_most, durations, pattern
 from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
-from timerd.schema import NONE_WORDS, SchemaError, build, durations, merge, to_plain
+from timerd.schema import NONE_WORDS, SchemaError, build, merge, read_toml, to_plain
 
 SYSTEM_CONFIG = Path("/etc/timerd/timerd.toml")
+
+#: Why an idle timeout is at most an hour: an idle connection holds one of the capped places.
+IDLE_WHY = "an idle connection holds one of the places of max_connections"
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,11 @@ class GpioConfig:
             seen.setdefault(pin, key)
         if self.debounce_ms < 0:
             out.append(f"debounce_ms = {self.debounce_ms:g}: must not be negative")
+        out += at_most(200, "a press shorter than this is lost", " ms",
+                       debounce_ms=self.debounce_ms)
         out += durations(long_press_s=self.long_press_s)
+        out += at_most(10, "a RESET or UNDO held longer is not a gesture anyone waits for", " s",
+                       long_press_s=self.long_press_s)
         return out
 
 
@@ -113,11 +122,10 @@ class SignalOutput:
     volume: float = 1.0
 
     def problems(self) -> list[str]:
-        out = []
-        if not self.pattern_s or len(self.pattern_s) % 2 == 0:
-            out.append("pattern_s: give on, off, on, ... seconds, starting and ending with on")
-        if any(x <= 0 for x in self.pattern_s) or self.gap_s < 0:
-            out.append("pattern_s and gap_s: durations must be positive")
+        out = pattern("pattern_s", self.pattern_s)
+        if self.gap_s < 0:
+            out.append(f"gap_s = {self.gap_s:g}: must not be negative")
+        out += at_most(10, "the pause between the beeps of one signal", " s", gap_s=self.gap_s)
         if not 0 <= self.volume <= 1:
             out.append(f"volume = {self.volume:g}: must be between 0 and 1")
         return out
@@ -180,7 +188,8 @@ class SpeakerConfig:
     retry_s: float = 5.0
 
     def problems(self) -> list[str]:
-        return durations(retry_s=self.retry_s)
+        return durations(retry_s=self.retry_s) + at_most(
+            60, "the sound comes back within a minute of the device", " s", retry_s=self.retry_s)
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,8 @@ class ControlConfig:
     idle_timeout_s: float = 60.0
 
     def problems(self) -> list[str]:
-        out = durations(idle_timeout_s=self.idle_timeout_s)
+        out = durations(idle_timeout_s=self.idle_timeout_s) + at_most(
+            HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
             out.append(f"max_connections = {self.max_connections}: must be at least 1")
         return out
@@ -243,7 +253,8 @@ class WebConfig:
         return host.strip("[]"), int(port)
 
     def problems(self) -> list[str]:
-        out = durations(idle_timeout_s=self.idle_timeout_s)
+        out = durations(idle_timeout_s=self.idle_timeout_s) + at_most(
+            HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
             out.append(f"max_connections = {self.max_connections}: must be at least 1")
         host, _, port = self.control.rpartition(":")
@@ -283,10 +294,14 @@ class SerialConfig:
         out = []
         if self.baud <= 0:
             out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
+        out += at_most(4_000_000, "no USB serial adapter goes faster", baud=self.baud)
         out += durations(keepalive_s=self.keepalive_s)
+        out += at_most(60, "the display tells a dead link by the keepalive", " s",
+                       keepalive_s=self.keepalive_s)
         if self.retry_max_s < 0.5:
             out.append(f"retry_max_s = {self.retry_max_s:g}: must be at least 0.5 s")
-        return out
+        return out + at_most(60, "a display plugged back in shows the match within a minute",
+                             " s", retry_max_s=self.retry_max_s)
 
 
 @dataclass(frozen=True)
@@ -301,7 +316,9 @@ class StateConfig:
     resume_within_s: float = 7200.0
 
     def problems(self) -> list[str]:
-        return durations(resume_within_s=self.resume_within_s)
+        return durations(resume_within_s=self.resume_within_s) + at_most(
+            7 * 86400, "a match a week old is not resumed", " s",
+            resume_within_s=self.resume_within_s)
 
 
 @dataclass(frozen=True)
@@ -372,7 +389,12 @@ class HallConfig:
         for key in ("heartbeat_s", "reconnect_max_s", "clock_check_s", "max_offset_ms"):
             if getattr(self, key) <= 0:
                 out.append(f"{key} = {getattr(self, key):g}: must be more than 0")
-        return out
+        return out + at_most(
+            HOUR_S, "the desk must hear from a table, and a table from the broker, hourly",
+            " s", heartbeat_s=self.heartbeat_s, reconnect_max_s=self.reconnect_max_s,
+            clock_check_s=self.clock_check_s) + at_most(
+            1000, "a table clock a second off is of no use to a hall", " ms",
+            max_offset_ms=self.max_offset_ms)
 
 
 @dataclass(frozen=True)
@@ -448,7 +470,7 @@ def parse_override(option: str) -> dict[str, Any]:
         raise SchemaError([f"-o {option!r}: write section.key=value"])
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         value = raw
     table: dict[str, Any] = {}
     node = table
@@ -459,27 +481,43 @@ def parse_override(option: str) -> dict[str, Any]:
     return table
 
 
+def _written_in(problem: str, table: Mapping[str, Any]) -> bool:
+    """Whether the key path that `problem` starts with ("gpio.buzzer_pins[0] = 99: ...") is
+    written in `table`."""
+    node: Any = table
+    for part in re.sub(r"\[\d+\]", "", re.split(r":| = ", problem, maxsplit=1)[0]).split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
 def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:
-    """The effective config; SchemaError lists every problem, with key paths."""
+    """The effective config; SchemaError lists every problem, with key paths, and the file's
+    name before a problem with a key written there (not in an `-o` option)."""
     data: dict[str, Any] = to_plain(Config())
     problems: list[str] = []
     file = path if path is not None else (SYSTEM_CONFIG if SYSTEM_CONFIG.is_file() else None)
+    written: dict[str, Any] = {}
     if file is not None:
         try:
-            data = merge(data, tomllib.loads(file.read_text()))
-        except OSError as exc:
-            problems.append(f"config file {file}: cannot read: {exc.strerror}")
-        except tomllib.TOMLDecodeError as exc:
-            problems.append(f"config file {file}: not valid TOML: {exc}")
-    for option in overrides:
-        try:
-            data = merge(data, parse_override(option))
+            written = read_toml(file, "config file")
         except SchemaError as exc:
             problems.extend(exc.problems)
+        data = merge(data, written)
+    optioned: dict[str, Any] = {}
+    for option in overrides:
+        try:
+            optioned = merge(optioned, parse_override(option))
+        except SchemaError as exc:
+            problems.extend(exc.problems)
+    data = merge(data, optioned)
     try:
         config = build(Config, data)
     except SchemaError as exc:
-        problems.extend(exc.problems)
+        problems.extend(f"config file {file}: {p}"
+                        if _written_in(p, written) and not _written_in(p, optioned) else p
+                        for p in exc.problems)
     profile = data.get("match", {}).get("profile")
     if isinstance(profile, str):
         try:

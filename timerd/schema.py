@@ -15,12 +15,20 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
+import math
+import tomllib
 import types
 import typing
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: A config or profile file is a few KiB; a larger one is the wrong file (a log, an image).
+MAX_FILE_BYTES = 1024 * 1024
+#: Problems reported at most, then a count of the others.
+MAX_PROBLEMS = 50
 
 #: In TOML there is no null: an optional value (a pin that is not fitted) is written "none".
 NONE_WORDS = ("none", "off", "")
@@ -43,6 +51,12 @@ def _suggest(key: str, known: typing.Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
+def _shown(value: Any) -> str:
+    """`value` as it is written in TOML (`true`, not Python's `True`), cut to 60 characters."""
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -52,8 +66,9 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
             return None
         return _convert(inner[0], value, path, errors)
     if origin is typing.Literal:
-        if value not in args:
-            errors.append(f"{path}: {value!r} is not one of {', '.join(map(repr, args))}")
+        # Strictly by type: in Python `true == 1`, so `stop_bits = true` would pass as 1.
+        if not any(type(value) is type(a) and value == a for a in args):
+            errors.append(f"{path}: {_shown(value)} is not one of {', '.join(map(repr, args))}")
         return value
     if origin is tuple:
         if not isinstance(value, list):
@@ -81,22 +96,25 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
             return tp(value)
         except ValueError:
             names = [str(m.value) for m in tp]
-            errors.append(f"{path}: {value!r} is not one of {', '.join(names)}"
+            errors.append(f"{path}: {_shown(value)} is not one of {', '.join(names)}"
                           + _suggest(str(value), names))
             return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            errors.append(f"{path}: expected a number, got {value!r}")
+            errors.append(f"{path}: expected a number, got {_shown(value)}")
+            return 0.0
+        if not math.isfinite(value):  # TOML has nan and inf; no duration or level may be one
+            errors.append(f"{path}: expected a finite number, got {_shown(value)}")
             return 0.0
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            errors.append(f"{path}: expected a whole number, got {value!r}")
+            errors.append(f"{path}: expected a whole number, got {_shown(value)}")
             return 0
         return value
     if tp in (bool, str):
         if not isinstance(value, tp):
-            errors.append(f"{path}: expected {tp.__name__}, got {value!r}")
+            errors.append(f"{path}: expected {tp.__name__}, got {_shown(value)}")
         return value
     raise TypeError(f"schema cannot convert to {tp!r}")  # a bug in a dataclass, not in the TOML
 
@@ -125,19 +143,46 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
     return obj
 
 
-def durations(**seconds: float) -> list[str]:
-    """The `problems()` lines for durations that must be longer than 0 s, by key."""
-    return [f"{key} = {value:g}: must be longer than 0 s"
-            for key, value in seconds.items() if value <= 0]
-
-
 def build(cls: type[T], data: Mapping[str, Any], path: str = "") -> T:
-    """Return `cls` built from `data`, or raise SchemaError listing every problem."""
+    """Return `cls` built from `data`, or raise SchemaError listing every problem (the first
+    `MAX_PROBLEMS`: a list of 100,000 bad entries is one mistake, not a screenful each)."""
     errors: list[str] = []
     obj = _build(cls, data, path, errors)
+    if len(errors) > MAX_PROBLEMS:
+        errors[MAX_PROBLEMS:] = [f"... and {len(errors) - MAX_PROBLEMS} more problems"]
     if errors:
         raise SchemaError(errors)
     return obj
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The table in the TOML file at `path`, read as `what` ("config file"), or SchemaError
+    with one line naming the file: unreadable, over `MAX_FILE_BYTES`, not UTF-8 (TOML is
+    UTF-8 by definition), nested too deeply for the parser, or not valid TOML."""
+    where = f"{what} {path}"
+    try:
+        with path.open("rb") as file:  # read at most the limit: /dev/zero is a "file" too
+            raw = file.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SchemaError([f"{where}: cannot read: {exc.strerror or exc}"]) from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise SchemaError([f"{where}: larger than {MAX_FILE_BYTES // 1024} KiB; a config or "
+                           "profile is a few KiB (is it the right file?)"])
+    return parse_toml(raw, where)
+
+
+def parse_toml(raw: bytes, where: str) -> dict[str, Any]:
+    """`raw` parsed as TOML, or SchemaError with one line starting with `where`."""
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise SchemaError([f"{where}: not UTF-8 text (byte {raw[exc.start]:#04x} on line "
+                           f"{line}); save it as UTF-8"]) from exc
+    except RecursionError as exc:
+        raise SchemaError([f"{where}: nested too deeply to read"]) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError([f"{where}: not valid TOML: {exc}"]) from exc
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

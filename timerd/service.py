@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
 from timerd.core.match import Match, Status
@@ -73,6 +73,8 @@ class Service:
     match: Match
     outputs: list[Output] = field(default_factory=list)
     buttons: dict[str, ButtonBinding] = field(default_factory=dict)
+    #: Two buttons held together (the ITHF 4.6 forfeit: RESET with a GOAL button).
+    chords: list[Chord] = field(default_factory=list)
     #: Commands adapters add beside the match's own, by name.
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
@@ -162,13 +164,25 @@ class Service:
         binding = self.buttons.get(name)
         if binding is None:
             return
-        self._gestures(name, binding, binding.logic.edge(pressed, at), at)
+        self._buttons_act({name: binding.logic.edge(pressed, at)}, at)
         self._wake()
 
     def edge_from_thread(self, name: str, pressed: bool) -> None:
         """For gpiozero callbacks: timestamp now, then hand over to the loop thread."""
         loop = self.loop
         loop.call_soon_threadsafe(self.button_edge, name, pressed, loop.time())
+
+    def _buttons_act(self, gestures: Mapping[str, Iterable[Gesture]], at: float) -> None:
+        """Act on buttons' gestures at `at`, after their chords: a chord's gesture is its own."""
+        levels = {name: b.logic.pressed for name, b in self.buttons.items()}
+        for chord in self.chords:
+            if chord.update(levels, at):
+                log.info("buttons %s: held together", " + ".join(chord.buttons))
+                with contextlib.suppress(CommandRefused):  # logged and shown as a notice
+                    self.execute(*chord.command.split(), at=at)
+        for name, those in gestures.items():
+            if not any(chord.swallows(name) for chord in self.chords):
+                self._gestures(name, self.buttons[name], those, at)
 
     def _gestures(self, name: str, binding: ButtonBinding, gestures: Iterable[Gesture],
                   at: float) -> None:
@@ -189,8 +203,7 @@ class Service:
         while True:
             await self._sleep_until(self._deadline())
             now = self.now()
-            for name, binding in self.buttons.items():
-                self._gestures(name, binding, binding.logic.poll(now), now)
+            self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
             effects: list[Effect] = list(self.match.poll(now))
             self._told_until = now
             if self._next_tick is not None and now >= self._next_tick:
@@ -200,6 +213,7 @@ class Service:
     def _deadline(self) -> float | None:
         candidates = [self.match.next_deadline(), self._next_tick]
         candidates += [b.logic.next_deadline() for b in self.buttons.values()]
+        candidates += [chord.next_deadline() for chord in self.chords]
         return min((c for c in candidates if c is not None), default=None)
 
     async def _sleep_until(self, deadline: float | None) -> None:

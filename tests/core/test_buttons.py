@@ -1,6 +1,6 @@
 """Debounce and long press on raw, timestamped edges (our own logic: mock pins do not bounce)."""
 
-from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.buttons import ButtonLogic, Chord, Gesture
 
 
 def test_a_press_acts_on_its_first_edge():
@@ -43,3 +43,30 @@ def test_a_short_press_on_a_long_press_button_does_nothing_but_say_so():
     assert button.edge(True, 0.0) == []
     assert button.edge(False, 0.5) == [Gesture.SHORT]
     assert button.poll(3.0) == []
+
+
+def test_a_chord_acts_once_after_both_buttons_were_held_together_for_its_time() -> None:
+    chord = Chord(("reset", "goal_home"), 2.0, "forfeit away")
+    assert not chord.update({"reset": True}, 10.0)
+    assert not chord.swallows("reset")  # RESET alone is still RESET
+    assert not chord.update({"reset": True, "goal_home": True}, 10.5)
+    assert chord.swallows("reset")
+    assert chord.swallows("goal_home")
+    assert not chord.swallows("goal_away")
+    assert chord.next_deadline() == 12.5
+    assert not chord.update({"reset": True, "goal_home": True}, 12.4)
+    assert chord.update({"reset": True, "goal_home": True}, 12.5)
+    assert not chord.update({"reset": True, "goal_home": True}, 20.0)  # once per hold
+    assert chord.next_deadline() is None
+
+
+def test_a_chord_let_go_early_does_nothing_and_is_forgotten_at_the_next_press() -> None:
+    chord = Chord(("reset", "goal_home"), 2.0, "forfeit away")
+    chord.update({"reset": True, "goal_home": True}, 1.0)
+    assert not chord.update({"reset": True, "goal_home": False}, 2.0)
+    assert chord.next_deadline() is None
+    assert chord.swallows("reset")  # RESET's release still belongs to the chord
+    chord.update({}, 2.5)
+    assert chord.swallows("reset")
+    chord.update({"reset": True}, 5.0)  # a new hold of RESET alone
+    assert not chord.swallows("reset")

@@ -106,13 +106,22 @@ def test_isbhf_414b_shootout_undecided_and_alternation() -> None:
         shootout.record(Side.AWAY, True)
 
 
-def test_isbhf_413_a_tie_stands_with_a_point_each() -> None:
+@pytest.mark.parametrize(("goals", "winner", "points"), [
+    ((), None, {"home": 1, "away": 1}),  # a tie stands, a point each
+    (("away",), Side.AWAY, {"home": 0, "away": 2}),  # more goals wins 2 points
+])
+def test_isbhf_413a_points_after_three_periods(goals: tuple[str, ...], winner: Side | None,
+                                               points: dict[str, int]) -> None:
     match = Match(profiles.load("isbhf"))
     match.handle("start", 0.0)
+    match.handle("stop", 100.0)  # the whistle, the goals, the faceoff: all at 100 s, so
+    for side in goals:  # the periods end where they would without them
+        match.handle("goal", 100.0, side)
+    match.handle("start", 100.0)
     for t in (1500.0, 3000.0):  # after each intermission, the referee's faceoff
         match.poll(t)
         match.handle("start", t)
     match.poll(4000.0)
     assert match.result is not None
-    assert (match.result.how, match.result.winner) == ("regular", None)
-    assert match.result.to_dict()["points"] == {"home": 1, "away": 1}
+    assert (match.result.how, match.result.winner) == ("regular", winner)
+    assert match.result.to_dict()["points"] == points

@@ -48,7 +48,7 @@ def test_config_reports_every_error_with_key_paths_and_suggestions(tmp_path):
     problems = err.value.problems
     assert any("gpio.buzer_pins: unknown key" in p and "did you mean `buzzer_pins`" in p
                for p in problems)
-    assert any(p.startswith("gpio.long_press_s: expected a number") for p in problems)
+    assert f"config file {path}: gpio.long_press_s: expected a number, got 'long'" in problems
     assert any("`matc`" in p and "did you mean `match`" in p for p in problems)
     assert any(p.startswith("signals.intervall:") and "interval" in p for p in problems)
     assert any(p.startswith("match.profile:") and "nope" in p for p in problems)

@@ -10,7 +10,8 @@ Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README
   while low). The event loop times every edge; gpiozero's `beep()` threads are not used.
 - Scoring buttons, wired like the others: GOAL HOME (GPIO23), GOAL AWAY (GPIO24), FACEOFF
   (GPIO25), UNDO (GPIO12, acts only on a long press: a tap must not remove a goal), PASSIVE
-  HOME (GPIO16) and PASSIVE AWAY (GPIO20) for the side holding the puck (ITHF 8.3).
+  HOME (GPIO16) and PASSIVE AWAY (GPIO20) for the side holding the puck (ITHF 8.3). RESET held
+  with GOAL HOME (or AWAY) is the ITHF 4.6 forfeit of the other side (`Chord`).
 - Horn (GPIO26): a relay that switches a loud 12 V horn (ball hockey: period ends and the
   final signal). The relay coil is driven through an NPN transistor or MOSFET with a flyback
   diode, or by a ready-made relay module; the horn and its 12 V supply go through the relay's
@@ -34,7 +35,7 @@ from types import TracebackType
 from typing import Any
 
 from timerd.config import GpioConfig, SignalOutput
-from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.match import Status
 from timerd.core.pulses import pulses
@@ -187,6 +188,12 @@ class GpioBoard:
             self._devices.append(button)
             self.buttons[name] = button
             service.buttons[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
+        # ITHF 4.6 without a keyboard: hold RESET and the GOAL button of the side that is
+        # present (the one the forfeit score's goals go to) for long_press_s.
+        for present, absent in (("home", "away"), ("away", "home")):
+            if {"reset", f"goal_{present}"} <= self.buttons.keys():
+                service.chords.append(Chord(("reset", f"goal_{present}"), hold,
+                                            f"forfeit {absent}"))
         self.buzzers = Buzzers(
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
             patterns, service.loop)

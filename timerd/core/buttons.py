@@ -14,6 +14,7 @@ nothing), and a shorter press reports SHORT so the operator can be told to hold 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -72,3 +73,45 @@ class ButtonLogic:
         short = self.long_press_s is not None and not self._long_done
         self._down_at = None
         return [Gesture.SHORT] if short else []
+
+
+@dataclass
+class Chord:
+    """Two buttons held down together for `hold_s`: a gesture of their own, `command`.
+
+    The ITHF 4.6 forfeit without a keyboard is such a chord: RESET with the GOAL button of the
+    side that is present (docs/scoring.md). Once both buttons are down together, neither one's
+    own gestures act until both are up again: RESET's long press does not reset, the GOAL press
+    scores nothing, a release gives no "hold longer" hint. The chord acts once per hold, when
+    both have been down together for `hold_s`; letting go of either earlier does nothing.
+    """
+
+    buttons: tuple[str, str]
+    hold_s: float
+    command: str  # what the chord does, as the words of a command: "forfeit away"
+    engaged: bool = False  # both were down together since the buttons were last all up
+    _since: float | None = None  # both down together since
+    _done: bool = False
+    _all_up: bool = True
+
+    def update(self, pressed: Mapping[str, bool], now: float) -> bool:
+        """Feed the buttons' debounced levels at `now`; True when the chord acts now."""
+        down = [pressed.get(name, False) for name in self.buttons]
+        if any(down) and self._all_up:  # a new hold: forget the last chord
+            self.engaged = False
+        self._all_up = not any(down)
+        if not all(down):
+            self._since = None
+        elif self._since is None:
+            self._since, self._done, self.engaged = now, False, True
+        if self._since is not None and not self._done and now >= self._since + self.hold_s:
+            self._done = True
+            return True
+        return False
+
+    def next_deadline(self) -> float | None:
+        return None if self._since is None or self._done else self._since + self.hold_s
+
+    def swallows(self, button: str) -> bool:
+        """Whether `button`'s own gestures are part of this chord now, not acts of their own."""
+        return self.engaged and button in self.buttons

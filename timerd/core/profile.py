@@ -13,14 +13,26 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from timerd.core.checks import SCORE_MAX, at_most, durations, hours, pattern, scores
 from timerd.core.effects import SignalKind
-from timerd.schema import durations
 
 #: ITHF 4.4: the pre-signal sounds 15 to 30 s before the start.
 ITHF_LEAD_RANGE_S = (15.0, 30.0)
 
 #: Signals whose place a profile may choose. The start, period ends and final are implied.
 PLACEABLE = frozenset({SignalKind.INTERVAL, SignalKind.LAST_30})
+
+#: ITHF 4.4 counts the minutes left in beeps; more than this cannot be counted by ear.
+MAX_BEEPS = 20
+#: Periods, placed signals, penalty kinds and line-change stages a profile may have at most:
+#: more than either rulebook knows (ISBHF 410: three periods), to catch a typo, not a club.
+MAX_PERIODS = 9
+MAX_SIGNALS = 60
+MAX_KINDS = 16
+MAX_STAGES = 10
+#: Timeouts per team, rounds of a shootout, penalties of a team running at once (ISBHF 412:
+#: one timeout; 414b: five rounds; two penalties): a team has no more players than this.
+MAX_COUNT = 20
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,9 @@ class Overtime:
             out.append(f"break_s = {self.break_s:g}: must not be negative")
         if self.shootout_rounds is not None and self.shootout_rounds < 1:
             out.append(f"shootout_rounds = {self.shootout_rounds}: at least one (or none)")
+        out += hours(length_s=self.length_s, break_s=self.break_s)
+        out += at_most(MAX_COUNT, "ISBHF 414b: five rounds, then one round at a time",
+                       shootout_rounds=self.shootout_rounds)
         if self.break_warning_s is not None and not 0 < self.break_warning_s < self.break_s:
             out.append(f"break_warning_s = {self.break_warning_s:g}: must lie inside the "
                        f"break, between 0 and {self.break_s:g} s (or none)")
@@ -80,6 +95,7 @@ class Intermission:
 
     def problems(self) -> list[str]:
         out = durations(length_s=self.length_s)
+        out += hours(length_s=self.length_s, early_window_s=self.early_window_s)
         if self.early_window_s is not None and self.early_window_s <= 0:
             out.append(f"early_window_s = {self.early_window_s:g}: must be longer than 0 s "
                        "(or none)")
@@ -101,7 +117,8 @@ class TimeoutRule:
         out = []
         if self.per_team < 1:
             out.append(f"per_team = {self.per_team}: at least one (or leave [timeouts] out)")
-        return out + durations(length_s=self.length_s)
+        out += at_most(MAX_COUNT, "ISBHF 412: one per team", per_team=self.per_team)
+        return out + durations(length_s=self.length_s) + hours(length_s=self.length_s)
 
 
 @dataclass(frozen=True)
@@ -138,13 +155,15 @@ class PenaltyRules:
         out = []
         if not self.kinds:
             out.append("kinds: give at least one kind (or leave [penalties] out)")
+        if len(self.kinds) > MAX_KINDS:
+            out.append(f"kinds: at most {MAX_KINDS} kinds of penalty (ISBHF knows three)")
         for name, kind in self.kinds.items():
-            if kind.duration_s <= 0:
-                out.append(f"kinds.{name}.duration_s = {kind.duration_s:g}: must be longer "
-                           "than 0 s")
+            out += durations(**{f"kinds.{name}.duration_s": kind.duration_s})
+            out += hours(**{f"kinds.{name}.duration_s": kind.duration_s})
         if self.max_running < 1:
             out.append(f"max_running = {self.max_running}: at least one")
-        return out
+        return out + at_most(MAX_COUNT, "a team has no more players to send off",
+                             max_running=self.max_running)
 
 
 @dataclass(frozen=True)
@@ -159,7 +178,10 @@ class LineChangeRule:
         out = []
         if not self.stages:
             out.append("stages: give at least one stage")
-        return out + durations(stage_s=self.stage_s)
+        if len(self.stages) > MAX_STAGES:
+            out.append(f"stages: at most {MAX_STAGES} stages (ISBHF 404b has three)")
+        return out + durations(stage_s=self.stage_s) + at_most(
+            60, "ISBHF 404b: 5 s a stage", " s", stage_s=self.stage_s)
 
 
 @dataclass(frozen=True)
@@ -215,12 +237,22 @@ class Profile:
 
     def problems(self) -> list[str]:
         out = []
+        if len(self.name) > 40 or not self.name.isprintable():
+            out.append(f"name = {self.name[:50]!r}: at most 40 printable characters on one "
+                       "line (the status and the results show it)")
+        if len(self.description) > 200:
+            out.append(f"description: at most 200 characters (it has {len(self.description)})")
         if self.periods < 1:
             out.append(f"periods = {self.periods}: a match has at least one period")
+        out += at_most(MAX_PERIODS, "ISBHF 410 has three", periods=self.periods)
         if self.period_s <= 0:
             out.append(f"period_s = {self.period_s}: a period must last longer than 0 s")
+        out += hours(period_s=self.period_s, goalie_change_s=self.goalie_change_s,
+                     forfeit_window_s=self.forfeit_window_s)
         if self.pre_signal_lead_s < 0:
             out.append(f"pre_signal_lead_s = {self.pre_signal_lead_s}: must not be negative")
+        out += at_most(300, "a pre-signal leads the start, ITHF 4.4: 15 to 30 s", " s",
+                       pre_signal_lead_s=self.pre_signal_lead_s)
         lo, hi = ITHF_LEAD_RANGE_S
         if self.ithf_conformant and not lo <= self.pre_signal_lead_s <= hi:
             out.append(
@@ -234,15 +266,20 @@ class Profile:
         if self.passive_play_s is not None and self.passive_play_s <= 0:
             out.append(f"passive_play_s = {self.passive_play_s:g}: must be longer than 0 s "
                        "(or none)")
+        out += at_most(60, "ITHF 5.6: 3 s; ITHF 8.3: 5 s", " s",
+                       faceoff_guard_s=self.faceoff_guard_s, passive_play_s=self.passive_play_s)
         if self.forfeit_window_s < 0:
             out.append(f"forfeit_window_s = {self.forfeit_window_s:g}: must not be negative")
-        if len(self.forfeit_score) != 2 or min(self.forfeit_score, default=0) < 0:
+        if len(self.forfeit_score) != 2:
             out.append(f"forfeit_score = {list(self.forfeit_score)}: give two goal counts, "
                        "the absent side's and the present side's, e.g. [0, 5]")
+        out += scores("forfeit_score", self.forfeit_score)
         if self.points and len(self.points) != 3:
             out.append(f"points = {list(self.points)}: give three, for a win, a tie and a loss")
+        out += scores("points", self.points)
         if self.walkout_award < 0:
             out.append(f"walkout_award = {self.walkout_award}: must not be negative")
+        out += at_most(SCORE_MAX, "two digits on the scoreboard", walkout_award=self.walkout_award)
         for i, s in enumerate(self.signals):
             where = f"signals[{i}]"
             if s.signal not in PLACEABLE:
@@ -253,11 +290,14 @@ class Profile:
                            f"period, between 0 and {self.period_s:g} s")
             if s.beeps < 1:
                 out.append(f"{where}.beeps = {s.beeps}: at least one beep")
+            out += at_most(MAX_BEEPS, "ITHF 4.4: a beep for each minute left; more cannot be "
+                           "counted by ear", **{f"{where}.beeps": s.beeps})
+        if len(self.signals) > MAX_SIGNALS:
+            out.append(f"signals: at most {MAX_SIGNALS} placed signals (one a minute of an "
+                       "hour's period)")
         if self.goalie_change_s is not None and self.goalie_change_s <= 0:
             out.append(f"goalie_change_s = {self.goalie_change_s:g}: must be longer than 0 s "
                        "(or none)")
-        for kind, pattern in self.horn.items():
-            if len(pattern) % 2 == 0 or min(pattern, default=0) <= 0:
-                out.append(f"horn.{kind} = {list(pattern)}: give on, off, on, ... seconds, "
-                           "all positive, starting and ending with on")
+        for kind, blast in self.horn.items():
+            out += pattern(f"horn.{kind}", blast)
         return out

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from pathlib import Path
 
 from timerd.core.profile import Profile
-from timerd.schema import SchemaError, build
+from timerd.schema import SchemaError, build, parse_toml, read_toml
 
 
 def builtin_names() -> list[str]:
@@ -19,19 +18,16 @@ def builtin_names() -> list[str]:
 def load(name_or_path: str) -> Profile:
     """A built-in profile by name, or a profile file by path; SchemaError lists every problem."""
     if name_or_path in builtin_names():
-        text = resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text()
         where = f"profile {name_or_path}"
+        data = parse_toml(
+            resources.files(__package__).joinpath(f"{name_or_path}.toml").read_bytes(), where)
     else:
         path = Path(name_or_path)
         if not path.is_file():
             raise SchemaError([f"profile {name_or_path!r}: not a built-in profile "
                                f"({', '.join(builtin_names())}) and no such file"])
-        text = path.read_text()
         where = f"profile file {path}"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SchemaError([f"{where}: not valid TOML: {exc}"]) from exc
+        data = read_toml(path, "profile file")
     try:
         return build(Profile, data)
     except SchemaError as exc:
