@@ -75,9 +75,8 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         service.outputs.append(await stack.enter_async_context(
             Speaker.for_service(config, service, board.buzzers)))
         if options.events is not None:
-            stream = sys.stdout if options.events == "-" else stack.enter_context(
-                open(options.events, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230 (once, at start)
-            service.outputs.append(EventStream(stream, loop, t0))
+            service.outputs.append(await stack.enter_async_context(
+                EventStream.open(options.events, loop, t0)))
         if config.serial.port:
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(

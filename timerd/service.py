@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from timerd.adapters.untrusted import RateLimitedLog
 from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
@@ -83,6 +84,14 @@ class Service:
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
+    #: The line per command (from a socket, the web, MQTT, the serial display), at most one
+    #: per kind per 30 s with a count (issue 13): a flood of commands must not push the line
+    #: that holds an unwritten result out of journald's rate limit. The match journal keeps
+    #: every command.
+    _log: RateLimitedLog = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._log = RateLimitedLog(log, clock=self.now)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -121,14 +130,14 @@ class Service:
         try:
             effects = self.match.handle(command, when, *args)
         except CommandRefused as exc:
-            log.info("%s", exc)
+            self._log.info("refused", "%s", exc)
             # What fell due before the refusal (the match holds it): sounded now, not lost.
             self._told_until = max(self._told_until, when)
             self._dispatch([*self.match.poll(when), Notice(str(exc))], now)
             self._wake()
             raise
         self._told_until = when
-        log.info("command %s %s", command, " ".join(args))
+        self._log.info(f"command {command}", "command %s %s", command, " ".join(args))
         effects.append(Applied(command, args, at=when))
         self._dispatch(effects, now)
         self._wake()
@@ -151,7 +160,8 @@ class Service:
                 try:
                     self.extra_commands[name](*args)
                 except TypeError:
-                    log.exception("command %s %s", name, args)
+                    self._log.log(logging.ERROR, "wrong arguments", "command %s %s", name,
+                                  args, exc_info=True)
                     return {"ok": False, "error": f"{name}: wrong number of arguments"}
             elif name != "status":
                 self.execute(name, *args)

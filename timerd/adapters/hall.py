@@ -15,6 +15,13 @@ It takes commands on `timerd/<hall>/cmd` (the whole hall) and `.../tables/<table
 `resume` (the lights went out, ITHF 10.1). Anything else, malformed JSON, or a command for
 another hall is ignored with a log line: nothing from the broker can stop a match.
 
+A command payload is at most `MAX_COMMAND_BYTES` bytes and `MAX_DEPTH` levels deep, checked
+before it is parsed (`untrusted.loads_bounded`): a 40 MiB message is not parsed at all, and
+`[` x 100,000 is an error, never a RecursionError that would drop the link. A command the
+broker kept (retained) is stale and ignored: the desk never retains one, and a retained one
+would be run again on every reconnect. Log lines about what came from the broker are
+rate-limited (one per kind per 30 s, with a count), so a poison message does not flood the log.
+
 The link runs in its own task. A broker that is down or goes away is retried with a doubling
 backoff; the match never waits for it. On every (re)connect the table resends `online`, its
 state and the events it kept while away, and every result the broker has not yet acknowledged.
@@ -42,6 +49,7 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.events import event_record
+from timerd.adapters.untrusted import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import CommandRefused, Effect, Signal, Tick
 from timerd.core.match import Status
@@ -54,6 +62,8 @@ log = logging.getLogger("timerd.hall")
 
 #: Events kept while the broker is away (a whole match has a few dozen); older ones are dropped.
 EVENT_BACKLOG = 1000
+#: Longest command payload parsed; a start_round is about 100 bytes.
+MAX_COMMAND_BYTES = 4096
 #: How long one exchange with the broker (connect, acknowledgement) may take, in real seconds.
 BROKER_TIMEOUT_S = 10.0
 
@@ -300,6 +310,7 @@ class HallLink:
         self._state_due = True
         self._kick = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._log = RateLimitedLog(log)  # lines about messages from the broker
         self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
             "start_round": self._start_round,
             "pause": lambda _: self._execute("pause"),
@@ -372,26 +383,34 @@ class HallLink:
 
     # -- commands from the broker ----------------------------------------------------------
 
-    def on_message(self, topic: str, payload: bytes) -> None:
-        """A message on one of the command topics; never raises."""
+    def on_message(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        """A message on one of the command topics; never raises.
+
+        `retained` is the broker's flag: a message it kept and delivers on (re)subscribing.
+        """
+        if retained:
+            self._log.warning("retained", "ignored a retained message on %s: commands are "
+                              "never retained (clear it with an empty retained message)", topic)
+            return
         try:
-            message = json.loads(payload)
-        except ValueError:
-            log.warning("ignored malformed JSON on %s: %.80r", topic, payload)
+            message = loads_bounded(payload, MAX_COMMAND_BYTES, MAX_DEPTH)
+        except InputRefused as exc:
+            self._log.warning("malformed", "ignored a message on %s: %s (it began %r)",
+                              topic, exc, payload[:40])
             return
         if not isinstance(message, dict) or not isinstance(message.get("command"), str):
-            log.warning('ignored %s: expected {"command": NAME, ...}, got %.80s',
-                        topic, json.dumps(message))
+            self._log.warning("not a command", 'ignored %s: expected {"command": NAME, ...}, '
+                              "got %.80s", topic, json.dumps(message))
             return
         name = message["command"]
         if message.get("hall", self.config.hall) != self.config.hall:
-            log.info("ignored %s for hall %r (this table is in hall %r)", name,
-                     message.get("hall"), self.config.hall)
+            self._log.info("other hall", "ignored %s for hall %.80r (this table is in hall %r)",
+                           name, message.get("hall"), self.config.hall)
             return
         handler = self._commands.get(name)
         if handler is None:
-            log.warning("ignored unknown command %r on %s (known: %s)", name, topic,
-                        ", ".join(self._commands))
+            self._log.warning("unknown", "ignored unknown command %.80r on %s (known: %s)", name,
+                              topic, ", ".join(self._commands))
             return
         reply: dict[str, Any] = {"type": "reply", "command": name, "id": message.get("id")}
         try:
@@ -401,7 +420,10 @@ class HallLink:
         except Exception as exc:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
             reply.update(ok=False, error=f"internal error: {exc}")
-        log.info("%s %s", name, "done" if reply["ok"] else f"refused: {reply['error']}")
+        if reply["ok"]:
+            self._log.info("done", "%s done", name)
+        else:
+            self._log.info("refused", "%s refused: %s", name, reply["error"])
         self._queue_event({**reply, "wall": self.wall()})
 
     def _execute(self, command: str, *args: str) -> str:
@@ -472,7 +494,8 @@ class HallLink:
         async for message in client.messages:
             payload = message.payload
             self.on_message(str(message.topic),
-                            payload if isinstance(payload, bytes) else str(payload).encode())
+                            payload if isinstance(payload, bytes) else str(payload).encode(),
+                            retained=bool(message.retain))
 
     async def _send(self, client: aiomqtt.Client) -> None:
         while True:

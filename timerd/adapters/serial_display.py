@@ -9,7 +9,12 @@ What goes out: a state frame whenever what the display shows changes (each shown
 tenth in the last 10 s, each phase change or command), and the same state again every
 `keepalive_s` when nothing changed, so the display can tell a live link from a dead one.
 What comes in: command lines (buttons on the display board), run through `Service.command`
-like any control surface and answered with a reply line.
+like any control surface and answered with a reply line. Input limits (docs/service.md,
+"Limits and failure modes"): a line is at most 128 bytes (a longer one is skipped to its line
+feed), and at most `COMMAND_BURST` commands at once, then `COMMANDS_PER_S` a second, are run;
+the others are answered `no` and counted, so a babbling board neither stalls the loop nor
+floods the log. Log lines about the display's input are written at most once per kind per
+30 s, with a count.
 
 The clock and the signals never wait for this port. `notify` only writes what the port takes
 at once. When it takes no more (a display that stopped reading, flow control held off), the
@@ -38,7 +43,7 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
-from timerd.adapters.untrusted import Throttle
+from timerd.adapters.untrusted import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
 from timerd.config import SerialConfig
 from timerd.core.effects import Effect
 from timerd.core.match import Status
@@ -50,9 +55,10 @@ log = logging.getLogger("timerd.serial")
 #: `retry_max_s`.
 RETRY_FIRST_S = 0.5
 
-#: Bad input and jams are logged at most this often (with a count), so a babbling display
-#: cannot flood the journal.
-LOG_EVERY_S = 30.0
+#: Commands from the display run at once up to this many, then at this rate (a person
+#: presses a few buttons a second); the others are refused.
+COMMAND_BURST = 10
+COMMANDS_PER_S = 5.0
 
 #: Replies to the display's commands wait behind a full port up to this many bytes.
 MAX_QUEUED_REPLIES_BYTES = 1024
@@ -106,6 +112,9 @@ class SerialDisplay(asyncio.Protocol):
         self.frames_dropped = 0  # built while the port took no data, never sent
         self.bad_lines = Throttle(LOG_EVERY_S)
         self.jams = Throttle(LOG_EVERY_S)
+        self.commands_dropped = 0  # over the rate: answered `no`, never run
+        self._commands = TokenBucket(COMMANDS_PER_S, COMMAND_BURST)
+        self._log = RateLimitedLog(log, clock=self.service.now)
         self._transport: DrainingTransport | None = None
         self._lost: asyncio.Future[Exception | None] | None = None
         self._jammed = False
@@ -142,7 +151,8 @@ class SerialDisplay(asyncio.Protocol):
         return {"serial_display": {
             "port": self.config.port, "connected": self.connected,
             "frames_sent": self.frames_sent, "frames_dropped": self.frames_dropped,
-            "bad_lines": self.bad_lines.total, "jams": self.jams.total}}
+            "bad_lines": self.bad_lines.total, "jams": self.jams.total,
+            "commands_dropped": self.commands_dropped}}
 
     # -- the service output ------------------------------------------------------------------
 
@@ -253,7 +263,10 @@ class SerialDisplay(asyncio.Protocol):
                 except BadLine as exc:
                     self._bad(str(exc), line)
                 else:
-                    self._run(command.command, command.request())
+                    if self._commands.take(self.service.now()):
+                        self._run(command.command, command.request())
+                    else:
+                        self._drop(command.command)
 
     def _run(self, name: str, request: dict[str, Any]) -> None:
         try:
@@ -261,13 +274,24 @@ class SerialDisplay(asyncio.Protocol):
         except Exception:  # a bug behind one command must not end the link
             log.exception("serial display command %s failed", request)
             reply = {"ok": False}
-        log.info("serial display: %s %s -> %s", name, " ".join(request["args"]),
-                 "ok" if reply["ok"] else reply.get("error", "refused"))
+        self._log.info("command", "serial display: %s %s -> %s", name,
+                       " ".join(request["args"]),
+                       "ok" if reply["ok"] else reply.get("error", "refused"))
+        self._reply(reply["ok"], name)
+
+    def _drop(self, name: str) -> None:
+        self.commands_dropped += 1
+        self._log.warning("flood", "serial display %s: over %d commands at once or %g a "
+                          "second; %s refused", self.config.port, COMMAND_BURST,
+                          COMMANDS_PER_S, name)
+        self._reply(False, name)
+
+    def _reply(self, ok: bool, name: str) -> None:
         # A reply is an event, not a state: it waits behind a full port rather than being
         # replaced, up to a bound that a babbling display cannot push further.
         if self._transport is not None and \
                 self._transport.get_write_buffer_size() < MAX_QUEUED_REPLIES_BYTES:
-            self._transport.write(reply_frame(reply["ok"], name))
+            self._transport.write(reply_frame(ok, name))
 
     def _bad(self, reason: str, line: bytes) -> None:
         if reported := self.bad_lines.count(self.service.loop.time()):

@@ -12,6 +12,7 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
 - `RateLimitedFilter` does the same for a library's logger (aiohttp's "Error handling
   request" traceback per malformed request), and drops the traceback.
 - `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many.
+- `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
 """
 
 from __future__ import annotations
@@ -184,6 +185,25 @@ class TokenGuard:
         self._peers[peer] = (failures, since, until)
         while len(self._peers) > self.max_peers:
             self._peers.popitem(last=False)
+
+
+class TokenBucket:
+    """At most `burst` at once, then `rate_per_s` a second: `take(now)` says if one may pass."""
+
+    def __init__(self, rate_per_s: float, burst: int) -> None:
+        self.rate_per_s = rate_per_s
+        self.burst = burst
+        self._tokens = float(burst)
+        self._since: float | None = None
+
+    def take(self, now: float) -> bool:
+        if self._since is not None:
+            self._tokens = min(self.burst, self._tokens + (now - self._since) * self.rate_per_s)
+        self._since = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
 
 
 def fd_share(wanted: int, fraction: float, what: str) -> int:
