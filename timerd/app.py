@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from timerd import priority
 from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
@@ -51,6 +52,8 @@ def run(config: Config, options: RunOptions) -> None:
 async def serve(config: Config, options: RunOptions, factory: object) -> None:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
+    # First, on the loop thread: the threads the adapters start from here on stay normal.
+    priority.apply(config.service)
     profile = config.profile()
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
                       config.state.resume_within_s)
