@@ -86,7 +86,7 @@ MODES = {
     "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
                   onset_presses=(0.2, 1.75, 2.05),
                   drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
-                  grace_s=0.5, start_delay_s=2.0,
+                  grace_s=3.0, start_delay_s=2.0,
                   storage_presses=(0.2, 1.75, 2.05), storage_goals=(1.1,)),
 }
 

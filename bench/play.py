@@ -66,14 +66,15 @@ class HookedPin(MockPin):  # type: ignore[misc]  # gpiozero has no type hints
 
     def __init__(self, factory: Any, info: Any) -> None:
         self.rises: list[int] = []
-        self.edges: list[tuple[int, bool]] = []
+        #: (instant, level) of every edge; not `edges`, which is a gpiozero pin property.
+        self.transitions: list[tuple[int, bool]] = []
         super().__init__(factory, info)
 
     def _change_state(self, value: bool) -> bool:
         at = time.monotonic_ns()
         changed: bool = super()._change_state(value)
         if changed:
-            self.edges.append((at, bool(value)))
+            self.transitions.append((at, bool(value)))
             if value:
                 self.rises.append(at)
         return changed
@@ -122,7 +123,7 @@ class SignalLog:
 
     def before(self, effect: Effect, status: Status) -> None:
         self._rises_before = len(self.buzzer.rises)
-        self._edges_before = len(self.buzzer.edges)
+        self._edges_before = len(self.buzzer.transitions)
 
     def after(self, effect: Effect, status: Status) -> None:
         if not isinstance(effect, Signal):
@@ -202,21 +203,26 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
     operator = Operator(factory.pin(START_PAUSE_PIN), t0_ns, presses_s,
                         factory.pin(GOAL_HOME_PIN), goals_s or [])
 
+    ended = 0  # the buzzer's edges until `until_s`; later ones are the teardown's
+
     async def played() -> None:
         """Wired up: let the operator press, and play until `until_s`."""
+        nonlocal ended
         if presses_s and time.monotonic_ns() > t0_ns + round(presses_s[0] * 1e9):
             raise RuntimeError(f"{design} was wired up after its first press was due; "
                                "give the players more time to start")
         operator.start()
         await asyncio.sleep((t0_ns + round(until_s * 1e9) - time.monotonic_ns()) / 1e9)
         operator.join()
+        ended = len(buzzer.transitions)
 
     if design == "timerd":
         signals = await play_timerd(profile, factory, buzzer, played, state)
     else:
         signals = await play_baseline(design, profile, factory, buzzer, played)
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
-            "signals": signals, "buzzer_edges": buzzer.edges, "loop_priority": prioritised}
+            "signals": signals, "buzzer_edges": buzzer.transitions[:ended],
+            "loop_priority": prioritised}
 
 
 def loop_priority(value: str) -> ServiceConfig:
