@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ from typing import Any
 
 from bench import analysis, machine, report
 from bench.baselines import DESIGNS as BASELINES
-from bench.footprint import REPO, Daemon, adapter_config
+from bench.footprint import REPO, Daemon, WebPage, adapter_config
 from timerd import profiles
 
 #: Bench profiles, relative to the repository (the players run there).
@@ -86,7 +87,7 @@ MODES = {
     "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
                   onset_presses=(0.2, 1.75, 2.05),
                   drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
-                  grace_s=3.0, start_delay_s=2.0,
+                  grace_s=3.0, start_delay_s=3.0,
                   storage_presses=(0.2, 1.75, 2.05), storage_goals=(1.1,)),
 }
 
@@ -248,12 +249,18 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
     daemon.wait_ready()
     usage: dict[str, Any] = {}
 
+    web_port = tomllib.loads(config.read_text()).get("web", {}).get("port")
+
     def daemon_match(t0_ns: int) -> None:
         time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + presses[0] + DAEMON_OFFSET_S))
-        started, cpu0 = time.monotonic(), daemon.cpu_s()
-        daemon.command("start")
-        ended = daemon.wait_signal("final", timeout_s=until + 30)
-        cpu1 = daemon.cpu_s()
+        with contextlib.ExitStack() as stack:
+            # The scoreboard open in a browser through the match.
+            page = stack.enter_context(WebPage(web_port)) if web_port else None
+            started, cpu0 = time.monotonic(), daemon.cpu_s()
+            daemon.command("start")
+            ended = daemon.wait_signal("final", timeout_s=until + 30)
+            cpu1 = daemon.cpu_s()
+        usage["web_page_messages"] = page.messages if page is not None else None
         minutes = (ended - started) / 60
         per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
         usage.update(match_minutes=minutes, cpu_s_per_match_minute=sum(per_minute.values()),

@@ -207,7 +207,10 @@ def tables(results: dict[str, Any]) -> str:
     lines += [
         "",
         "**Footprint** of the daemon (`python -m timerd run --simulate`, control socket and "
-        f"event stream on; config switched on: {switched}).",
+        f"event stream on; config switched on: {switched}; "
+        + (f"the scoreboard page open, its stream read {foot['web_page_messages']} messages"
+           if foot.get("web_page_messages") is not None else "no scoreboard page open")
+        + ").",
         "",
         "| exec to ready, median | slowest | CPU per match minute | of it, loop thread | "
         "other threads | match played | peak RSS |",
