@@ -81,13 +81,13 @@ MODES = {
     "full": Mode(onset_profile=f"{PROFILES}/dense.toml",
                  onset_presses=(0.5, 14.37, 16.12, 31.9, 32.55, 47.06, 49.81),
                  drift_profile="ithf", toggles=60, ready_runs=5, grace_s=3.0,
-                 start_delay_s=2.5,
+                 start_delay_s=5.0,
                  storage_presses=(0.5, 14.45, 16.2, 34.15, 35.0, 46.15, 47.82),
                  storage_goals=(8.4, 24.17, 40.62, 57.0)),
     "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
                   onset_presses=(0.2, 1.75, 2.05),
                   drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
-                  grace_s=3.0, start_delay_s=3.0,
+                  grace_s=3.0, start_delay_s=5.0,
                   storage_presses=(0.2, 1.75, 2.05), storage_goals=(1.1,)),
 }
 

@@ -173,6 +173,8 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
         task = asyncio.create_task(service.run(), name="match-loop")
         await played()
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # stopped before the board closes its pins under it
     return log.signals
 
 
