@@ -3,17 +3,25 @@
 Phases, one after the other so that none disturbs another's timing:
 
 1. ready: start the daemon a few times and time exec to "timerd ready".
-2. for each load (idle; every core busy; every core busy from timerd's own session):
+2. for each phase (idle; every core busy; every core busy from timerd's own session, without
+   and with the loop thread's priority; slow storage):
    onset: timerd and both baselines, each in its own process, play the dense profile in real
    time with the same presses (start, three pauses); every buzzer onset is compared with its
    ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
+   In both, every buzzer pulse of timerd is compared with its signal's pattern.
 3. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
    profile); meanwhile the daemon subprocess plays the same match for CPU and peak RSS.
 
 "Busy" is one CPU-burning process per core. By default each burner is started in a session
 of its own, as another service or a login's job would be on the Pi; Linux then shares the CPU
 between sessions (autogroup) before it shares it between processes. The third load starts them
-in the bench's own session, so that timerd competes with them one process against another.
+in the bench's own session, so that timerd competes with them one process against another;
+the fourth does the same with timerd's loop thread in SCHED_FIFO (`[service] priority`).
+
+"Slow storage" runs every player under strace, which delays each fsync and fdatasync by
+200 ms (an SD card on a bad day); timerd has its match journal and results file, and the
+presses come shortly before signals are due: goals (GOAL HOME) and pauses whose resume comes
+just before the signal the pause held back.
 
 The full mode writes `bench/results.json` and the table in `docs/BENCHMARKS.md`; the quick mode
 writes both into `bench/out/` unless `--out` says otherwise.
@@ -26,10 +34,12 @@ import contextlib
 import datetime
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +47,7 @@ from typing import Any
 
 from bench import analysis, machine, report
 from bench.baselines import DESIGNS as BASELINES
-from bench.footprint import REPO, Daemon, adapter_config
+from bench.footprint import REPO, Daemon, WebPage, adapter_config
 from timerd import profiles
 
 #: Bench profiles, relative to the repository (the players run there).
@@ -61,22 +71,51 @@ class Mode:
     grace_s: float
     #: Time given to player processes to start and wire up before the first press.
     start_delay_s: float
+    #: The slow-storage onset run: START/PAUSE presses, and goals, each shortly before a
+    #: signal is due (a pause 50 ms before one, its resume 50 ms before the held-back signal).
+    storage_presses: tuple[float, ...]
+    storage_goals: tuple[float, ...]
 
 
 MODES = {
     "full": Mode(onset_profile=f"{PROFILES}/dense.toml",
                  onset_presses=(0.5, 14.37, 16.12, 31.9, 32.55, 47.06, 49.81),
                  drift_profile="ithf", toggles=60, ready_runs=5, grace_s=3.0,
-                 start_delay_s=2.5),
+                 start_delay_s=5.0,
+                 storage_presses=(0.5, 14.45, 16.2, 34.15, 35.0, 46.15, 47.82),
+                 storage_goals=(8.4, 24.17, 40.62, 57.0)),
     "quick": Mode(onset_profile=f"{PROFILES}/quick.toml",
                   onset_presses=(0.2, 1.75, 2.05),
                   drift_profile=f"{PROFILES}/quick.toml", toggles=6, ready_runs=2,
-                  grace_s=0.5, start_delay_s=2.0),
+                  grace_s=3.0, start_delay_s=5.0,
+                  storage_presses=(0.2, 1.75, 2.05), storage_goals=(1.1,)),
 }
 
 
-#: The loads the onset and latency phases run under: name -> burners in their own session?
-LOADS = {"idle": None, "busy": True, "busy-same-session": False}
+@dataclass(frozen=True)
+class Phase:
+    """What the onset and latency runs of one phase play under."""
+
+    #: CPU burners: None (none), True (each in its own session), False (in the bench's).
+    burners_own_session: bool | None = None
+    #: timerd's loop thread priority (`bench.play --priority`), e.g. "realtime:10".
+    priority: str | None = None
+    #: Every player under strace with fsync/fdatasync delayed; timerd with its journal.
+    slow_storage: bool = False
+
+
+#: fsync and fdatasync of a player, and of every thread it starts, take 200 ms longer.
+SLOW_STORAGE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null",
+                "-e", "trace=fsync,fdatasync",
+                "-e", "inject=fsync,fdatasync:delay_exit=200000"]
+
+PHASES = {
+    "idle": Phase(),
+    "busy": Phase(burners_own_session=True),
+    "busy-same-session": Phase(burners_own_session=False),
+    "busy-same-session-priority": Phase(burners_own_session=False, priority="realtime:10"),
+    "slow-storage": Phase(slow_storage=True),
+}
 
 
 def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
@@ -86,15 +125,28 @@ def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
     return presses[0] + profile.pre_signal_lead_s + profile.period_s + paused
 
 
+def _instants(values: tuple[float, ...]) -> str:
+    return ",".join(f"{p:.6f}" for p in values)
+
+
 def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...],
-         until_s: float, *, meanwhile: Callable[[int], None] | None = None
-         ) -> dict[str, dict[str, Any]]:
-    """Every design in its own `bench.play` process, pressed in the same rhythm (STAGGER_S)."""
+         until_s: float, *, meanwhile: Callable[[int], None] | None = None,
+         phase: Phase = Phase(), goals: tuple[float, ...] = (),
+         state: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every design in its own `bench.play` process, pressed in the same rhythm (STAGGER_S).
+
+    `phase` says how timerd runs (its loop priority; its journal in `state`) and whether every
+    player runs under SLOW_STORAGE.
+    """
     t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
+    wrap = SLOW_STORAGE if phase.slow_storage else []
+    own = [*(["--priority", phase.priority] if phase.priority else []),
+           *(["--state", str(state)] if state is not None else [])]
     procs = {d: subprocess.Popen(
-        [sys.executable, "-m", "bench.play", d, "--profile", profile,
+        [*wrap, sys.executable, "-m", "bench.play", d, "--profile", profile,
          "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
-         "--presses", ",".join(f"{p:.6f}" for p in presses), "--until-s", str(until_s)],
+         "--presses", _instants(presses), "--goals", _instants(goals),
+         "--until-s", str(until_s), *(own if d == "timerd" else [])],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for i, d in enumerate(designs)}
     if meanwhile is not None:
@@ -122,32 +174,54 @@ def cores_busy(own_session: bool | None) -> Iterator[int]:
             burner.wait()
 
 
-def onset(mode: Mode, load: str) -> dict[str, Any]:
+def _state(workdir: Path, name: str, phase: Phase) -> Path | None:
+    """A fresh state directory for timerd's journal in a slow-storage run, else None."""
+    if not phase.slow_storage:
+        return None
+    state = workdir / name
+    shutil.rmtree(state, ignore_errors=True)
+    return state
+
+
+def _pulses(played: dict[str, Any]) -> dict[str, Any]:
+    return {**analysis.pulse_errors(played), "loop_priority": played["loop_priority"]}
+
+
+def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
     profile = profiles.load(mode.onset_profile)
-    until = match_end_s(mode.onset_profile, mode.onset_presses) + mode.grace_s
-    played = play(mode, ["timerd", *BASELINES], mode.onset_profile, mode.onset_presses, until)
-    out = {}
+    presses, goals = mode.onset_presses, ()
+    if phase.slow_storage:
+        presses, goals = mode.storage_presses, mode.storage_goals
+    until = match_end_s(mode.onset_profile, presses) + mode.grace_s
+    played = play(mode, ["timerd", *BASELINES], mode.onset_profile, presses, until,
+                  phase=phase, goals=goals, state=_state(workdir, f"onset-{name}", phase))
+    out: dict[str, Any] = {"presses_s": presses, "goals_s": goals}
     for design, result in played.items():
         found = analysis.onset_errors(profile, result)
         out[design] = {**analysis.summary([e["error_ms"] for e in found["errors"]]), **found,
                        "to_plan": analysis.summary([e["to_plan_ms"] for e in found["errors"]
                                                     if "to_plan_ms" in e])}
-    print(f"  onset {load}: " + ", ".join(
-        f"{d} p99 {r.get('p99', float('nan')):.3f} ms" for d, r in out.items()), flush=True)
+    out["timerd"]["pulses"] = _pulses(played["timerd"])
+    print(f"  onset {name}: " + ", ".join(
+        f"{d} p99 {out[d].get('p99', float('nan')):.3f} ms" for d in played)
+        + f"; pulse length p99 {out['timerd']['pulses']['length'].get('p99', float('nan')):.3f}"
+        " ms", flush=True)
     return out
 
 
-def latency(mode: Mode, load: str) -> dict[str, Any]:
+def latency(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
     rng = random.Random(10)  # the same press rhythm on every run
     presses = [0.2]
     for _ in range(mode.toggles):
         presses.append(presses[-1] + rng.uniform(0.15, 0.25))
     played = play(mode, ["timerd"], f"{PROFILES}/buttons.toml", tuple(presses),
-                  presses[-1] + 0.5)
+                  presses[-1] + 0.5, phase=phase,
+                  state=_state(workdir, f"latency-{name}", phase))
     found = analysis.reaction_latencies(played["timerd"])
     out = {"buzzer": analysis.summary(found["buzzer_ms"]),
-           "clock_stop": analysis.summary(found["clock_stop_ms"]), **found}
-    print(f"  latency {load}: buzzer p99 {out['buzzer'].get('p99', float('nan')):.3f} ms, "
+           "clock_stop": analysis.summary(found["clock_stop_ms"]), **found,
+           "pulses": _pulses(played["timerd"])}
+    print(f"  latency {name}: buzzer p99 {out['buzzer'].get('p99', float('nan')):.3f} ms, "
           f"clock stop p99 {out['clock_stop'].get('p99', float('nan')):.3f} ms", flush=True)
     return out
 
@@ -175,12 +249,18 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
     daemon.wait_ready()
     usage: dict[str, Any] = {}
 
+    web_port = tomllib.loads(config.read_text()).get("web", {}).get("port")
+
     def daemon_match(t0_ns: int) -> None:
         time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + presses[0] + DAEMON_OFFSET_S))
-        started, cpu0 = time.monotonic(), daemon.cpu_s()
-        daemon.command("start")
-        ended = daemon.wait_signal("final", timeout_s=until + 30)
-        cpu1 = daemon.cpu_s()
+        with contextlib.ExitStack() as stack:
+            # The scoreboard open in a browser through the match.
+            page = stack.enter_context(WebPage(web_port)) if web_port else None
+            started, cpu0 = time.monotonic(), daemon.cpu_s()
+            daemon.command("start")
+            ended = daemon.wait_signal("final", timeout_s=until + 30)
+            cpu1 = daemon.cpu_s()
+        usage["web_page_messages"] = page.messages if page is not None else None
         minutes = (ended - started) / 60
         per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
         usage.update(match_minutes=minutes, cpu_s_per_match_minute=sum(per_minute.values()),
@@ -228,10 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="timerd-bench-") as tmp:
         workdir = Path(tmp)
         ready = ready_times(mode, workdir)
-        for load, own_session in LOADS.items():
-            with cores_busy(own_session) as burners, machine.Load() as background:
-                onsets[load] = onset(mode, load)
-                latencies[load] = latency(mode, load)
+        for load, phase in PHASES.items():
+            with cores_busy(phase.burners_own_session) as burners, \
+                    machine.Load() as background:
+                onsets[load] = onset(mode, load, phase, workdir)
+                latencies[load] = latency(mode, load, phase, workdir)
             onsets[load]["burners"] = latencies[load]["burners"] = burners
             onsets[load]["machine"] = background.figures
         with machine.Load() as background:
@@ -243,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         "revision": machine.revision(REPO),
         "machine": host,
         "duration_s": time.monotonic() - began,
-        "onset": {"profile": mode.onset_profile, "presses_s": mode.onset_presses, **onsets},
+        "onset": {"profile": mode.onset_profile, **onsets},
         "latency": {"toggles": mode.toggles, **latencies},
         "drift": {"profile": mode.drift_profile, **drift},
         "footprint": {**usage, "ready": ready},

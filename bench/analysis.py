@@ -103,6 +103,44 @@ def reaction_latencies(played: dict[str, Any]) -> dict[str, Any]:
             "unanswered": len(toggles) - len(buzzer)}
 
 
+def pulse_errors(played: dict[str, Any]) -> dict[str, Any]:
+    """Every buzzer pulse's length at the pin against its signal's pattern, in ms (+ longer).
+
+    A signal's edges run from its own first edge to the next signal's. A leading falling edge
+    there is the previous signal being cut (a new signal silences the one still sounding, by
+    design); a last rising edge without its fall is this one being cut. Both leave whole pulses
+    only, and each whole pulse is the pattern's pulse of the same index. `cut` counts signals
+    cut before their last pulse; `start_ms` is each later pulse's start against the pattern,
+    from the signal's first edge.
+    """
+    edges = played.get("buzzer_edges", [])
+    signals = played["signals"]
+    lengths: list[float] = []
+    starts: list[float] = []
+    worst: dict[str, Any] | None = None
+    cut = 0
+    for i, record in enumerate(signals):
+        expected = record.get("pulses_s", [])
+        if not expected or record["onset_ns"] is None:
+            continue
+        end = signals[i + 1]["first_edge"] if i + 1 < len(signals) else len(edges)
+        own = edges[record["first_edge"]:end]
+        while own and not own[0][1]:
+            own = own[1:]
+        whole = [(own[k][0], own[k + 1][0]) for k in range(0, len(own) - 1, 2)
+                 if own[k][1] and not own[k + 1][1]]
+        cut += len(whole) < len(expected)
+        for (rise, fall), (on_s, off_s) in zip(whole, expected, strict=False):
+            error = (fall - rise) / 1e6 - (off_s - on_s) * 1e3
+            lengths.append(error)
+            if on_s > 0:
+                starts.append((rise - whole[0][0]) / 1e6 - on_s * 1e3)
+            if worst is None or abs(error) > abs(worst["error_ms"]):
+                worst = {"signal": record["signal"], "length_ms": (off_s - on_s) * 1e3,
+                         "error_ms": error}
+    return {"length": summary(lengths), "start": summary(starts), "cut": cut, "worst": worst}
+
+
 def percentile(values: list[float], pct: float) -> float:
     """Nearest-rank percentile: below 100 values, p99 is the largest one."""
     ordered = sorted(values)

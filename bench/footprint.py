@@ -8,6 +8,7 @@ stderr. Ready is the "timerd ready" log line. CPU is read from the kernel's per-
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -77,6 +78,49 @@ def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
     path = workdir / "timerd.toml"
     path.write_text(tomli_w.dumps(config))
     return path, changed
+
+
+class WebPage(threading.Thread):
+    """A browser on the scoreboard: loads the page, then reads its event stream
+    (`/api/stream`) until `close`, as the hall TV does through a whole match."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(name="web-page", daemon=True)
+        self.port = port
+        self.messages = 0
+        self._loop = asyncio.new_event_loop()
+        self._done = asyncio.Event()
+        self._open = threading.Event()
+
+    def run(self) -> None:
+        self._loop.run_until_complete(self._read())
+
+    async def _read(self) -> None:
+        import aiohttp  # noqa: PLC0415 (the orchestrator needs it only here)
+
+        base = f"http://127.0.0.1:{self.port}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/") as page:
+                await page.read()
+            async with session.ws_connect(f"{base}/api/stream") as ws:
+                self._open.set()
+                reader = asyncio.ensure_future(self._count(ws))
+                await self._done.wait()
+                reader.cancel()
+
+    async def _count(self, ws: Any) -> None:
+        async for _ in ws:
+            self.messages += 1
+
+    def __enter__(self) -> WebPage:
+        self.start()
+        if not self._open.wait(10):
+            raise RuntimeError(f"the scoreboard's stream on port {self.port} did not open")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._done.set)
+        self.join(10)
 
 
 class Daemon:

@@ -1,85 +1,110 @@
 """One player of a benchmark match, in a process of its own: timerd, or one of the baselines.
 
 Every player gets the same things: gpiozero's MockFactory whose pins note the instant of every
-rising edge (`HookedPin`), a START/PAUSE button on GPIO17 and a buzzer on GPIO22 (timerd's default
+edge (`HookedPin`), a START/PAUSE button on GPIO17 and a buzzer on GPIO22 (timerd's default
 wiring), and an operator thread that presses the button at given instants with `drive_low()`,
 as a real contact does from outside the event loop. It plays until `--until-s`, then prints what
 it saw as one JSON object: the press instants and, for every signal it sounded, the instant its
-buzzer pin went high. All instants are `time.monotonic_ns()`, which is one clock for every
-process on the machine, so the orchestrator can start all players on the same instant (`--t0-ns`).
+buzzer pin went high; for timerd also every edge of the buzzer pin and the pulses each
+signal's pattern asks for, so that every pulse's length can be checked. All instants are
+`time.monotonic_ns()`, which is one clock for every process on the machine, so the
+orchestrator can start all players on the same instant (`--t0-ns`).
 
 A process per player keeps one design's work from ever delaying another's wake-up; each is idle
 between its wake-ups, so on two cores they hardly meet.
 
     python -m bench.play timerd --profile bench/profiles/dense.toml --t0-ns N \
         --presses 0.5,20.1,21.9 --until-s 70
+
+timerd's options: `--priority realtime:10` (or `nice:-10`) gives its loop thread that priority
+as `[service] priority` does in the daemon (`timerd.priority`); `--state DIR` adds the match
+journal and the results file in DIR as the daemon has them, so that their disk writes happen
+as in the daemon; `--goals` presses GOAL HOME (GPIO23) at those instants.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from gpiozero import Button, DigitalOutputDevice
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from bench.baselines import DESIGNS as BASELINES
-from timerd import profiles
+from timerd import priority, profiles
 from timerd.adapters.gpio import GpioBoard
-from timerd.config import Config
+from timerd.adapters.journal import Journal
+from timerd.adapters.results import ResultsFile
+from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal
 from timerd.core.match import Match, Status
 from timerd.core.profile import Profile
-from timerd.service import Service
+from timerd.core.pulses import pulses
+from timerd.service import Output, Service
 
 START_PAUSE_PIN = 17
+GOAL_HOME_PIN = 23
 BUZZER_PIN = 22
 #: How long the operator's finger holds the button (longer than timerd's 30 ms debounce).
 HOLD_S = 0.04
 
 
 class HookedPin(MockPin):  # type: ignore[misc]  # gpiozero has no type hints
-    """A gpiozero mock pin that notes the monotonic instant (ns) of each rising edge.
+    """A gpiozero mock pin that notes the monotonic instant (ns) of each edge.
 
     The instant is read before the pin changes, so it is when the driver asked for the edge: on a
-    real Pi, the instant the buzzer's transistor would switch on.
+    real Pi, the instant the buzzer's transistor would switch on or off.
     """
 
     def __init__(self, factory: Any, info: Any) -> None:
         self.rises: list[int] = []
+        #: (instant, level) of every edge; not `edges`, which is a gpiozero pin property.
+        self.transitions: list[tuple[int, bool]] = []
         super().__init__(factory, info)
 
     def _change_state(self, value: bool) -> bool:
         at = time.monotonic_ns()
         changed: bool = super()._change_state(value)
-        if changed and value:
-            self.rises.append(at)
+        if changed:
+            self.transitions.append((at, bool(value)))
+            if value:
+                self.rises.append(at)
         return changed
 
 
 class Operator(threading.Thread):
-    """Presses the START/PAUSE button at `presses_s` after `t0_ns`, from its own thread."""
+    """Presses START/PAUSE at `presses_s` and GOAL HOME at `goals_s` after `t0_ns`, from its own
+    thread. A goal must not fall within HOLD_S of a START/PAUSE press."""
 
-    def __init__(self, pin: HookedPin, t0_ns: int, presses_s: list[float]) -> None:
+    def __init__(self, pin: HookedPin, t0_ns: int, presses_s: list[float],
+                 goal_pin: HookedPin | None = None, goals_s: list[float] | None = None) -> None:
         super().__init__(name="operator", daemon=True)
-        self.pin, self.t0_ns, self.presses_s = pin, t0_ns, presses_s
-        self.pressed_ns: list[int] = []
+        self.t0_ns = t0_ns
+        self.plan = sorted([(at, pin) for at in presses_s]
+                           + [(at, goal_pin) for at in goals_s or [] if goal_pin is not None],
+                           key=lambda p: p[0])
+        self.start_pause = pin
+        self.pressed_ns: list[int] = []  # START/PAUSE only: the presses the match hangs on
+        self.goals_ns: list[int] = []
 
     def run(self) -> None:
-        for at_s in self.presses_s:
+        for at_s, pin in self.plan:
             wait_s = (self.t0_ns + round(at_s * 1e9) - time.monotonic_ns()) / 1e9
             if wait_s > 0:
                 time.sleep(wait_s)
-            self.pressed_ns.append(time.monotonic_ns())
-            self.pin.drive_low()
+            (self.pressed_ns if pin is self.start_pause else self.goals_ns).append(
+                time.monotonic_ns())
+            pin.drive_low()
             time.sleep(HOLD_S)
-            self.pin.drive_high()
+            pin.drive_high()
 
 
 class SignalLog:
@@ -89,23 +114,31 @@ class SignalLog:
     noted in between was made by this very signal (a missing edge is logged as None).
     """
 
-    def __init__(self, buzzer: HookedPin) -> None:
+    def __init__(self, buzzer: HookedPin, config: Config) -> None:
         self.buzzer = buzzer
+        self.config = config
         self.signals: list[dict[str, Any]] = []
         self._rises_before = 0
+        self._edges_before = 0
 
     def before(self, effect: Effect, status: Status) -> None:
         self._rises_before = len(self.buzzer.rises)
+        self._edges_before = len(self.buzzer.transitions)
 
     def after(self, effect: Effect, status: Status) -> None:
         if not isinstance(effect, Signal):
             return
         rises = self.buzzer.rises
+        out = self.config.signals.get(effect.kind)
         self.signals.append({
             "signal": effect.kind.value,
             "remaining_s": effect.remaining_s,
             "due_ns": round(effect.due * 1e9),  # loop time is time.monotonic()
             "onset_ns": rises[-1] if len(rises) > self._rises_before else None,
+            # This signal's edges begin here in `buzzer_edges`; (on, off) s from its onset.
+            "first_edge": self._edges_before,
+            "pulses_s": pulses(out.pattern_s, effect.beeps, out.gap_s)
+            if out is not None and out.buzzer else [],
         })
 
 
@@ -117,16 +150,31 @@ class _Hook:
 
 
 async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
-                      played: Callable[[], Awaitable[None]]) -> list[dict[str, Any]]:
-    """timerd composed as `timerd.app.serve` does: Service + GpioBoard, default wiring."""
+                      played: Callable[[], Awaitable[None]], state: Path | None
+                      ) -> list[dict[str, Any]]:
+    """timerd composed as `timerd.app.serve` does: Service + GpioBoard, default wiring; with
+    `state`, also the results file and the match journal, in the daemon's order."""
     config = Config()
-    service = Service(Match(profile))
-    log = SignalLog(buzzer)
-    async with GpioBoard(config.gpio, config.signals, service, factory) as board:
-        service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after)]
+    log = SignalLog(buzzer, config)
+    async with contextlib.AsyncExitStack() as stack:
+        match, storage = Match(profile), list[Output]()
+        if state is not None:
+            journal = Journal(state / "state", state / "run", asyncio.get_running_loop(),
+                              config.state.resume_within_s)
+            match = journal.recover(profile)
+            storage = [ResultsFile(state / "results.jsonl"), journal]
+        service = Service(match)
+        board = await stack.enter_async_context(
+            GpioBoard(config.gpio, config.signals, service, factory))
+        if state is not None:
+            await stack.enter_async_context(journal)
+        service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after),
+                            *storage]
         task = asyncio.create_task(service.run(), name="match-loop")
         await played()
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # stopped before the board closes its pins under it
     return log.signals
 
 
@@ -148,25 +196,45 @@ async def play_baseline(design: str, profile: Profile, factory: MockFactory, buz
 
 
 async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float],
-               until_s: float) -> dict[str, Any]:
+               until_s: float, *, goals_s: list[float] | None = None,
+               loop_priority: ServiceConfig | None = None, state: Path | None = None
+               ) -> dict[str, Any]:
+    prioritised = loop_priority is not None and priority.apply(loop_priority)
     factory = MockFactory(pin_class=HookedPin)
     buzzer = factory.pin(BUZZER_PIN)
-    operator = Operator(factory.pin(START_PAUSE_PIN), t0_ns, presses_s)
+    operator = Operator(factory.pin(START_PAUSE_PIN), t0_ns, presses_s,
+                        factory.pin(GOAL_HOME_PIN), goals_s or [])
+
+    ended = 0  # the buzzer's edges until `until_s`; later ones are the teardown's
 
     async def played() -> None:
         """Wired up: let the operator press, and play until `until_s`."""
+        nonlocal ended
         if presses_s and time.monotonic_ns() > t0_ns + round(presses_s[0] * 1e9):
             raise RuntimeError(f"{design} was wired up after its first press was due; "
                                "give the players more time to start")
         operator.start()
         await asyncio.sleep((t0_ns + round(until_s * 1e9) - time.monotonic_ns()) / 1e9)
         operator.join()
+        ended = len(buzzer.transitions)
 
     if design == "timerd":
-        signals = await play_timerd(profile, factory, buzzer, played)
+        signals = await play_timerd(profile, factory, buzzer, played, state)
     else:
         signals = await play_baseline(design, profile, factory, buzzer, played)
-    return {"design": design, "presses_ns": operator.pressed_ns, "signals": signals}
+    return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
+            "signals": signals, "buzzer_edges": buzzer.transitions[:ended],
+            "loop_priority": prioritised}
+
+
+def loop_priority(value: str) -> ServiceConfig:
+    """`realtime:10` or `nice:-10`, as `[service]` would say it."""
+    policy, _, number = value.partition(":")
+    if policy == "realtime":
+        return ServiceConfig("realtime", rt_priority=int(number or 10))
+    if policy == "nice":
+        return ServiceConfig("nice", nice=int(number or -10))
+    raise argparse.ArgumentTypeError(f"{value!r}: realtime[:N] or nice[:N]")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,10 +245,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="time.monotonic_ns() instant the press times count from")
     parser.add_argument("--presses", default="", help="press instants, s after t0, comma-separated")
     parser.add_argument("--until-s", type=float, required=True, help="stop at t0 + this")
+    parser.add_argument("--goals", default="", help="GOAL HOME press instants, s after t0")
+    parser.add_argument("--priority", type=loop_priority,
+                        help="the loop thread's priority: realtime[:N] or nice[:N] (timerd)")
+    parser.add_argument("--state", type=Path, help="journal and results file here (timerd)")
     args = parser.parse_args(argv)
     profile = profiles.load(args.profile)
     presses = [float(p) for p in args.presses.split(",") if p]
-    result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s))
+    goals = [float(p) for p in args.goals.split(",") if p]
+    result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
+                              goals_s=goals, loop_priority=args.priority, state=args.state))
     json.dump(result, sys.stdout)
     return 0
 

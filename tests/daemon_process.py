@@ -60,7 +60,8 @@ class Daemon:
     """
 
     def __init__(self, home: Path, *extra: str, speed: float = 25.0,
-                 env: dict[str, str] | None = None, simulate: bool = True) -> None:
+                 env: dict[str, str] | None = None, simulate: bool = True,
+                 wrapper: list[str] | None = None) -> None:
         self.home = home
         self.socket = home / "control.sock"
         config = home / "timerd.toml"
@@ -72,7 +73,8 @@ class Daemon:
                         PYTHONUNBUFFERED="1")
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "timerd", "run", *(["--simulate"] if simulate else []),
+            [*(wrapper or []), sys.executable, "-m", "timerd", "run",
+             *(["--simulate"] if simulate else []),
              "--speed", str(speed),
              "--config", str(config), "--events", "-", "--control", str(self.socket), *extra],
             cwd=REPO, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

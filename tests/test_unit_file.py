@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import require
 
+from timerd.config import ServiceConfig
 from timerd.install import render_unit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -93,3 +94,15 @@ def test_the_unit_keeps_its_promises() -> None:
     assert "ProcSubset" not in unit
     assert "char-gpiochip rw" in unit["DeviceAllow"]
     assert "char-alsa rw" in unit["DeviceAllow"]
+
+
+def test_the_unit_grants_the_default_loop_priority() -> None:
+    """`[service] priority` (timerd/priority.py) by resource limits, not by a capability: the
+    syscall filter lets the two calls through and real-time scheduling is not forbidden."""
+    unit = settings(TEMPLATE.read_text())
+    default = ServiceConfig()
+    assert int(unit["LimitRTPRIO"][0]) >= default.rt_priority
+    assert int(unit["LimitNICE"][0]) <= default.nice
+    assert "RestrictRealtime" not in unit
+    assert unit["AmbientCapabilities"] == [""]
+    assert unit["SystemCallFilter"][-1].split() == ["sched_setscheduler", "setpriority"]

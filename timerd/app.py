@@ -1,5 +1,9 @@
 """The composition root: builds the match, the service and every adapter from config, and runs
-them on one event loop until SIGTERM or SIGINT."""
+them on one event loop until SIGTERM or SIGINT.
+
+An optional adapter's module (and its library: aiohttp, aiomqtt, pyserial) is imported only
+when the config switches it on, so a daemon without them does not carry them in memory
+(issue 16: peak RSS)."""
 
 from __future__ import annotations
 
@@ -13,17 +17,14 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from timerd import __version__
+from timerd import __version__, priority
 from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
-from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.adapters.terminal import Keyboard, TerminalDisplay
-from timerd.adapters.web import WebServer
 from timerd.config import Config
 from timerd.service import Service
 from timerd.timebase import scaled_loop
@@ -52,6 +53,8 @@ def run(config: Config, options: RunOptions) -> None:
 async def serve(config: Config, options: RunOptions, factory: object) -> None:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
+    # First, on the loop thread: the threads the adapters start from here on stay normal.
+    priority.apply(config.service)
     profile = config.profile()
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
                       config.state.resume_within_s)
@@ -78,21 +81,15 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             service.outputs.append(await stack.enter_async_context(
                 EventStream.open(options.events, loop, t0)))
         if config.serial.port:
+            from timerd.adapters.serial_display import SerialDisplay  # noqa: PLC0415 (pyserial)
+
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
             ControlSocket(options.control or config.control_socket(), service, config.control))
-        if config.web.enabled:
-            web = await stack.enter_async_context(
-                WebServer(config.web, service, rate=options.speed, t0=t0,
-                          results_path=config.results_path()))
-            service.outputs.append(web)
-        if config.hall.enabled:
-            from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
-
-            hall = await stack.enter_async_context(
-                HallLink(config.hall, service, rate=options.speed))
-            results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
+        await network_adapters(stack, config, options, service, results=results, t0=t0)
         if options.interactive:
+            from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
+
             service.outputs.append(TerminalDisplay(sys.stdout))
             await stack.enter_async_context(
                 Keyboard(board.buttons, config.gpio.long_press_s, stop.set))
@@ -112,6 +109,25 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             notifier.stopping()
             match_loop.cancel()
     log.info("timerd stopped")
+
+
+async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
+                           options: RunOptions, service: Service, *, results: ResultsFile,
+                           t0: float) -> None:
+    """The web scoreboard and the hall link, each imported only when switched on."""
+    if config.web.enabled:
+        from timerd.adapters.web import WebServer  # noqa: PLC0415 (aiohttp: some 15 MB)
+
+        web = await stack.enter_async_context(
+            WebServer(config.web, service, rate=options.speed, t0=t0,
+                      results_path=config.results_path()))
+        service.outputs.append(web)
+    if config.hall.enabled:
+        from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+
+        hall = await stack.enter_async_context(
+            HallLink(config.hall, service, rate=options.speed))
+        results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
 
 
 def log_task_stacks() -> None:

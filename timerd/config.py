@@ -398,6 +398,30 @@ class HallConfig:
 
 
 @dataclass(frozen=True)
+class ServiceConfig:
+    """How the event loop's thread is scheduled (`timerd.priority`, docs/service.md).
+
+    `realtime` (the default) measured best on a busy machine: with CPU burners in timerd's own
+    session the onset p99 fell from 18 ms to under 1 ms (docs/BENCHMARKS.md).
+    """
+
+    #: off: as started; nice: nice value `nice`; realtime: SCHED_FIFO at `rt_priority`.
+    priority: Literal["off", "nice", "realtime"] = "realtime"
+    #: SCHED_FIFO priority, 1 to 99; the unit's LimitRTPRIO= must allow it.
+    rt_priority: int = 10
+    #: Nice value for `priority = "nice"`, -20 (most CPU) to 19; LimitNICE= must allow it.
+    nice: int = -10
+
+    def problems(self) -> list[str]:
+        out = []
+        if not 1 <= self.rt_priority <= 99:
+            out.append(f"rt_priority = {self.rt_priority}: SCHED_FIFO priorities are 1 to 99")
+        if not -20 <= self.nice <= 19:
+            out.append(f"nice = {self.nice}: nice values are -20 to 19")
+        return out
+
+
+@dataclass(frozen=True)
 class Config:
     match: MatchConfig = MatchConfig()
     table: TableConfig = TableConfig()
@@ -411,6 +435,7 @@ class Config:
     log: LogConfig = LogConfig()
     results: ResultsConfig = ResultsConfig()
     hall: HallConfig = HallConfig()
+    service: ServiceConfig = ServiceConfig()
 
     def profile(self) -> Profile:
         return profiles.load(self.match.profile)
