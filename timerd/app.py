@@ -23,7 +23,7 @@ from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
 from timerd.adapters.web import WebServer
-from timerd.config import Config
+from timerd.config import Config, private_directory
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -40,7 +40,8 @@ class RunOptions:
 
 
 def run(config: Config, options: RunOptions) -> None:
-    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads."""
+    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads,
+    UnsafePath when the runtime directory is not the daemon's own."""
     factory = pin_factory("mock" if options.simulate else config.gpio.pin_factory)
     loop_factory = asyncio.new_event_loop if options.speed == 1 else (
         lambda: scaled_loop(options.speed))
@@ -52,6 +53,10 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     profile = config.profile()
+    control = options.control or config.control_socket()
+    # Before anything is written there: a directory another user made is refused (UnsafePath).
+    for directory in dict.fromkeys((config.runtime_directory(), control.parent)):
+        private_directory(directory)
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
                       config.state.resume_within_s)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
@@ -80,7 +85,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if config.serial.port:
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
-            ControlSocket(options.control or config.control_socket(), service))
+            ControlSocket(control, service))
         if config.web.enabled:
             web = await stack.enter_async_context(
                 WebServer(config.web, service, rate=options.speed, t0=t0,
