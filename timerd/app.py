@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from timerd import __version__
 from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
@@ -85,7 +86,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if config.serial.port:
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
-            ControlSocket(control, service))
+            ControlSocket(control, service, config.control))
         if config.web.enabled:
             web = await stack.enter_async_context(
                 WebServer(config.web, service, rate=options.speed, t0=t0,
@@ -104,6 +105,8 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         await stack.enter_async_context(journal)
         service.outputs += [journal, notifier]
         service.status_extras.append(journal.status_extra)
+        identity = {"version": __version__, "table": config.table.name or None}
+        service.status_extras.append(lambda: identity)
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")

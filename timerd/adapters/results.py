@@ -103,6 +103,8 @@ class ResultsFile:
         return {
             "match_id": self.match_id or _new_id(finished),
             "profile": status.profile,
+            "teams": result.get("teams", status.teams),  # "" for a side nobody named
+            "round": result.get("round"),
             "started": None if self._started_wall is None else iso(self._started_wall),
             "finished": iso(finished),
             "score": status.score,
