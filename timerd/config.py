@@ -226,7 +226,7 @@ class WebConfig:
     host: str = "0.0.0.0"
     #: 0: any free port (it is logged).
     port: int = 8080
-    #: The bearer token for POST /api/command; keep the config file private (chmod 600).
+    #: The bearer token for POST /api/command; the config file is root:timerd 0640.
     token: str = ""
     #: Where the control page and POST /api/command are served: empty, on host:port with
     #: the scoreboard; "HOST:PORT", on a listener of their own (e.g. "127.0.0.1:8081": only
@@ -331,7 +331,8 @@ TOPIC_SPECIAL = "/+#"
 
 @dataclass(frozen=True)
 class HallConfig:
-    """Hall mode (docs/hall.md): this table on a tournament's MQTT broker. Needs `timerd[hall]`.
+    """Hall mode (docs/hall.md): this table on a tournament's MQTT broker. Needs aiomqtt (the
+    `hall` extra).
 
     The desk (`timerd hall ...`) reads the same section for the broker and the hall name.
     """
