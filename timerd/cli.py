@@ -44,7 +44,7 @@ def _set_instance(name: str | None) -> str | None:
     """Select the instance for the path functions (and any child process); an error text."""
     if name is None:
         return None
-    if problem := config_mod.check_instance_name(name):
+    if problem := install.check_instance_name(name):
         return problem
     os.environ[config_mod.INSTANCE_ENV] = name
     return None

@@ -438,15 +438,6 @@ def instance() -> str:
     return os.environ.get(INSTANCE_ENV, "")
 
 
-def check_instance_name(name: str) -> str | None:
-    """Why `name` cannot be an instance name (it becomes part of paths and a unit's name)."""
-    if not name or len(name) > 32 or not all(c.isascii() and (c.isalnum() or c in "-_")
-                                             for c in name):
-        return (f"instance name {name!r}: use 1 to 32 letters, digits, - or _ "
-                "(it names the unit, the socket and the directories)")
-    return None
-
-
 def dir_name() -> str:
     """`timerd`, or `timerd-NAME` for an instance: the name of its directories."""
     return f"timerd-{name}" if (name := instance()) else "timerd"

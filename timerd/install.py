@@ -24,11 +24,13 @@ its first boot, and the installer says so. Only the standard library is used her
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import grp
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import subprocess
@@ -75,6 +77,82 @@ LGPIO_BY_HAND = (
     "make && sudo make install`, then `sudo /opt/timerd/venv/bin/pip install lgpio` and `sudo "
     "systemctl restart timerd`. Off a Pi there are no pins: set gpio.pin_factory = \"mock\" in "
     f"{CONFIG_PATH} to try the service.")
+
+
+def check_instance_name(name: str) -> str | None:
+    """Why `name` cannot be an instance name (it becomes part of paths and a unit's name)."""
+    if not name or len(name) > 32 or not all(c.isascii() and (c.isalnum() or c in "-_")
+                                             for c in name):
+        return (f"instance name {name!r}: use 1 to 32 letters, digits, - or _ "
+                "(it names the unit, the socket and the directories)")
+    return None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one timerd on this machine is made of: the single one, or instance NAME
+    (`--instance`, docs/service.md "Several tables on one machine"): a unit timerd@NAME of
+    the template timerd@.service, /etc/timerd/NAME.toml, /var/lib/timerd-NAME and
+    /run/timerd-NAME, the paths `timerd run --instance NAME` uses."""
+
+    instance: str = ""
+
+    @property
+    def dir_name(self) -> str:
+        return f"timerd-{self.instance}" if self.instance else "timerd"
+
+    @property
+    def unit(self) -> str:
+        return f"timerd@{self.instance}.service" if self.instance else UNIT_NAME
+
+    @property
+    def unit_path(self) -> Path:
+        return UNITS / "timerd@.service" if self.instance else UNIT_PATH
+
+    @property
+    def config(self) -> Path:
+        return CONFIG_PATH.with_name(f"{self.instance}.toml") if self.instance else CONFIG_PATH
+
+    @property
+    def state(self) -> Path:
+        return STATE_PATH.with_name(self.dir_name)
+
+    @property
+    def socket(self) -> Path:
+        return SOCKET_PATH.parent.with_name(self.dir_name) / SOCKET_PATH.name
+
+
+#: The unit's lines that name its directories; an instance's template gets its own.
+PER_INSTANCE = re.compile(r"^((?:RuntimeDirectory|StateDirectory)=timerd|"
+                          r"WorkingDirectory=/var/lib/timerd|Environment=LG_WD=/run/timerd)$",
+                          re.MULTILINE)
+
+
+def instance_template(unit: str) -> str:
+    """timerd@.service from the rendered unit: `--instance %i`, and directories
+    timerd-%i (systemd sets $RUNTIME_DIRECTORY and $STATE_DIRECTORY from them)."""
+    unit = PER_INSTANCE.sub(r"\1-%i", unit)
+    unit = re.sub(r"^(ExecStart=.*)$", r"\1 --instance %i", unit, count=1, flags=re.MULTILINE)
+    return re.sub(r"^(Description=.*)$", r"\1, table %i", unit, count=1, flags=re.MULTILINE)
+
+
+def free_web_port(root: Path) -> int:
+    """The first port from 8081 that no config in /etc/timerd names (a new instance's)."""
+    taken = {8080}
+    for config in _under(root, CONFIG_PATH.parent).glob("*.toml"):
+        with contextlib.suppress(OSError):
+            taken |= {int(n) for n in re.findall(r"^port\s*=\s*(\d+)", config.read_text(),
+                                                 re.MULTILINE)}
+    return next(port for port in range(8081, 65536) if port not in taken)
+
+
+def instance_config(example: str, name: str, port: int) -> str:
+    return (f"{example}\n"
+            f"# The table {name!r} (`timerd install --instance {name}`): its own socket\n"
+            f"# /run/timerd-{name}/control.sock (`timerctl --instance {name}`), state\n"
+            f"# /var/lib/timerd-{name} and this web port. Give it pins no other table on this\n"
+            "# machine uses, or \"none\" (a table run from its serial display or the web).\n"
+            f"[web]\nport = {port}\n")
 
 
 @dataclass(frozen=True)
@@ -182,16 +260,16 @@ def apt_has(package: str) -> bool:
     return result is not None and result.returncode == 0 and bool(result.stdout.strip())
 
 
-def running_match(venv: Path) -> str:
+def running_match(venv: Path, target: Target) -> str:
     """What the running service's match is doing, in words, if one is under way; else ''.
 
     Asked with the installed timerctl (`status --json`), so that it speaks the installed
     version's protocol; no service, no socket or an idle table all give ''.
     """
-    active = _quiet(["systemctl", "is-active", "--quiet", UNIT_NAME])
+    active = _quiet(["systemctl", "is-active", "--quiet", target.unit])
     if active is None or active.returncode != 0:
         return ""
-    reply = _quiet([str(venv / "bin" / "timerctl"), "--socket", str(SOCKET_PATH),
+    reply = _quiet([str(venv / "bin" / "timerctl"), "--socket", str(target.socket),
                     "status", "--json"])
     try:
         status = json.loads(reply.stdout) if reply is not None and reply.returncode == 0 else {}
@@ -208,9 +286,16 @@ def running_match(venv: Path) -> str:
 
 # -- the plans ----------------------------------------------------------------------------------
 
-def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...],
-                  user: str | None) -> list[Step]:
-    """The steps of an install or upgrade on the machine itself."""
+def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *,
+                  user: str | None, target: Target, web_port: int) -> list[Step]:
+    """The steps of an install or upgrade on the machine itself; `web_port` for a new
+    instance's config."""
+    example = (source / "systemd" / "timerd.toml").read_text()
+    unit = render_unit((source / "systemd" / "timerd.service").read_text(),
+                       f"{venv / 'bin' / 'timerd'} run")
+    if target.instance:
+        example = instance_config(example, target.instance, web_port)
+        unit = instance_template(unit)
     steps = []
     if apt:
         steps.append(Step("install the system packages timerd builds on",
@@ -238,20 +323,17 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...],
              (str(venv / "bin" / "pip"), "install", "--upgrade", f"{source}[{EXTRAS}]")),
         *(Step(f"put {name} on everyone's PATH: {BIN / name}",
                link=(BIN / name, venv / "bin" / name)) for name in COMMANDS),
-        Step(f"write the example config {CONFIG_PATH} (an existing one is kept as it is)",
-             write=(CONFIG_PATH, (source / "systemd" / "timerd.toml").read_text()),
-             keep_existing=True),
+        Step(f"write the example config {target.config} (an existing one is kept as it is)",
+             write=(target.config, example), keep_existing=True),
         Step(f"let the service read the config and nobody else but root and the group "
              f"{SOCKET_GROUP} (it may hold the web token)",
-             ("chown", f"root:{SOCKET_GROUP}", str(CONFIG_PATH))),
-        Step("", ("chmod", "0640", str(CONFIG_PATH))),
-        Step(f"write the service unit {UNIT_PATH}",
-             write=(UNIT_PATH, render_unit((source / "systemd" / "timerd.service").read_text(),
-                                           f"{venv / 'bin' / 'timerd'} run"))),
+             ("chown", f"root:{SOCKET_GROUP}", str(target.config))),
+        Step("", ("chmod", "0640", str(target.config))),
+        Step(f"write the service unit {target.unit_path}", write=(target.unit_path, unit)),
         Step("tell systemd about the unit", ("systemctl", "daemon-reload")),
-        Step("start timerd at every boot", ("systemctl", "enable", UNIT_NAME)),
-        Step("start timerd now (an upgrade: restart it with the new version)",
-             ("systemctl", "restart", UNIT_NAME)),
+        Step(f"start {target.unit} at every boot", ("systemctl", "enable", target.unit)),
+        Step(f"start {target.unit} now (an upgrade: restart it with the new version)",
+             ("systemctl", "restart", target.unit)),
     ]
     return steps
 
@@ -291,19 +373,27 @@ def image_steps(source: Path, options: list[str]) -> list[Step]:
     ]
 
 
-def _results_summary(root: Path) -> str:
+def _purge_question(config: str, root: Path, target: Target, more: str) -> str:
+    """What --purge deletes, the results named with their count, and the question."""
+    return (f"--purge deletes for good: {config} (with the web token), the match journal, "
+            f"{_results_summary(root, target)}{more}. Copy the results first if you want "
+            "them (`timerd results`). Delete all that?")
+
+
+def _results_summary(root: Path, target: Target) -> str:
     """How many results the results file under `root` holds, for the purge question."""
-    results = _under(root, STATE_PATH / "results.jsonl")
+    results = target.state / "results.jsonl"
     try:
-        with results.open("rb") as file:
+        with _under(root, results).open("rb") as file:
             count = sum(1 for line in file if line.strip())
     except OSError:
-        return f"{STATE_PATH / 'results.jsonl'} (none yet)"
-    return (f"{STATE_PATH / 'results.jsonl'}: {count} finished matches, this table's whole "
-            "results history")
+        return f"{results} (none yet)"
+    return f"{results}: {count} finished matches, this table's whole results history"
 
 
-def uninstall_plan(venv: Path, purge: bool, root: Path) -> Plan:
+def uninstall_plan(venv: Path, purge: bool, root: Path, target: Target) -> Plan:
+    if target.instance:  # the others keep the template, the venv and the commands
+        return instance_uninstall_plan(purge, root, target)
     steps = [
         Step("stop timerd and no longer start it at boot",
              ("systemctl", "disable", "--now", UNIT_NAME),
@@ -327,10 +417,21 @@ def uninstall_plan(venv: Path, purge: bool, root: Path) -> Plan:
         Step(f"remove the system user {USER} and its group", ("userdel", USER),
              done=lambda: not _known(pwd.getpwnam, USER)),
     ]
-    return Plan(steps, [], f"--purge deletes for good: the config {CONFIG_PATH.parent} (with "
-                f"the web token), the match journal, {_results_summary(root)}, and the user "
-                f"{USER}. Copy the results first if you want them (`timerd results`). Delete "
-                "all that?")
+    return Plan(steps, [], _purge_question(f"the config {CONFIG_PATH.parent}", root, target,
+                                           f", and the user {USER}"))
+
+
+def instance_uninstall_plan(purge: bool, root: Path, target: Target) -> Plan:
+    steps = [Step(f"stop {target.unit} and no longer start it at boot",
+                  ("systemctl", "disable", "--now", target.unit))]
+    if not purge:
+        return Plan(steps, [f"kept: {target.config}, the journal and results in "
+                            f"{target.state} (`--purge` removes them), and the template unit, "
+                            "the venv and the commands the other tables use"])
+    steps += [Step(f"remove the config {target.config}", remove=target.config),
+              Step(f"remove {target.state}: its match journal and results",
+                   remove=target.state)]
+    return Plan(steps, [], _purge_question(str(target.config), root, target, ""))
 
 
 def install_plan(args: argparse.Namespace, source: Path, machine: bool) -> Plan | str:
@@ -365,8 +466,10 @@ def install_plan(args: argparse.Namespace, source: Path, machine: bool) -> Plan 
         notes.append(f"no user to add to the group {SOCKET_GROUP} (run it with sudo, or give "
                      f"--user NAME): `sudo usermod -aG {SOCKET_GROUP} NAME` lets NAME use "
                      "timerctl")
-    plan = Plan(install_steps(source, args.venv, args.python, apt, args.user), notes)
-    if match := running_match(args.venv):
+    target = Target(args.instance or "")
+    plan = Plan(install_steps(source, args.venv, args.python, apt, user=args.user,
+                              target=target, web_port=free_web_port(args.root)), notes)
+    if match := running_match(args.venv, target):
         plan.question = (f"{match[0].upper()}{match[1:]}. The upgrade restarts timerd: the "
                          "match comes back paused, to be resumed with START/PAUSE. Go on?")
     return plan
@@ -463,6 +566,10 @@ def add_arguments(install: argparse.ArgumentParser, uninstall: argparse.Argument
                             help=f"the virtual environment (default {PREFIX / 'venv'})")
         parser.add_argument("--yes", "-y", action="store_true",
                             help="do not ask before going on (the plan is printed all the same)")
+        parser.add_argument("--instance", metavar="NAME",
+                            help="one of several tables on this machine: unit timerd@NAME, "
+                                 "config /etc/timerd/NAME.toml, its own socket, state and web "
+                                 "port")
     install.add_argument("--source", type=Path, metavar="DIR",
                          help="the timerd source tree (default: the one this runs from)")
     install.add_argument("--python", default="/usr/bin/python3", metavar="PATH",
@@ -493,6 +600,13 @@ def main(args: argparse.Namespace, out: TextIO = sys.stdout,
     """
     if machine is None:
         machine = args.root == Path("/")
+    if args.instance is not None and (problem := check_instance_name(args.instance)):
+        print(f"timerd {args.command}: {problem}", file=out)
+        return 2
+    if args.instance and not machine:
+        print(f"timerd {args.command}: --instance is for the machine itself, not an image "
+              "(install the image, then add tables on the Pi)", file=out)
+        return 2
     if getattr(args, "user", None) == "root":
         args.user = None
     if machine and not args.dry_run and os.geteuid() != 0:
@@ -500,7 +614,7 @@ def main(args: argparse.Namespace, out: TextIO = sys.stdout,
               file=out)
         return 2
     if args.command == "uninstall":
-        plan = uninstall_plan(args.venv, args.purge, args.root)
+        plan = uninstall_plan(args.venv, args.purge, args.root, Target(args.instance or ""))
     else:
         source = args.source or source_tree()
         if source is None or not (source / "systemd" / "timerd.service").is_file():

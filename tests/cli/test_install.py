@@ -7,11 +7,13 @@ import io
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_unit_file import settings
 
 from timerd import cli, install
 from timerd import config as config_mod
@@ -245,6 +247,43 @@ def test_uninstall_keeps_the_config_and_results_and_purge_asks_naming_them(
     assert ("userdel timerd" in calls(machine)) == install._known(pwd.getpwnam, "timerd")
     assert not (machine / "etc/timerd").exists()
     assert not state.exists()
+
+
+def test_each_table_instance_gets_its_unit_config_socket_state_and_web_port(
+        machine: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("table2", "table3"):
+        code, out = run_installer(machine, "install", "--instance", name, "--yes",
+                                  monkeypatch=monkeypatch)
+        assert code == 0, out
+    done = calls(machine)
+    assert "systemctl is-active --quiet timerd@table2.service" in done
+    assert done.index("systemctl enable timerd@table2.service") < done.index(
+        "systemctl restart timerd@table2.service")
+    assert "chmod 0640 /etc/timerd/table3.toml" in done
+    ports = [config_mod.load(machine / f"etc/timerd/{n}.toml").web.port
+             for n in ("table2", "table3")]
+    assert ports == [8081, 8082]
+    unit = settings((machine / "etc/systemd/system/timerd@.service").read_text())
+    assert unit["ExecStart"] == [f"{machine}/opt/timerd/venv/bin/timerd run --instance %i"]
+    assert unit["RuntimeDirectory"] == ["timerd-%i"]
+    assert unit["StateDirectory"] == ["timerd-%i"]
+    assert unit["WorkingDirectory"] == ["/var/lib/timerd-%i"]
+    assert "LG_WD=/run/timerd-%i" in unit["Environment"]
+    # The paths the daemon and timerctl use for that instance are the unit's.
+    target = install.Target("table2")
+    assert (target.socket, target.state) == (Path("/run/timerd-table2/control.sock"),
+                                             Path("/var/lib/timerd-table2"))
+    # systemd finds nothing wrong with the template as an instance (ExecStart made real).
+    if shutil.which("systemd-analyze"):
+        text = (machine / "etc/systemd/system/timerd@.service").read_text().replace(
+            f"{machine}/opt/timerd/venv/bin/timerd", f"{sys.executable} -m timerd")
+        (tmp_path / "timerd@table2.service").write_text(text)
+        verify = subprocess.run(["systemd-analyze", "verify", "--man=no",
+                                 str(tmp_path / "timerd@table2.service")],
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert verify.stdout + verify.stderr == ""
+    assert run_installer(machine, "install", "--instance", "../x", "--yes",
+                         monkeypatch=monkeypatch)[0] == 2
 
 
 # -- an SD card image: --root ---------------------------------------------------------------
