@@ -190,10 +190,13 @@ def render_unit(template: str, exec_start: str) -> str:
 
 
 def source_tree() -> Path | None:
-    """The checkout this module runs from, if it is one (it holds the unit and pyproject)."""
-    top = Path(__file__).resolve().parents[1]
-    ok = (top / "pyproject.toml").is_file() and (top / "systemd" / "timerd.service").is_file()
-    return top if ok else None
+    """The checkout this module runs from, else the current directory if it is one (it holds
+    the unit and pyproject): `cd timerd && git pull && sudo timerd install` updates from the
+    checkout, though the installed timerd runs from its venv."""
+    for top in (Path(__file__).resolve().parents[1], Path.cwd()):
+        if (top / "pyproject.toml").is_file() and (top / "systemd" / "timerd.service").is_file():
+            return top
+    return None
 
 
 def _known(lookup: Callable[[str], object], name: str) -> bool:

@@ -396,3 +396,14 @@ def test_doctor_tells_what_the_next_start_does_with_the_journal(tmp_path: Path) 
     assert "closed as abandoned" in line
     assert "1 damaged lines will be skipped" in line
     assert (state / JOURNAL_NAME).read_text().endswith("{")  # looked at, not changed
+
+
+def test_an_installed_timerd_updates_from_the_checkout_it_is_run_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd timerd && git pull && sudo timerd install`: the installed timerd runs from its venv,
+    which is no checkout, so the current directory is the source (docs/service.md)."""
+    monkeypatch.setattr(install, "__file__", str(tmp_path / "venv/lib/timerd/install.py"))
+    monkeypatch.chdir(REPO)
+    assert install.source_tree() == REPO
+    monkeypatch.chdir(tmp_path)
+    assert install.source_tree() is None
