@@ -56,20 +56,26 @@ def service_socket() -> Iterator[tuple[Path, int]]:
     directory = run / "timerd"
     directory.mkdir(mode=0o750)
     path = directory / "control.sock"
-    started, stop = threading.Event(), threading.Event()
+    started = threading.Event()
+    stopping: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
     async def serve() -> None:
+        # Nothing here may import or open files once started: the switched credentials
+        # apply to every thread of the process.
+        stop = asyncio.Event()
         async with ControlSocket(path, Service(Match(profiles.load("ithf")))):
             os.chown(directory, SERVICE_UID, group)
             os.chown(path, SERVICE_UID, group, follow_symlinks=False)
+            stopping.append((asyncio.get_running_loop(), stop))
             started.set()
-            await asyncio.to_thread(stop.wait)
+            await stop.wait()
 
     thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
     thread.start()
     assert started.wait(30)
     yield path, group
-    stop.set()
+    loop, stop = stopping[0]
+    loop.call_soon_threadsafe(stop.set)
     thread.join(30)
     shutil.rmtree(run)
 
