@@ -74,8 +74,9 @@ LGPIO_BY_HAND = (
     "service gets no lgpio pin factory. On a Pi, either use Raspberry Pi OS, or build lgpio "
     "from source: `sudo apt install swig unzip python3-dev gcc make`, then `wget "
     "https://github.com/joan2937/lg/archive/master.zip && unzip master.zip && cd lg-master && "
-    "make && sudo make install`, then `sudo /opt/timerd/venv/bin/pip install lgpio` and `sudo "
-    "systemctl restart timerd`. Off a Pi there are no pins: set gpio.pin_factory = \"mock\" in "
+    "make && sudo make install && sudo ldconfig`, then `sudo /opt/timerd/venv/bin/pip install "
+    "lgpio` and `sudo systemctl restart timerd`. Off a Pi there are no pins: set "
+    "gpio.pin_factory = \"mock\" in "
     f"{CONFIG_PATH} to try the service.")
 
 
