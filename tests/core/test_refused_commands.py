@@ -139,8 +139,8 @@ def _check_plans(match: Match, effects: list[Effect]) -> None:
     that a goal, forfeit, walk-out or shot gave; the whole plan once the period ran out."""
     runs: list[list[Signal]] = [[]]
     for e in effects:
-        if isinstance(e, Signal) and e.kind is K.PRE_SIGNAL:
-            runs.append([])
+        if isinstance(e, PhaseChanged) and e.previous is Phase.IDLE:
+            runs.append([])  # a start, or a replay's restart (ITHF 4.5), begins a new run
         elif isinstance(e, Signal) and e.kind in PLANNED:
             runs[-1].append(e)
     for run in runs:
