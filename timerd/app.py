@@ -25,7 +25,7 @@ from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config
+from timerd.config import Config, private_directory
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -42,7 +42,8 @@ class RunOptions:
 
 
 def run(config: Config, options: RunOptions) -> None:
-    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads."""
+    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads,
+    UnsafePath when the runtime directory is not the daemon's own."""
     factory = pin_factory("mock" if options.simulate else config.gpio.pin_factory)
     loop_factory = asyncio.new_event_loop if options.speed == 1 else (
         lambda: scaled_loop(options.speed))
@@ -56,6 +57,10 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     # First, on the loop thread: the threads the adapters start from here on stay normal.
     priority.apply(config.service)
     profile = config.profile()
+    control = options.control or config.control_socket()
+    # Before anything is written there: a directory another user made is refused (UnsafePath).
+    for directory in dict.fromkeys((config.runtime_directory(), control.parent)):
+        private_directory(directory)
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
                       config.state.resume_within_s)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
@@ -85,7 +90,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
 
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
-            ControlSocket(options.control or config.control_socket(), service, config.control))
+            ControlSocket(control, service, config.control))
         await network_adapters(stack, config, options, service, results=results, t0=t0)
         if options.interactive:
             from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import os
@@ -11,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from timerd import __version__, hall_desk, install, profiles
 from timerd import config as config_mod
-from timerd import hall_desk, install, profiles
 from timerd.core.effects import SignalKind
 from timerd.schema import SchemaError
 
@@ -20,7 +21,37 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 
 
+def version() -> str:
+    """The installed timerd's version, from its package metadata (what pip installed); the
+    source's own when it runs from a checkout that is not installed."""
+    try:
+        return importlib.metadata.version("timerd")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
+
+
+def _version_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+
+
+def _instance_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--instance", metavar="NAME",
+                        help="one of several timerds on this machine: its own config "
+                             "(/etc/timerd/NAME.toml), socket, state and runtime directory")
+
+
+def _set_instance(name: str | None) -> str | None:
+    """Select the instance for the path functions (and any child process); an error text."""
+    if name is None:
+        return None
+    if problem := install.check_instance_name(name):
+        return problem
+    os.environ[config_mod.INSTANCE_ENV] = name
+    return None
+
+
 def _config_args(parser: argparse.ArgumentParser) -> None:
+    _instance_arg(parser)
     parser.add_argument("--config", type=Path, metavar="PATH",
                         help=f"config file (default: {config_mod.SYSTEM_CONFIG} if present)")
     parser.add_argument("-o", dest="overrides", action="append", default=[],
@@ -45,6 +76,7 @@ def _speed(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="timerd", description=__doc__)
+    _version_arg(top)
     sub = top.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the match timer daemon")
     _config_args(run)
@@ -84,6 +116,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if problem := _set_instance(getattr(args, "instance", None)):
+        print(f"timerd: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if args.command == "profiles":
         for name in profiles.builtin_names():
             print(f"{name:16} {profiles.load(name).description}")
@@ -179,6 +214,7 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     from timerd.adapters.gpio import NoGpio  # noqa: PLC0415 (gpiozero only for `run`)
     from timerd.adapters.hall import HallUnavailable  # noqa: PLC0415
     from timerd.app import RunOptions, run  # noqa: PLC0415
+    from timerd.config import UnsafePath  # noqa: PLC0415
 
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
     # On the simulate-mode terminal a log line first clears the status line it interrupts.
@@ -189,7 +225,7 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
                          control=args.control, interactive=interactive)
     try:
         run(config, options)
-    except (NoGpio, HallUnavailable) as exc:
+    except (NoGpio, HallUnavailable, UnsafePath) as exc:
         print(f"timerd: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0
@@ -197,13 +233,36 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
 
 # -- timerctl -------------------------------------------------------------------------------
 
-def _default_socket() -> Path:
+def find_socket(flag: Path | None) -> Path:
+    """The control socket timerctl talks to, the first of: `--socket PATH`, `$TIMERD_SOCKET`,
+    `control.socket` in the config, the service's /run/timerd/control.sock if it exists
+    (/run/timerd-NAME/ for `--instance NAME`), then the per-user runtime directory that
+    `timerd run` uses by hand ($XDG_RUNTIME_DIR/timerd, else /tmp/timerd-UID)."""
+    if flag is not None:
+        return flag
     if env := os.environ.get("TIMERD_SOCKET"):
         return Path(env)
     try:
-        return config_mod.load().control_socket()
-    except SchemaError:
-        return config_mod.Config().control_socket()
+        configured = config_mod.load().control.socket
+    except SchemaError:  # not readable by this user (root:timerd 0640), or broken: not ours
+        configured = ""
+    if configured:
+        return Path(configured)
+    if (system := config_mod.system_socket()).exists():
+        return system
+    return config_mod.runtime_dir() / "control.sock"
+
+
+def _unreachable(path: Path, exc: OSError) -> str:
+    """Why timerctl cannot talk to `path`, and what to do about it."""
+    if isinstance(exc, PermissionError):
+        return (f"not allowed to use {path}: add yourself to the timerd group (`sudo usermod "
+                "-aG timerd $USER`, then log in again; `timerd install` does it for the "
+                "user who ran it)")
+    if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
+        return (f"no timerd is listening at {path} (is it running? `systemctl status "
+                "timerd`; give another socket with --socket PATH or $TIMERD_SOCKET)")
+    return f"cannot reach timerd at {path}: {exc}"
 
 
 def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -> dict[str, Any]:
@@ -225,7 +284,8 @@ def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -
 def format_status(status: dict[str, Any]) -> str:
     from timerd.core.display import shown_clock  # noqa: PLC0415
 
-    lines = [
+    lines = [f"{key:9} {status[key]}" for key in ("table", "version") if status.get(key)]
+    lines += [
         f"profile   {status['profile']}",
         f"phase     {status['phase']}",
         f"clock     {shown_clock(status['remaining_s'])}"
@@ -299,7 +359,11 @@ def timerctl(argv: list[str] | None = None) -> int:
     top = argparse.ArgumentParser(
         prog="timerctl", description="Control a running timerd: start, pause, resume, toggle, "
         "reset, status, and the commands later profiles add.")
-    top.add_argument("--socket", type=Path, metavar="PATH", help="the daemon's control socket")
+    _version_arg(top)
+    top.add_argument("--socket", type=Path, metavar="PATH",
+                     help="the daemon's control socket (default: $TIMERD_SOCKET, the config's "
+                          "control.socket, /run/timerd/control.sock, then the per-user one)")
+    _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
     top.add_argument("command", help="start | pause | resume | toggle | reset | status | ...")
     top.add_argument("args", nargs="*", help="the command's arguments")
@@ -307,10 +371,20 @@ def timerctl(argv: list[str] | None = None) -> int:
     if "--json" in args.args:  # `timerctl status --json` reads naturally; accept it there too
         args.args.remove("--json")
         args.json = True
-    path = args.socket or _default_socket()
+    if problem := _set_instance(args.instance):
+        print(f"timerctl: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    path = find_socket(args.socket)
     try:
+        config_mod.trusted_socket(path)
         reply = request(path, args.command, args.args)
-    except (OSError, ValueError) as exc:
+    except config_mod.UnsafePath as exc:
+        print(f"timerctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"timerctl: {_unreachable(path, exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:
         print(f"timerctl: cannot reach timerd at {path}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:

@@ -8,9 +8,13 @@ is reported at once with its key path; a bad config never starts a half-working 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import re
 import socket
+import stat
+import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -232,7 +236,7 @@ class WebConfig:
     host: str = "0.0.0.0"
     #: 0: any free port (it is logged).
     port: int = 8080
-    #: The bearer token for POST /api/command; keep the config file private (chmod 600).
+    #: The bearer token for POST /api/command; the config file is root:timerd 0640.
     token: str = ""
     #: Where the control page and POST /api/command are served: empty, on host:port with
     #: the scoreboard; "HOST:PORT", on a listener of their own (e.g. "127.0.0.1:8081": only
@@ -344,7 +348,8 @@ TOPIC_SPECIAL = "/+#"
 
 @dataclass(frozen=True)
 class HallConfig:
-    """Hall mode (docs/hall.md): this table on a tournament's MQTT broker. Needs `timerd[hall]`.
+    """Hall mode (docs/hall.md): this table on a tournament's MQTT broker. Needs aiomqtt (the
+    `hall` extra).
 
     The desk (`timerd hall ...`) reads the same section for the broker and the hall name.
     """
@@ -461,13 +466,45 @@ class Config:
 
 def hall_outbox(config: HallConfig) -> Path:
     """Where hall mode keeps results not yet acknowledged: systemd's StateDirectory, else
-    the XDG state directory."""
+    the instance's XDG state directory."""
     if config.outbox:
         return Path(config.outbox)
-    if env := os.environ.get("STATE_DIRECTORY"):
-        return Path(env.split(":")[0]) / "hall-outbox"
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "timerd" / "hall-outbox"
+    return state_dir() / "hall-outbox"
+
+
+#: `--instance NAME` (or this variable) runs one of several timerds on one machine, each with
+#: its own config, socket, state and runtime directory (docs/service.md, "Several tables").
+INSTANCE_ENV = "TIMERD_INSTANCE"
+#: Where the service's control socket lives (systemd's RuntimeDirectory): timerctl looks here
+#: before the per-user places.
+SYSTEM_RUNTIME = Path("/run")
+
+
+def instance() -> str:
+    """This process's instance name; empty: the single, unnamed timerd of a machine."""
+    return os.environ.get(INSTANCE_ENV, "")
+
+
+def dir_name() -> str:
+    """`timerd`, or `timerd-NAME` for an instance: the name of its directories."""
+    return f"timerd-{name}" if (name := instance()) else "timerd"
+
+
+def system_config() -> Path:
+    """The config file read without `--config`: /etc/timerd/timerd.toml, or
+    /etc/timerd/NAME.toml for an instance."""
+    return SYSTEM_CONFIG.with_name(f"{name}.toml") if (name := instance()) else SYSTEM_CONFIG
+
+
+def system_socket() -> Path:
+    """The service's control socket, /run/timerd/control.sock (/run/timerd-NAME/...)."""
+    return SYSTEM_RUNTIME / dir_name() / "control.sock"
+
+
+def fallback_runtime_dir() -> Path:
+    """The runtime directory when neither systemd nor the login session gives one:
+    /tmp/timerd-UID (the temporary directory honours $TMPDIR)."""
+    return Path(tempfile.gettempdir()) / f"{dir_name()}-{os.geteuid()}"
 
 
 def runtime_dir() -> Path:
@@ -475,17 +512,102 @@ def runtime_dir() -> Path:
     if env := os.environ.get("RUNTIME_DIRECTORY"):
         return Path(env.split(":")[0])
     if env := os.environ.get("XDG_RUNTIME_DIR"):
-        return Path(env) / "timerd"
-    return Path(f"/tmp/timerd-{os.getuid()}")
+        return Path(env) / dir_name()
+    return fallback_runtime_dir()
 
 
 def state_dir() -> Path:
     """Where state that must survive a reboot lives: systemd's StateDirectory, else the
-    user's XDG state directory (~/.local/state/timerd)."""
+    user's XDG state directory (~/.local/state/timerd, or timerd-NAME for an instance)."""
     if env := os.environ.get("STATE_DIRECTORY"):
         return Path(env.split(":")[0])
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
-    return Path(base) / "timerd"
+    return Path(base) / dir_name()
+
+
+class UnsafePath(RuntimeError):
+    """A directory or socket that another user could have made or may change."""
+
+
+def _owner(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def private_directory(path: Path) -> Path:
+    """Make sure the daemon's runtime directory is its own before it writes there.
+
+    A missing one is created with mode 0700. An existing one must be a real directory (not a
+    symbolic link), owned by this user, and writable by nobody else; the /tmp fallback must
+    also be unreadable by others. Otherwise another user could have planted it (in /tmp
+    anyone can): the heartbeat written through their symbolic link would overwrite a file
+    of ours, and a control socket they swap in would take `timerctl`'s commands. Raises
+    UnsafePath saying what is wrong and what to do; nothing is changed then.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    me = os.geteuid()
+    private = path == fallback_runtime_dir()
+    problem = (
+        "is a symbolic link" if stat.S_ISLNK(info.st_mode) else
+        "is not a directory" if not stat.S_ISDIR(info.st_mode) else
+        f"belongs to {_owner(info.st_uid)}, not to {_owner(me)}" if info.st_uid != me else
+        f"may be changed by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+        if info.st_mode & 0o022 else
+        f"may be read by other users (mode {stat.S_IMODE(info.st_mode):04o}, want 0700)"
+        if private and info.st_mode & 0o077 else "")
+    if problem:
+        raise UnsafePath(
+            f"the runtime directory {path} {problem}: another user may have made it, so "
+            "timerd does not use it. Remove it (or `chmod 700` it if it is yours), or set "
+            "state.runtime_directory or $XDG_RUNTIME_DIR to a directory of your own")
+    return path
+
+
+def _made_by_root(directory: Path) -> bool:
+    """Whether only root can have created `directory`: its parent is root's and closed."""
+    parent = os.stat(directory.parent)
+    return parent.st_uid == 0 and not parent.st_mode & 0o022
+
+
+def trusted_socket(path: Path) -> None:
+    """Refuse a control socket that someone other than this user, root or the service could
+    have put there, before `timerctl` sends it a command (or shows its fake status).
+
+    The socket's directory (symbolic links resolved) must be this user's or root's, or one
+    that only root could have made (/run/timerd, made by systemd for the service's user);
+    a directory others may write to is only trusted with the sticky bit, and then only a
+    socket of this user's or root's. A missing socket is left to `connect` to report.
+    """
+    directory = Path(os.path.realpath(path.parent))
+    me = os.geteuid()
+    try:
+        info = os.stat(directory)
+    except FileNotFoundError:
+        return
+    ours = info.st_uid in (me, 0)
+    if not ours and not _made_by_root(directory):
+        raise UnsafePath(f"{directory} belongs to {_owner(info.st_uid)}, not to you or root: "
+                         "the socket in it could be anyone's, so timerctl does not use it")
+    shared = bool(info.st_mode & 0o022)
+    if shared and not (ours and info.st_mode & stat.S_ISVTX):
+        raise UnsafePath(f"{directory} may be written by other users (mode "
+                         f"{stat.S_IMODE(info.st_mode):04o}): the socket in it could be "
+                         "anyone's, so timerctl does not use it")
+    try:
+        sock = os.lstat(directory / path.name)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(sock.st_mode):
+        raise UnsafePath(f"{directory / path.name} is not a socket")
+    allowed = {me, 0} if shared else {me, 0, info.st_uid}
+    if sock.st_uid not in allowed:
+        raise UnsafePath(f"{directory / path.name} belongs to {_owner(sock.st_uid)}: not "
+                         "timerd's, so timerctl does not use it")
 
 
 def parse_override(option: str) -> dict[str, Any]:
@@ -522,7 +644,8 @@ def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:
     name before a problem with a key written there (not in an `-o` option)."""
     data: dict[str, Any] = to_plain(Config())
     problems: list[str] = []
-    file = path if path is not None else (SYSTEM_CONFIG if SYSTEM_CONFIG.is_file() else None)
+    default = system_config()
+    file = path if path is not None else (default if default.is_file() else None)
     written: dict[str, Any] = {}
     if file is not None:
         try:

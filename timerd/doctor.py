@@ -17,6 +17,7 @@ import grp
 import importlib.util
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from timerd.adapters.journal import (
     read_heartbeat,
     recover,
 )
+from timerd.cli import version
 from timerd.schema import SchemaError
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -71,7 +73,11 @@ def check_config(path: Path | None, overrides: list[str]) -> tuple[list[Check],
 
 def check_gpio(config: config_mod.Config) -> list[Check]:
     """The pin factory, access to the GPIO character devices, and every configured pin."""
-    from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415 (imports gpiozero)
+    from timerd.adapters.gpio import (  # noqa: PLC0415 (imports gpiozero)
+        NoGpio,
+        lgpio_hint,
+        pin_factory,
+    )
 
     out = []
     name = config.gpio.pin_factory
@@ -94,8 +100,9 @@ def check_gpio(config: config_mod.Config) -> list[Check]:
     try:
         factory = pin_factory(name)
     except NoGpio as exc:
-        out.append(Check(FAIL, "pin factory", f"{exc} On a Raspberry Pi, install the lgpio "
-                                               "factory: `sudo apt install python3-lgpio`"))
+        advice = "" if lgpio_hint() else (" On a Raspberry Pi, install the lgpio factory: "
+                                          "`sudo apt install python3-lgpio`")
+        out.append(Check(FAIL, "pin factory", f"{exc}{advice}"))
         return out
     out.append(Check(OK, "pin factory", f"{type(factory).__name__} (gpio.pin_factory = "
                                         f"{name!r})"))
@@ -238,7 +245,9 @@ def _journal_summary(config: config_mod.Config, state: Path) -> Check:
 
 
 def run_checks(config_path: Path | None, overrides: list[str]) -> list[Check]:
-    checks, config = check_config(config_path, overrides)
+    checks = [Check(OK, "version", f"timerd {version()} ({sys.prefix})")]
+    more, config = check_config(config_path, overrides)
+    checks += more
     config = config or config_mod.Config()
     for part in (check_gpio, check_serial, check_state):
         checks += part(config)

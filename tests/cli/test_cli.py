@@ -102,7 +102,7 @@ def test_refused_and_malformed_commands_get_errors_and_the_daemon_still_answers(
 def test_timerctl_without_a_daemon_says_where_it_looked(tmp_path, capsys):
     code, _, err = ctl(capsys, tmp_path / "nothing.sock", "status")
     assert code == cli.EXIT_USAGE
-    assert "cannot reach timerd" in err
+    assert f"no timerd is listening at {tmp_path / 'nothing.sock'}" in err
 
 
 def test_an_invalid_config_exits_non_zero_with_every_error_listed(tmp_path):

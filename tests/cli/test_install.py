@@ -6,11 +6,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import pwd
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_unit_file import settings
 
 from timerd import cli, install
 from timerd import config as config_mod
@@ -25,58 +28,291 @@ def timerd(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_install_dry_run_names_every_step_and_changes_nothing(tmp_path: Path) -> None:
-    result = timerd("install", "--dry-run", "--root", str(tmp_path))
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = result.stdout
-    for expected in (
-            "apt-get install -y --no-install-recommends python3-venv python3-lgpio",
-            "groupadd --system gpio",
-            "useradd --system --user-group --home-dir /var/lib/timerd --no-create-home "
-            "--shell /usr/sbin/nologin timerd",
-            "usermod --append --groups gpio,audio,dialout timerd",
-            "/usr/bin/python3 -m venv --system-site-packages /opt/timerd/venv",
-            f"/opt/timerd/venv/bin/pip install --upgrade '{REPO}[sound]'",
-            f"write {tmp_path}/etc/timerd/timerd.toml",
-            f"write {tmp_path}/etc/systemd/system/timerd.service",
-            "systemctl daemon-reload",
-            "systemctl enable --now timerd.service"):
-        assert expected in out
-    assert list(tmp_path.iterdir()) == []
+# -- the installer on "the machine", with fake commands on PATH -----------------------------
+
+#: Each fake appends its name and arguments to $FAKE_LOG, then behaves as the test needs.
+FAKE = """#!/bin/sh
+echo "$(basename "$0") $*" >> "$FAKE_LOG"
+"""
+FAKES = {
+    "apt-get": "", "groupadd": "", "useradd": "", "usermod": "", "userdel": "",
+    "chown": "", "chmod": "",
+    # apt knows python3-lgpio on Raspberry Pi OS (FAKE_LGPIO=1), not on plain Debian.
+    "apt-cache": '[ -n "$FAKE_LGPIO" ] && echo "Package: $2" || exit 100\n',
+    # The service is running when FAKE_ACTIVE=1.
+    "systemctl": '[ "$1" != is-active ] || [ -n "$FAKE_ACTIVE" ] || exit 3\n',
+    # `python3 -m venv ... DIR` makes a venv whose pip records, timerd tells its version and
+    # timerctl prints $FAKE_STATUS (what the running service would say).
+    "python3": """for last; do :; done
+mkdir -p "$last/bin"
+for tool in pip timerd timerctl; do
+  printf '#!/bin/sh\\necho "%s $*" >> "$FAKE_LOG"\\n' "$tool" > "$last/bin/$tool"
+done
+echo 'echo "timerd 9.9.9"' >> "$last/bin/timerd"
+echo 'echo "$FAKE_STATUS"' >> "$last/bin/timerctl"
+/bin/chmod +x "$last/bin/"*
+""",
+}
+PI_OS = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n'
 
 
-def test_install_under_a_root_writes_the_unit_and_a_valid_config(tmp_path: Path) -> None:
-    result = timerd("install", "--root", str(tmp_path), "--no-apt")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "apt-get" not in result.stdout
-    unit = (tmp_path / "etc/systemd/system/timerd.service").read_text()
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Raspberry Pi 5 whose files are under tmp_path/root and whose system commands are
+    fakes that record what they were asked, in order (tmp_path/calls)."""
+    root, bin_dir = tmp_path / "root", tmp_path / "bin"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc/os-release").write_text(PI_OS)
+    (root / "proc/device-tree").mkdir(parents=True)
+    (root / "proc/device-tree/model").write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\0")
+    bin_dir.mkdir()
+    for name, body in FAKES.items():
+        (bin_dir / name).write_text(FAKE + body)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls"))
+    monkeypatch.setenv("FAKE_LGPIO", "1")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    return root
+
+
+def calls(root: Path) -> list[str]:
+    log = root.parent / "calls"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def run_installer(root: Path, *argv: str, answer: str = "",
+                  monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """`timerd install ...` as on the machine (its commands run: the fakes), files under root,
+    `answer` typed at the question. The install's venv is made at root/opt/timerd/venv, where
+    uninstall's default /opt/timerd/venv, taken under root, finds it."""
+    args = cli.parser().parse_args([*argv[:1], "--root", str(root), *argv[1:]])
+    if argv[0] == "install":
+        args.venv = root / "opt/timerd/venv"
+        args.python = str(root.parent / "bin" / "python3")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
+    out = io.StringIO()
+    code = install.main(args, out, machine=True)
+    return code, out.getvalue()
+
+
+def test_a_fresh_install_runs_every_step_in_order(machine: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = run_installer(machine, "install", "--user", "alice", "--yes",
+                              monkeypatch=monkeypatch)
+    assert code == 0, out
+    venv = machine / "opt/timerd/venv"
+    expected = [
+        "apt-cache show python3-lgpio",
+        "systemctl is-active --quiet timerd.service",
+        "apt-get install -y --no-install-recommends python3-venv python3-lgpio python3-dev "
+        "gcc libasound2-dev",
+        "useradd --system --user-group --home-dir /var/lib/timerd --no-create-home "
+        "--shell /usr/sbin/nologin timerd",
+        "usermod --append --groups gpio,audio,dialout timerd",
+        "usermod --append --groups timerd alice",
+        f"python3 -m venv --system-site-packages {venv}",
+        f"pip install --upgrade {REPO}[sound,hall]",
+        "chown root:timerd /etc/timerd/timerd.toml",
+        "chmod 0640 /etc/timerd/timerd.toml",
+        "systemctl daemon-reload",
+        "systemctl enable timerd.service",
+        "systemctl restart timerd.service",
+        "timerd --version",
+    ]
+    # groupadd runs only for the groups this machine lacks (Debian has audio and dialout).
+    assert [c for c in calls(machine) if not c.startswith("groupadd")] == expected
+    assert all(c.split()[-1] in install.GROUPS for c in calls(machine) if "groupadd" in c)
+    # The plan comes first, before apt is touched.
+    assert out.index("timerd install will:") < out.index("$ apt-get")
+    for name in ("timerd", "timerctl"):
+        assert os.readlink(machine / "usr/local/bin" / name) == str(venv / "bin" / name)
+    unit = (machine / "etc/systemd/system/timerd.service").read_text()
     assert unit == render_unit((REPO / "systemd/timerd.service").read_text(),
-                               "/opt/timerd/venv/bin/timerd run")
-    config = config_mod.load(tmp_path / "etc/timerd/timerd.toml")  # SchemaError if not valid
+                               f"{venv}/bin/timerd run")
+    config = config_mod.load(machine / "etc/timerd/timerd.toml")  # SchemaError if not valid
     assert config.gpio.start_pause_pin == 17
+    assert "timerd 9.9.9 is installed and (re)started" in out
 
     # A second install keeps the operator's edited config.
-    (tmp_path / "etc/timerd/timerd.toml").write_text('[match]\nprofile = "ithf-thirds"\n')
-    result = timerd("install", "--root", str(tmp_path), "--no-apt")
-    assert "kept " in result.stdout
-    assert "ithf-thirds" in (tmp_path / "etc/timerd/timerd.toml").read_text()
+    (machine / "etc/timerd/timerd.toml").write_text('[match]\nprofile = "ithf-thirds"\n')
+    code, out = run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    assert "kept " in out
+    assert "ithf-thirds" in (machine / "etc/timerd/timerd.toml").read_text()
 
 
-def test_uninstall_removes_the_unit_and_keeps_the_config_unless_purged(tmp_path: Path) -> None:
-    timerd("install", "--root", str(tmp_path), "--no-apt")
-    (tmp_path / "opt/timerd/venv/bin").mkdir(parents=True)  # as if pip had filled it
-    (tmp_path / "var/lib/timerd").mkdir(parents=True)
-    result = timerd("uninstall", "--root", str(tmp_path))
+def test_the_plan_is_shown_and_nothing_is_touched_without_a_yes(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = run_installer(machine, "install", answer="n\n", monkeypatch=monkeypatch)
+    assert code == 1
+    assert "install the system packages" in out
+    assert "Go on? [y/N]" in out
+    assert "nothing changed" in out
+    assert [c for c in calls(machine) if not c.startswith(("apt-cache", "systemctl is-active"))
+            ] == []
+    assert not (machine / "etc/timerd").exists()
+
+
+def test_a_dry_run_names_every_step_and_changes_nothing(machine: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = run_installer(machine, "install", "--dry-run", monkeypatch=monkeypatch)
+    assert code == 0, out
+    for expected in ("apt-get install -y --no-install-recommends python3-venv python3-lgpio",
+                     "systemctl restart timerd.service", f"pip install --upgrade '{REPO}"):
+        assert expected in out
+    assert "[y/N]" not in out
+    assert [c.split()[0] for c in calls(machine)] == ["apt-cache", "systemctl"]  # queries only
+    assert sorted(p.name for p in machine.iterdir()) == ["etc", "proc"]
+    assert not (machine / "etc/timerd").exists()
+
+
+def test_an_upgrade_asks_when_a_match_is_running_and_then_restarts(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    (machine.parent / "calls").unlink()
+    monkeypatch.setenv("FAKE_ACTIVE", "1")
+    monkeypatch.setenv("FAKE_STATUS", json.dumps(
+        {"phase": "running", "profile": "ithf", "remaining_s": 151.2, "version": "0.1.0"}))
+    code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)
+    assert code == 1
+    assert "A match is under way on this table (ithf: running, 2:31 left)" in out
+    assert "the match comes back paused" in out
+    assert not any(c.startswith(("apt-get", "pip", "systemctl restart")) for c in calls(machine))
+
+    code, out = run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    assert code == 0, out
+    done = calls(machine)
+    assert done.index("systemctl restart timerd.service") > done.index(
+        f"pip install --upgrade {REPO}[sound,hall]")
+
+    # An idle table is upgraded without the match warning.
+    monkeypatch.setenv("FAKE_STATUS", json.dumps({"phase": "idle", "profile": "ithf"}))
+    code, out = run_installer(machine, "install", answer="y\n", monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert "under way" not in out
+
+
+def test_plain_debian_without_lgpio_says_exactly_what_to_do(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAKE_LGPIO")
+    (machine / "proc/device-tree/model").unlink()
+    code, out = run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert "apt-get install -y --no-install-recommends python3-venv python3-dev gcc " \
+           "libasound2-dev" in calls(machine)
+    assert "apt here has no python3-lgpio" in out
+    assert "https://github.com/joan2937/lg" in out
+    assert "is not a Raspberry Pi" in out
+    assert "no user to add to the group timerd" in out
+
+
+def test_a_system_without_apt_is_refused_before_anything_runs(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (machine / "etc/os-release").write_text('PRETTY_NAME="Fedora Linux 40"\nID=fedora\n')
+    code, out = run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    assert code == 2
+    assert "this is Fedora Linux 40, not Raspberry Pi OS or Debian" in out
+    assert "--no-apt" in out
+    assert calls(machine) == []
+
+
+def test_uninstall_keeps_the_config_and_results_and_purge_asks_naming_them(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    state = machine / "var/lib/timerd"
+    state.mkdir(parents=True)
+    (state / "results.jsonl").write_text('{"match": 1}\n{"match": 2}\n{"match": 3}\n')
+    (machine.parent / "calls").unlink()
+
+    code, out = run_installer(machine, "uninstall", "--yes", monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert calls(machine) == ["systemctl disable --now timerd.service",
+                              "systemctl daemon-reload"]
+    assert not (machine / "etc/systemd/system/timerd.service").exists()
+    assert not (machine / "opt/timerd/venv").exists()
+    assert not (machine / "usr/local/bin/timerd").is_symlink()
+    assert (machine / "etc/timerd/timerd.toml").exists()
+    assert "kept: the config /etc/timerd" in out
+
+    code, out = run_installer(machine, "uninstall", "--purge", answer="no\n",
+                              monkeypatch=monkeypatch)
+    assert code == 1
+    assert "results.jsonl: 3 finished matches, this table's whole results history" in out
+    assert (state / "results.jsonl").exists()
+    code, out = run_installer(machine, "uninstall", "--purge", answer="y\n",
+                              monkeypatch=monkeypatch)
+    assert code == 0, out
+    # userdel runs only if this machine has the user (the fake useradd made none).
+    assert "remove the system user timerd" in out
+    assert ("userdel timerd" in calls(machine)) == install._known(pwd.getpwnam, "timerd")
+    assert not (machine / "etc/timerd").exists()
+    assert not state.exists()
+
+
+def test_each_table_instance_gets_its_unit_config_socket_state_and_web_port(
+        machine: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("table2", "table3"):
+        code, out = run_installer(machine, "install", "--instance", name, "--yes",
+                                  monkeypatch=monkeypatch)
+        assert code == 0, out
+    done = calls(machine)
+    assert "systemctl is-active --quiet timerd@table2.service" in done
+    assert done.index("systemctl enable timerd@table2.service") < done.index(
+        "systemctl restart timerd@table2.service")
+    assert "chmod 0640 /etc/timerd/table3.toml" in done
+    ports = [config_mod.load(machine / f"etc/timerd/{n}.toml").web.port
+             for n in ("table2", "table3")]
+    assert ports == [8081, 8082]
+    unit = settings((machine / "etc/systemd/system/timerd@.service").read_text())
+    assert unit["ExecStart"] == [f"{machine}/opt/timerd/venv/bin/timerd run --instance %i"]
+    assert unit["RuntimeDirectory"] == ["timerd-%i"]
+    assert unit["StateDirectory"] == ["timerd-%i"]
+    assert unit["WorkingDirectory"] == ["/var/lib/timerd-%i"]
+    assert "LG_WD=/run/timerd-%i" in unit["Environment"]
+    # The paths the daemon and timerctl use for that instance are the unit's.
+    target = install.Target("table2")
+    assert (target.socket, target.state) == (Path("/run/timerd-table2/control.sock"),
+                                             Path("/var/lib/timerd-table2"))
+    # systemd finds nothing wrong with the template as an instance (ExecStart made real).
+    if shutil.which("systemd-analyze"):
+        text = (machine / "etc/systemd/system/timerd@.service").read_text().replace(
+            f"{machine}/opt/timerd/venv/bin/timerd", f"{sys.executable} -m timerd")
+        (tmp_path / "timerd@table2.service").write_text(text)
+        verify = subprocess.run(["systemd-analyze", "verify", "--man=no",
+                                 str(tmp_path / "timerd@table2.service")],
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert verify.stdout + verify.stderr == ""
+    assert run_installer(machine, "install", "--instance", "../x", "--yes",
+                         monkeypatch=monkeypatch)[0] == 2
+
+
+# -- an SD card image: --root ---------------------------------------------------------------
+
+def test_an_image_gets_the_files_and_a_first_boot_step_and_says_what_is_left(
+        machine: Path, tmp_path: Path) -> None:
+    image = tmp_path / "image"
+    (image / "etc").mkdir(parents=True)
+    (image / "etc/rpi-issue").write_text("Raspberry Pi reference 2024-11-19\n")
+    result = timerd("install", "--root", str(image), "--user", "alice")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "systemctl disable --now timerd.service" in result.stdout
-    assert not (tmp_path / "etc/systemd/system/timerd.service").exists()
-    assert not (tmp_path / "opt/timerd/venv").exists()
-    assert (tmp_path / "etc/timerd/timerd.toml").exists()
-    assert (tmp_path / "var/lib/timerd").exists()
-    result = timerd("uninstall", "--root", str(tmp_path), "--purge")
-    assert "userdel timerd" in result.stdout
-    assert not (tmp_path / "etc/timerd").exists()
-    assert not (tmp_path / "var/lib/timerd").exists()
+    assert calls(machine) == []  # nothing ran on this machine
+    out = result.stdout
+    assert "Not done now, under --root" in out
+    assert "timerd-firstboot.service" in out
+    config_mod.load(image / "etc/timerd/timerd.toml")
+    unit = (image / "etc/systemd/system/timerd-firstboot.service").read_text()
+    assert ("ExecStart=/usr/bin/python3 -m timerd.install install --yes --source "
+            "/opt/timerd/src --user alice") in unit
+    link = image / "etc/systemd/system/multi-user.target.wants/timerd-firstboot.service"
+    assert os.readlink(link) == "/etc/systemd/system/timerd-firstboot.service"
+    # The copied source is enough for the first boot's command (standard library only).
+    src = image / "opt/timerd/src"
+    assert not (src / ".git").exists()
+    first = subprocess.run([sys.executable, "-m", "timerd.install", "install", "--dry-run",
+                            "--source", str(src)], cwd=src, capture_output=True, text=True,
+                           timeout=60, check=False, env={**os.environ, "PYTHONPATH": ""})
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "systemctl restart timerd.service" in first.stdout
 
 
 def test_install_for_real_needs_root_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,7 +337,7 @@ def test_the_installer_runs_with_the_standard_library_alone(tmp_path: Path) -> N
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=REPO,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    assert "systemctl enable --now timerd.service" in result.stdout
+    assert "timerd-firstboot.service" in result.stdout
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -160,3 +396,14 @@ def test_doctor_tells_what_the_next_start_does_with_the_journal(tmp_path: Path) 
     assert "closed as abandoned" in line
     assert "1 damaged lines will be skipped" in line
     assert (state / JOURNAL_NAME).read_text().endswith("{")  # looked at, not changed
+
+
+def test_an_installed_timerd_updates_from_the_checkout_it_is_run_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd timerd && git pull && sudo timerd install`: the installed timerd runs from its venv,
+    which is no checkout, so the current directory is the source (docs/service.md)."""
+    monkeypatch.setattr(install, "__file__", str(tmp_path / "venv/lib/timerd/install.py"))
+    monkeypatch.chdir(REPO)
+    assert install.source_tree() == REPO
+    monkeypatch.chdir(tmp_path)
+    assert install.source_tree() is None

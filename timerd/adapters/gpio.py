@@ -30,7 +30,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import re
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -55,8 +58,36 @@ FACTORIES = {
 LAST_30_S = 30.0
 
 
+#: Where Debian and Raspberry Pi OS install Python packages from apt (python3-lgpio).
+SYSTEM_SITE = Path("/usr/lib/python3/dist-packages")
+
+
 class NoGpio(RuntimeError):
     """No real pin factory could be loaded on this machine."""
+
+
+def lgpio_hint() -> str:
+    """The fix when lgpio is installed for the system (apt's python3-lgpio, in SYSTEM_SITE)
+    but this virtual environment cannot see it: made with a plain `python3 -m venv`, the trap
+    on a Pi. Empty when that is not the case (no venv, lgpio in the venv, none at all).
+
+    The fix re-runs venv with --system-site-packages over the same directory: it only turns
+    the setting on in pyvenv.cfg and keeps what is installed there.
+    """
+    venv = Path(sys.prefix)
+    try:
+        cfg = (venv / "pyvenv.cfg").read_text()
+    except OSError:  # not a virtual environment: it sees the system's packages already
+        return ""
+    hidden = re.search(r"^include-system-site-packages\s*=\s*false", cfg, re.MULTILINE)
+    own = any(venv.glob("lib/python3*/site-packages/lgpio*"))
+    if not hidden or own or not any(SYSTEM_SITE.glob("lgpio*")):
+        return ""
+    home = re.search(r"^home\s*=\s*(.+)$", cfg, re.MULTILINE)
+    python = Path(home.group(1).strip()) / "python3" if home else Path("python3")
+    return (f"lgpio is installed for the system ({SYSTEM_SITE}) but the virtual environment "
+            f"{venv} does not see the system's packages. Fix it with `{python} -m venv "
+            f"--system-site-packages {venv}` (it keeps what is installed there).")
 
 
 def pin_factory(name: str) -> Any:
@@ -76,7 +107,8 @@ def pin_factory(name: str) -> Any:
         except Exception as exc:  # each factory fails its own way off a Pi
             tried.append(f"{candidate}: {exc}")
     raise NoGpio("no GPIO pin factory could be loaded (" + "; ".join(tried) + "). "
-                 "On a machine without GPIO, run `timerd run --simulate` for simulated pins.")
+                 + (lgpio_hint() or "On a machine without GPIO, run `timerd run --simulate` "
+                    "for simulated pins."))
 
 
 class Buzzers:

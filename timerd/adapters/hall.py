@@ -78,8 +78,9 @@ def import_aiomqtt() -> ModuleType:
         import aiomqtt  # noqa: PLC0415 (only in hall mode)
     except ImportError as exc:
         raise HallUnavailable(
-            "hall mode needs the aiomqtt package: pip install 'timerd[hall]' "
-            f"(or set hall.enabled = false); {exc}") from None
+            "hall mode needs the aiomqtt package: `pip install aiomqtt` in timerd's environment "
+            "(`timerd install` includes it; in a checkout `pip install -e '.[hall]'`), or set "
+            f"hall.enabled = false; {exc}") from None
     return aiomqtt
 
 

@@ -79,6 +79,9 @@ log = logging.getLogger("timerd.journal")
 
 JOURNAL_NAME = "match-journal.jsonl"
 HEARTBEAT_NAME = "heartbeat.json"
+#: Never through a symbolic link planted in the runtime directory (it would overwrite the
+#: link's target with the heartbeat).
+HEARTBEAT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
 LOCK_NAME = "timerd.lock"
 #: The heartbeat is written over itself, padded to this many bytes (its JSON is ~150).
 HEARTBEAT_WIDTH = 512
@@ -660,7 +663,7 @@ class Journal:
                            "t": self.loop.time(), "wall": time.time(), "pid": os.getpid()})
         try:
             if self._beat_fd is None:
-                self._beat_fd = os.open(self.heartbeat_path, os.O_WRONLY | os.O_CREAT, 0o644)
+                self._beat_fd = os.open(self.heartbeat_path, HEARTBEAT_FLAGS, 0o640)
             os.pwrite(self._beat_fd, beat.ljust(HEARTBEAT_WIDTH).encode(), 0)
         except OSError as exc:
             self._beat_trouble.failed(exc)
