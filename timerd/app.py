@@ -19,11 +19,12 @@ from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
-from timerd.adapters.results import ResultsFile
+from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.adapters.terminal import Keyboard, TerminalDisplay
 from timerd.adapters.web import WebServer
+from timerd.adapters.writer import DiskWriter
 from timerd.config import Config
 from timerd.service import Service
 from timerd.timebase import scaled_loop
@@ -53,24 +54,23 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     profile = config.profile()
+    writer = DiskWriter(loop)  # every file write that can wait on the card, off the loop
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
-                      config.state.resume_within_s)
+                      config.state.resume_within_s, writer)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
+    service.durability = journal.synced
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
 
     async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(writer)  # first in, last out: it drains the rest
         notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
         service.outputs += [board.buzzers, board.horn, board.leds]
-        results = ResultsFile(config.results_path())
-        service.outputs.append(results)
-        service.status_extras.append(results.status_extra)
-        if journal.recovery.match is not None:  # restored: keep its start and goal times
-            results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
+        results = _storage(config, service, journal, writer, board)
         # After the buzzer: its first edge never waits for the sound device.
         service.outputs.append(await stack.enter_async_context(
             Speaker.for_service(config, service, board.buzzers)))
@@ -91,7 +91,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 
             hall = await stack.enter_async_context(
-                HallLink(config.hall, service, rate=options.speed))
+                HallLink(config.hall, service, rate=options.speed, writer=writer))
             results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
         if options.interactive:
             service.outputs.append(TerminalDisplay(sys.stdout))
@@ -113,6 +113,22 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             notifier.stopping()
             match_loop.cancel()
     log.info("timerd stopped")
+
+
+def _storage(config: Config, service: Service, journal: Journal, writer: DiskWriter,
+             board: GpioBoard) -> ResultsFile:
+    """The results file on the shared disk writer, and storage faults in status and LEDs."""
+    service.status_extras.append(writer.status_extra)
+    writer.listeners.append(board.leds.storage)
+    board.leds.storage(writer.faults)  # a journal that could not be opened at the start
+    results = ResultsFile(config.results_path(), writer=writer,
+                          pending=config.runtime_directory() / PENDING_DIR)
+    results.load_pending()
+    service.outputs.append(results)
+    service.status_extras.append(results.status_extra)
+    if journal.recovery.match is not None:  # restored: keep its start and goal times
+        results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
+    return results
 
 
 def log_task_stacks() -> None:

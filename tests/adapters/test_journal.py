@@ -19,11 +19,11 @@ from timerd.adapters.journal import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     Journal,
-    _Writer,
     parse_journal,
     read_heartbeat,
     recover,
 )
+from timerd.adapters.writer import LineFile
 from timerd.core.effects import Applied, CommandRefused, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
 from timerd.schema import to_plain
@@ -522,13 +522,13 @@ def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
     """A crash between the golden goal and the compaction restores a finished match, not the
     overtime before the goal (which would give the match back, tied, to be played on)."""
     at_compaction: list[bytes] = []
-    rewrite = _Writer._rewrite
+    replace = LineFile.replace
 
-    def spy(writer: _Writer, new_lines: list[str]) -> None:
-        at_compaction.append(writer.path.read_bytes() if writer.path.exists() else b"")
-        rewrite(writer, new_lines)
+    def spy(file: LineFile, data: bytes) -> None:
+        at_compaction.append(file.path.read_bytes() if file.path.exists() else b"")
+        replace(file, data)
 
-    monkeypatch.setattr(_Writer, "_rewrite", spy)
+    monkeypatch.setattr(LineFile, "replace", spy)
     # ithf-playoff, tied: final at 320, 30 s break, overtime from 350; the golden goal at 360;
     # a goal entered after it does not count and leaves the closed journal alone.
     out = run_service(tmp_path, [(0.0, "start"), (360.0, "goal away"), (365.0, "goal home")],
