@@ -136,7 +136,7 @@ class Leds:
         self.faceoff_guard, self.passive = faceoff_guard, passive
         self.storage_fault = False
         self._last_30_lit = False
-        self._blinking = False
+        self.blinking = False
 
     def notify(self, effect: Effect, status: Status) -> None:
         live = status.phase in (Phase.RUNNING, Phase.PAUSED)
@@ -160,11 +160,11 @@ class Leds:
         if led is None:
             return
         blink = self.storage_fault and not self._last_30_lit
-        if blink and not self._blinking:
+        if blink and not self.blinking:
             led.blink(on_time=STORAGE_BLINK_S, off_time=STORAGE_BLINK_S)  # gpiozero's thread
-        elif not blink and (self._blinking or led.value != self._last_30_lit):
+        elif not blink and (self.blinking or led.value != self._last_30_lit):
             led.value = self._last_30_lit  # also ends a blink
-        self._blinking = blink
+        self.blinking = blink
 
 
 class GpioBoard:

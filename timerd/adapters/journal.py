@@ -421,6 +421,9 @@ class Journal:
         self._own_writer = writer is None
         self._file = LineFile(self.path, keep_open=True)
         self._last: Write | None = None  # the last write a command's reply waits for
+        #: Every line of the open match: after a failed write (a full card) the next one
+        #: writes them all, so the journal never goes on with a line missing.
+        self._lines: list[bytes] = []
         self._beat: asyncio.TimerHandle | None = None
         self._beat_fd: int | None = None
         self._found = False
@@ -509,7 +512,8 @@ class Journal:
         if not self.enabled:
             return self
         if self.recovery.records:
-            await self._rewrite(b"".join(_line(r) for r in self.recovery.records)).reply
+            self._lines = [_line(r) for r in self.recovery.records]
+            await self._rewrite(b"".join(self._lines)).reply
         elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
             await self._rewrite(b"").reply
         self._heartbeat()
@@ -593,6 +597,7 @@ class Journal:
         log.info("match %s %s at %s: journal compacted", self.match_id, why,
                  shown_clock(status.remaining_s))
         self.match_id = None
+        self._lines = []
         self._last = self._rewrite(b"")
 
     def _append(self, record: dict[str, Any], at: float | None = None,
@@ -600,7 +605,9 @@ class Journal:
         """Queue one line; `wait`: a command's reply waits for it (`synced`)."""
         t = self.loop.time() if at is None else at
         line = _line({**record, "t": t, "wall": time.time()})
-        write = self.writer.submit("journal", lambda: self._file.append(line))
+        self._lines.append(line)
+        whole = b"".join(self._lines)  # a few dozen short lines
+        write = self.writer.submit("journal", lambda: self._file.append(line, whole))
         if wait:
             self._last = write
 

@@ -235,9 +235,22 @@ class LineFile:
     def __init__(self, path: Path, keep_open: bool = False) -> None:
         self.path = path
         self.keep_open = keep_open  # the journal, which nobody else touches; not results.jsonl
+        self.behind = False  # a write failed: the file lacks lines until it is written whole
         self._fd: int | None = None
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes, whole: bytes | None = None) -> None:
+        """Add `data` at the end. If an earlier write failed, the file lacks what it took:
+        given `whole` (all the file should hold now), it is written whole instead."""
+        if self.behind and whole is not None:
+            self.replace(whole)
+            return
+        try:
+            self._append(data)
+        except OSError:
+            self.behind = True
+            raise
+
+    def _append(self, data: bytes) -> None:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
@@ -261,17 +274,19 @@ class LineFile:
     def replace(self, data: bytes) -> None:
         """Make `data` the whole file, atomically: a crash leaves the old or the new one."""
         self.close()  # an open descriptor would go on writing to the replaced file
+        self.behind = True  # until it is done
         if data:
             replace_file(self.path, data)
-            return
-        # Emptying needs no new block, so it works on a full card: cut the file in place.
-        with contextlib.suppress(FileNotFoundError):
-            fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
-            try:
-                os.ftruncate(fd, 0)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        else:
+            # Emptying needs no new block, so it works on a full card: cut it in place.
+            with contextlib.suppress(FileNotFoundError):
+                fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.ftruncate(fd, 0)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        self.behind = False
 
     def close(self) -> None:
         if self._fd is not None:
