@@ -11,6 +11,7 @@ import asyncio
 import errno
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,3 +330,69 @@ def test_a_storage_fault_flashes_the_last_30_s_led_unless_it_is_lit(mock_factory
     assert led.value == 0
     assert not leds.blinking
     led.close()
+
+
+# -- nothing blocks the loop (issue 16 item 1) -------------------------------------------------
+
+#: Each fsync of the slow card, in real seconds: an SD card at its worst.
+SLOW_FSYNC_S = 0.6
+#: How late the loop may be while the card is that slow: generous for a loaded machine, and
+#: half of one fsync (main waited for each command's fsync on the loop, up to 1 s).
+LOOP_MARGIN_S = 0.3
+
+
+def test_a_slow_card_holds_up_the_replies_but_never_the_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Fails on main: each command's fsync ran while the loop waited (0.6 s late here). On a
+    real loop with every fsync 0.6 s: a 10 ms ticker is never more than LOOP_MARGIN_S late,
+    asyncio's debug mode reports no slow callback, and a reply still waits for its line (or
+    says, past the writer's `slow_s`, that it is not on disk yet)."""
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        time.sleep(SLOW_FSYNC_S)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+
+    async def main() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        loop.set_debug(True)
+        loop.slow_callback_duration = LOOP_MARGIN_S
+        writer = DiskWriter(loop, slow_s=0.1)
+        journal = Journal(tmp_path / "state", tmp_path / "run", loop, 7200.0, writer)
+        service = Service(journal.recover(profiles.load("ithf")))
+        service.durability = journal.synced
+        late: list[float] = []
+
+        async def ticker() -> None:
+            while True:
+                due = loop.time() + 0.01
+                await asyncio.sleep(0.01)
+                late.append(loop.time() - due)
+
+        async with writer, journal:
+            service.outputs.append(journal)
+            tasks = [asyncio.create_task(service.run()), asyncio.create_task(ticker())]
+            started = await service.acknowledge({"command": "start"})
+            writer.slow_s = 10.0
+            # In the pre-signal: journalled, not counted (ITHF 5.6 guard starts later).
+            paused = await service.acknowledge({"command": "goal", "args": ["home"]})
+            on_disk = (tmp_path / "state" / JOURNAL_NAME).read_bytes()
+            for task in tasks:
+                task.cancel()
+        return {"late": max(late), "ticks": len(late), "started": started, "goal": paused,
+                "on_disk": on_disk}
+
+    with asyncio.Runner() as runner:
+        out = runner.run(main())
+    assert out["ticks"] >= 20  # the loop ran on through three slow fsyncs
+    assert out["late"] < LOOP_MARGIN_S
+    assert not [r for r in caplog.records if r.name == "asyncio" and "took" in r.message]
+    assert out["started"]["durable"] is False
+    assert "not on disk after 0.1 s" in out["started"]["warning"]
+    assert out["goal"]["ok"] is True
+    assert "durable" not in out["goal"]  # it waited for its line, which is there
+    records, _ = parse_journal(out["on_disk"])
+    assert [r["command"] for r in records if r["type"] == "command"] == ["start", "goal"]
