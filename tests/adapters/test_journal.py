@@ -18,6 +18,7 @@ from timerd import profiles
 from timerd.adapters.journal import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
+    MAX_JOURNAL_BYTES,
     Journal,
     parse_journal,
     read_heartbeat,
@@ -95,6 +96,54 @@ def test_garbage_and_malformed_records_are_skipped_each_with_a_warning() -> None
     assert "line 3: not a JSON record" in warnings[0]
     assert "without a valid `t`" in warnings[1]
     assert "not strings" in warnings[2]
+
+
+@pytest.mark.parametrize("bad", [
+    b'{"type": "signal", "signal": "minute", "t": NaN, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": Infinity, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": -Infinity, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": 1e300, "wall": 1780000130}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 130, "wall": NaN}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 130, "wall": 1e300}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 9e6, "wall": 1}',
+    b'{"type": "command", "command": "goal", "args": ["' + b"x" * 70_000 + b'"], "t": 1, '
+    b'"wall": 1}',
+    b"[" * 100_000,
+])
+def test_a_record_with_an_impossible_value_is_skipped_and_the_match_restored(
+        bad: bytes) -> None:
+    """Fails on main: NaN and Infinity parsed as times (JSON has no such numbers), and 1e300
+    moved the crash instant past any match, so the running match was thrown away; a record
+    far longer than any timerd writes, or nested past the parser's depth, is corrupt too.
+    Each is skipped like a torn line, and the match comes back from the rest."""
+    data = lines(header(), command("start", 100.0)) + bad + b"\n" + lines(
+        command("pause", 150.0))
+    records, warnings = parse_journal(data)
+    assert [r.get("command") for r in records] == [None, "start", "pause"]
+    assert len(warnings) == 1
+    assert "line 3" in warnings[0]
+    result = restore(records)
+    assert result.outcome == "restored"
+    assert result.match.status(5.0).remaining_s == pytest.approx(270.0)
+
+
+def test_a_journal_over_the_size_limit_is_set_aside_not_read(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A file bigger than any match writes (MAX_JOURNAL_BYTES) is not timerd's journal: it
+    is renamed aside, reported, and the daemon starts with a fresh match."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / JOURNAL_NAME).write_bytes(lines(header(), command("start", 100.0))
+                                       + b" " * MAX_JOURNAL_BYTES + b"\n")
+
+    async def main() -> str:
+        journal = Journal(state, tmp_path / "run", asyncio.get_running_loop(), 7200.0)
+        return journal.recover(ITHF).phase.value
+
+    assert run_virtual(main) == "idle"
+    assert (state / (JOURNAL_NAME + ".big")).exists()
+    assert not (state / JOURNAL_NAME).exists()
+    assert "set aside" in caplog.text
 
 
 def test_records_before_a_header_and_an_unclosed_earlier_match_are_dropped() -> None:
