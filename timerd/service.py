@@ -171,9 +171,10 @@ class Service:
         reply = self.command(request)
         if reply["ok"] and self.durability is not None and request.get("command") != "status":
             problem = await self.durability()
-            if problem is not None:
-                reply.update(durable=False, warning=f"not durable: {problem}; a crash now "
-                                                    "would lose this command")
+            if problem is not None:  # and the status as it is now, with `storage`
+                reply.update(durable=False, status=self.status_dict(),
+                             warning=f"not durable: {problem}; a crash now would lose this "
+                                     "command")
         return reply
 
     def button_edge(self, name: str, pressed: bool, at: float) -> None:

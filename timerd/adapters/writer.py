@@ -246,8 +246,9 @@ class LineFile:
             return
         try:
             self._append(data)
-        except OSError:
+        except OSError as exc:
             self.behind = True
+            exc.filename = exc.filename or str(self.path)  # os.write names no file
             raise
 
     def _append(self, data: bytes) -> None:
