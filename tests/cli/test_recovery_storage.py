@@ -17,6 +17,7 @@ from conftest import require
 from daemon_process import SHORT_PROFILE, Daemon
 
 from tests.hall_rig import wait_until
+from timerd import cli
 from timerd.cli import request
 
 #: Match seconds per real second: 34 s of match in about 7 s, time to fill the card mid-match.
@@ -55,7 +56,7 @@ def _ask(daemon: Daemon, name: str, *args: str) -> dict[str, Any]:
 
 
 def test_a_full_state_directory_is_reported_and_the_result_written_when_there_is_room(
-        tmp_path: Path, tiny_state: Path) -> None:
+        tmp_path: Path, tiny_state: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Fails on main: every goal on the full card was acknowledged `ok` as if on disk, the
     status said nothing, and the result was neither written nor retried."""
     profile = tmp_path / "kill-test.toml"
@@ -77,7 +78,12 @@ def test_a_full_state_directory_is_reported_and_the_result_written_when_there_is
         assert "ENOSPC" in refused["warning"]
         assert refused["status"]["storage"]["ok"] is False
         assert "journal" in refused["status"]["storage"]["faults"]
-        scored = refused["status"]["score"]
+        capsys.readouterr()
+        assert cli.timerctl(["--socket", str(table.socket), "goal", "away"]) == 0
+        shown = capsys.readouterr()
+        assert "timerctl: warning: not durable: No space left on device" in shown.err
+        assert "STORAGE   journal cannot be written" in shown.out
+        scored = _ask(table, "status")["status"]["score"]
         ended = table.wait_status(lambda s: s["phase"] == "finished"
                                   and "results" in s["storage"]["faults"],
                                   "the end, its result not written", timeout_s=30)

@@ -123,8 +123,9 @@ class DiskWriter:
                           "them", timeout_s)
 
     def status_extra(self) -> dict[str, Any]:
-        """`status["storage"]`: whether every write works, what fails, results not yet saved."""
-        return {"storage": {"ok": not self.faults and not self.pending_results,
+        """`status["storage"]`: whether every write works, what fails, and the results not
+        yet in the results file (one is, for the moment of its write, at every match end)."""
+        return {"storage": {"ok": not self.faults,
                             "faults": dict(self.faults),
                             "pending_results": self.pending_results}}
 
