@@ -221,7 +221,13 @@ class Outbox:
     def __init__(self, directory: Path, writer: DiskWriter | None = None) -> None:
         self.directory = directory
         self.writer = writer or DiskWriter()
+        self._own_writer = writer is None
         self._entries: list[OutboxEntry] = []
+
+    async def close(self) -> None:
+        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon)."""
+        if self._own_writer:
+            await asyncio.to_thread(self.writer.stop)
 
     def load(self) -> int:
         """Take up the results a previous run left; returns how many."""
@@ -311,6 +317,7 @@ class HallLink:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.outbox.close()
         with contextlib.suppress(ValueError):
             self.service.outputs.remove(self)
         with contextlib.suppress(ValueError):
