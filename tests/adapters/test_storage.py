@@ -40,6 +40,7 @@ class Disk:
     state: Path
     full: bool = False
     refused: int = 0
+    error: int = errno.ENOSPC
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         real_write = os.write
@@ -47,7 +48,7 @@ class Disk:
         def write(fd: int, data: Any) -> int:
             if self.full and _path_of(fd).startswith(str(self.state)):
                 self.refused += 1
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                raise OSError(self.error, os.strerror(self.error))
             return real_write(fd, data)
 
         monkeypatch.setattr(os, "write", write)
@@ -278,6 +279,56 @@ def test_a_result_that_could_not_be_written_is_written_at_the_next_start_once(
     copy.write_bytes(saved)  # as if killed between the line and the removal of the copy
     again = run_table(tmp_path, next_start)
     assert again == first
+
+
+@pytest.mark.parametrize("error", [errno.EROFS, errno.EIO, errno.EACCES])
+def test_a_read_only_or_failing_card_is_said_like_a_full_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int) -> None:
+    """A card remounted read-only after an error (EROFS), a dying one (EIO), a directory the
+    service user lost (EACCES): the same reply, status and retry as for a full card."""
+    disk = Disk(tmp_path / "state", error=error)
+    disk.install(monkeypatch)
+
+    async def drive(table: Table) -> tuple[dict[str, Any], dict[str, Any]]:
+        await table.ack("start")
+        await table.journal.synced()
+        disk.full = True
+        goal = await table.ack("goal home")
+        await table.until(330.0)
+        await table.drained()
+        return goal, table.service.status_dict()["storage"]
+
+    goal, storage = run_table(tmp_path, drive)
+    name = errno.errorcode[error]
+    assert goal["durable"] is False
+    assert f"({name})" in goal["warning"]
+    assert f"({name})" in storage["faults"]["results"]
+    assert storage["pending_results"] == 1
+
+
+def test_without_a_journal_every_reply_says_it_is_not_durable(tmp_path: Path) -> None:
+    """A state directory that cannot be used at the start (here a file stands in its way):
+    the daemon runs without crash safety, and says so in each reply and in the status."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        journal = Journal(blocker / "state", tmp_path / "run", loop, 60, DiskWriter(loop))
+        service = Service(journal.recover(profiles.load("ithf")))
+        service.durability = journal.synced
+        service.status_extras.append(journal.writer.status_extra)
+        async with journal:
+            service.outputs.append(journal)
+            reply = await service.acknowledge({"command": "start"})
+            return reply, service.status_dict()["storage"]
+
+    reply, storage = run_virtual(main)
+    assert reply["ok"] is True
+    assert reply["durable"] is False
+    assert "no journal: Not a directory" in reply["warning"]
+    assert storage["ok"] is False
+    assert "Not a directory" in storage["faults"]["journal"]
 
 
 def test_a_journal_that_missed_lines_on_a_full_card_is_written_whole_when_it_can(
