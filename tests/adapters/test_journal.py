@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import run_virtual
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timerd import profiles
 from timerd.adapters.journal import (
@@ -594,3 +596,30 @@ def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
     assert crashed.match is None
     assert crashed.report["status"]["result"]["how"] == "overtime"
     assert crashed.report["status"]["score"] == {"home": 0, "away": 1}
+
+
+_ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(),
+                        st.booleans(), st.none(), st.text(max_size=3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["start", "pause", "resume", "goal", "mark"]),
+                          _ANY_NUMBER, _ANY_NUMBER), max_size=8),
+       st.binary(max_size=64))
+def test_any_damage_to_the_journal_is_skipped_and_never_stops_a_start(
+        damage: list[tuple[str, Any, Any]], tail: bytes) -> None:
+    """Whatever times, wall times or bytes the journal holds after the match header, parsing
+    and recovery never raise: every line is a record with sane times or is skipped with a
+    warning (ITHF 10.2: the interrupted match comes back with what is sound)."""
+    data = lines(header(), command("start", 100.0))
+    for kind, t, wall in damage:
+        record = mark("interval", 0.0) if kind == "mark" else command(kind, 0.0)
+        data += json.dumps({**record, "t": t, "wall": wall}).encode() + b"\n"
+    records, warnings = parse_journal(data + tail)
+    assert [r.get("command") for r in records[:2]] == [None, "start"]
+    for record in records:
+        assert 0 <= record["wall"] <= 1e10
+        assert abs(record["t"] - records[0]["t"]) <= 7 * 24 * 3600
+    assert len(records) + len(warnings) >= 2 + len(damage)
+    result = restore(records)
+    assert result.outcome != "unreadable"  # the header is sound: only lines are dropped
