@@ -23,8 +23,9 @@ from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
-from timerd.adapters.results import ResultsFile
+from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
+from timerd.adapters.writer import DiskWriter
 from timerd.config import Config, private_directory
 from timerd.service import Service
 from timerd.timebase import scaled_loop
@@ -61,24 +62,23 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     # Before anything is written there: a directory another user made is refused (UnsafePath).
     for directory in dict.fromkeys((config.runtime_directory(), control.parent)):
         private_directory(directory)
+    writer = DiskWriter(loop)  # every file write that can wait on the card, off the loop
     journal = Journal(config.state_directory(), config.runtime_directory(), loop,
-                      config.state.resume_within_s)
+                      config.state.resume_within_s, writer)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
+    service.durability = journal.synced
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
 
     async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(writer)  # first in, last out: it drains the rest
         notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
         service.outputs += [board.buzzers, board.horn, board.leds]
-        results = ResultsFile(config.results_path())
-        service.outputs.append(results)
-        service.status_extras.append(results.status_extra)
-        if journal.recovery.match is not None:  # restored: keep its start and goal times
-            results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
+        results = _storage(config, service, journal, writer, board)
         # After the buzzer: its first edge never waits for the sound device.
         service.outputs.append(await stack.enter_async_context(
             Speaker.for_service(config, service, board.buzzers)))
@@ -91,7 +91,8 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
             ControlSocket(control, service, config.control))
-        await network_adapters(stack, config, options, service, results=results, t0=t0)
+        await network_adapters(stack, config, options, service, results=results, writer=writer,
+                               t0=t0)
         if options.interactive:
             from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
 
@@ -118,7 +119,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
 
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
                            options: RunOptions, service: Service, *, results: ResultsFile,
-                           t0: float) -> None:
+                           writer: DiskWriter, t0: float) -> None:
     """The web scoreboard and the hall link, each imported only when switched on."""
     if config.web.enabled:
         from timerd.adapters.web import WebServer  # noqa: PLC0415 (aiohttp: some 15 MB)
@@ -131,8 +132,24 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
         from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 
         hall = await stack.enter_async_context(
-            HallLink(config.hall, service, rate=options.speed))
+            HallLink(config.hall, service, rate=options.speed, writer=writer))
         results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
+
+
+def _storage(config: Config, service: Service, journal: Journal, writer: DiskWriter,
+             board: GpioBoard) -> ResultsFile:
+    """The results file on the shared disk writer, and storage faults in status and LEDs."""
+    service.status_extras.append(writer.status_extra)
+    writer.listeners.append(board.leds.storage)
+    board.leds.storage(writer.faults)  # a journal that could not be opened at the start
+    results = ResultsFile(config.results_path(), writer=writer,
+                          pending=config.runtime_directory() / PENDING_DIR)
+    results.load_pending()
+    service.outputs.append(results)
+    service.status_extras.append(results.status_extra)
+    if journal.recovery.match is not None:  # restored: keep its start and goal times
+        results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
+    return results
 
 
 def log_task_stacks() -> None:

@@ -305,6 +305,12 @@ def format_status(status: dict[str, Any]) -> str:
         lines.append(f"sound     speaker {status['speaker']}"
                      + (" (muted)" if status["speaker_muted"] else "")
                      + (", buzzer muted" if status["buzzer_muted"] else ""))
+    storage = status.get("storage") or {"ok": True}
+    for what, why in (storage.get("faults") or {}).items():
+        lines.append(f"STORAGE   {what} cannot be written: {why}")
+    if storage.get("pending_results") and not storage["ok"]:
+        lines.append(f"STORAGE   {storage['pending_results']} result(s) not written yet, "
+                     "kept and retried")
     return "\n".join(lines)
 
 
@@ -391,6 +397,8 @@ def timerctl(argv: list[str] | None = None) -> int:
         print(json.dumps(reply.get("status", reply), indent=2))
     elif reply.get("ok"):
         print(format_status(reply["status"]))
+    if reply.get("warning"):  # applied, but not on disk (docs/service.md)
+        print(f"timerctl: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):
         print(f"timerctl: {reply.get('error')}", file=sys.stderr)
         return EXIT_REFUSED

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,6 +80,9 @@ class Service:
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
     status_extras: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
+    #: Waits until the last accepted command is on disk: None, or why it is not (the
+    #: journal's `synced`). None: nothing is kept, and no reply waits.
+    durability: Callable[[], Awaitable[str | None]] | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
@@ -168,6 +171,23 @@ class Service:
         except CommandRefused as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, "status": self.status_dict()}
+
+    async def acknowledge(self, request: Any) -> dict[str, Any]:
+        """`command`, with the reply held until the command is on disk (the loop goes on).
+
+        A reply that cannot promise that says so: `"durable": false` and a `warning` (a full
+        or failing card, no journal, a device slower than the writer's SLOW_S): the command
+        is applied all the same and the match goes on (docs/service.md, "Limits and failure
+        modes"). For the control socket and HTTP, whose tools read the reply.
+        """
+        reply = self.command(request)
+        if reply["ok"] and self.durability is not None and request.get("command") != "status":
+            problem = await self.durability()
+            if problem is not None:  # and the status as it is now, with `storage`
+                reply.update(durable=False, status=self.status_dict(),
+                             warning=f"not durable: {problem}; a crash now would lose this "
+                                     "command")
+        return reply
 
     def button_edge(self, name: str, pressed: bool, at: float) -> None:
         """A raw edge of button `name` seen at loop time `at`."""

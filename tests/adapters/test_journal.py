@@ -13,17 +13,20 @@ from typing import Any
 
 import pytest
 from conftest import run_virtual
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timerd import profiles
 from timerd.adapters.journal import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
+    MAX_JOURNAL_BYTES,
     Journal,
-    _Writer,
     parse_journal,
     read_heartbeat,
     recover,
 )
+from timerd.adapters.writer import LineFile
 from timerd.core.effects import Applied, CommandRefused, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
 from timerd.schema import to_plain
@@ -95,6 +98,54 @@ def test_garbage_and_malformed_records_are_skipped_each_with_a_warning() -> None
     assert "line 3: not a JSON record" in warnings[0]
     assert "without a valid `t`" in warnings[1]
     assert "not strings" in warnings[2]
+
+
+@pytest.mark.parametrize("bad", [
+    b'{"type": "signal", "signal": "minute", "t": NaN, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": Infinity, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": -Infinity, "wall": 1780000130}',
+    b'{"type": "signal", "signal": "minute", "t": 1e300, "wall": 1780000130}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 130, "wall": NaN}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 130, "wall": 1e300}',
+    b'{"type": "command", "command": "goal", "args": ["home"], "t": 9e6, "wall": 1}',
+    b'{"type": "command", "command": "goal", "args": ["' + b"x" * 70_000 + b'"], "t": 1, '
+    b'"wall": 1}',
+    b"[" * 100_000,
+])
+def test_a_record_with_an_impossible_value_is_skipped_and_the_match_restored(
+        bad: bytes) -> None:
+    """Fails on main: NaN and Infinity parsed as times (JSON has no such numbers), and 1e300
+    moved the crash instant past any match, so the running match was thrown away; a record
+    far longer than any timerd writes, or nested past the parser's depth, is corrupt too.
+    Each is skipped like a torn line, and the match comes back from the rest."""
+    data = lines(header(), command("start", 100.0)) + bad + b"\n" + lines(
+        command("pause", 150.0))
+    records, warnings = parse_journal(data)
+    assert [r.get("command") for r in records] == [None, "start", "pause"]
+    assert len(warnings) == 1
+    assert "line 3" in warnings[0]
+    result = restore(records)
+    assert result.outcome == "restored"
+    assert result.match.status(5.0).remaining_s == pytest.approx(270.0)
+
+
+def test_a_journal_over_the_size_limit_is_set_aside_not_read(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A file bigger than any match writes (MAX_JOURNAL_BYTES) is not timerd's journal: it
+    is renamed aside, reported, and the daemon starts with a fresh match."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / JOURNAL_NAME).write_bytes(lines(header(), command("start", 100.0))
+                                       + b" " * MAX_JOURNAL_BYTES + b"\n")
+
+    async def main() -> str:
+        journal = Journal(state, tmp_path / "run", asyncio.get_running_loop(), 7200.0)
+        return journal.recover(ITHF).phase.value
+
+    assert run_virtual(main) == "idle"
+    assert (state / (JOURNAL_NAME + ".big")).exists()
+    assert not (state / JOURNAL_NAME).exists()
+    assert "set aside" in caplog.text
 
 
 def test_records_before_a_header_and_an_unclosed_earlier_match_are_dropped() -> None:
@@ -522,13 +573,13 @@ def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
     """A crash between the golden goal and the compaction restores a finished match, not the
     overtime before the goal (which would give the match back, tied, to be played on)."""
     at_compaction: list[bytes] = []
-    rewrite = _Writer._rewrite
+    replace = LineFile.replace
 
-    def spy(writer: _Writer, new_lines: list[str]) -> None:
-        at_compaction.append(writer.path.read_bytes() if writer.path.exists() else b"")
-        rewrite(writer, new_lines)
+    def spy(file: LineFile, data: bytes) -> None:
+        at_compaction.append(file.path.read_bytes() if file.path.exists() else b"")
+        replace(file, data)
 
-    monkeypatch.setattr(_Writer, "_rewrite", spy)
+    monkeypatch.setattr(LineFile, "replace", spy)
     # ithf-playoff, tied: final at 320, 30 s break, overtime from 350; the golden goal at 360;
     # a goal entered after it does not count and leaves the closed journal alone.
     out = run_service(tmp_path, [(0.0, "start"), (360.0, "goal away"), (365.0, "goal home")],
@@ -545,3 +596,30 @@ def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
     assert crashed.match is None
     assert crashed.report["status"]["result"]["how"] == "overtime"
     assert crashed.report["status"]["score"] == {"home": 0, "away": 1}
+
+
+_ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(),
+                        st.booleans(), st.none(), st.text(max_size=3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["start", "pause", "resume", "goal", "mark"]),
+                          _ANY_NUMBER, _ANY_NUMBER), max_size=8),
+       st.binary(max_size=64))
+def test_any_damage_to_the_journal_is_skipped_and_never_stops_a_start(
+        damage: list[tuple[str, Any, Any]], tail: bytes) -> None:
+    """Whatever times, wall times or bytes the journal holds after the match header, parsing
+    and recovery never raise: every line is a record with sane times or is skipped with a
+    warning (ITHF 10.2: the interrupted match comes back with what is sound)."""
+    data = lines(header(), command("start", 100.0))
+    for kind, t, wall in damage:
+        record = mark("interval", 0.0) if kind == "mark" else command(kind, 0.0)
+        data += json.dumps({**record, "t": t, "wall": wall}).encode() + b"\n"
+    records, warnings = parse_journal(data + tail)
+    assert [r.get("command") for r in records[:2]] == [None, "start"]
+    for record in records:
+        assert 0 <= record["wall"] <= 1e10
+        assert abs(record["t"] - records[0]["t"]) <= 7 * 24 * 3600
+    assert len(records) + len(warnings) >= 2 + len(damage)
+    result = restore(records)
+    assert result.outcome != "unreadable"  # the header is sound: only lines are dropped

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from daemon_process import Daemon, assert_same_goals
 
+from tests.hall_rig import wait_until
 from timerd.adapters.journal import JOURNAL_NAME
 from timerd.cli import request
 
@@ -123,8 +124,10 @@ def test_killed_in_overtime_it_restarts_paused_in_overtime_and_a_golden_goal_end
         assert won["result"]["how"] == "overtime"
         assert won["result"]["winner"] == "away"
         assert won["result"]["overtime_s"] >= after["overtime_s"]
-        # The golden goal ended the match: its journal is compacted, nothing to restore.
-        assert (tmp_path / "state" / JOURNAL_NAME).read_bytes() == b""
+        # The golden goal ended the match: its journal is compacted (behind its result, on
+        # the disk writer's thread), nothing to restore.
+        wait_until(lambda: (tmp_path / "state" / JOURNAL_NAME).read_bytes() == b"", 10,
+                   "the journal compacted")
         assert second.stop() == 0
 
     results = (tmp_path / "state" / "results.jsonl").read_text().splitlines()

@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import pytest
 
+from tests.hall_rig import wait_until
 from timerd import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +87,10 @@ def test_timerctl_scores_a_match_and_the_result_is_written(
     assert code == 0
     assert "score     5:0" in out
     events.wait_for('"state": "finished"')
-    record = json.loads(results.read_text())
+    # Written on the disk writer's thread behind the walk-out's journal line (issue 13).
+    line = wait_until(lambda: (results.exists() and results.read_text()) or None, 10,
+                      "the result")
+    record = json.loads(line)
     assert (record["how"], record["side"], record["score"]) == (
         "walkout", "away", {"home": 5, "away": 0})
     assert len(record["interruptions"]) == 1

@@ -153,7 +153,7 @@ class ControlSocket:
                 client.waiting = False
                 if line == b"" or client.evicted:
                     break
-                writer.write(json.dumps(self._reply(line)).encode() + b"\n")
+                writer.write(json.dumps(await self._reply(line)).encode() + b"\n")
                 await writer.drain()
         except ConnectionError:
             pass
@@ -163,7 +163,7 @@ class ControlSocket:
                 writer.close()
                 await writer.wait_closed()
 
-    def _reply(self, line: bytes | None) -> dict[str, Any]:
+    async def _reply(self, line: bytes | None) -> dict[str, Any]:
         if line is None:
             self._log.info("too_long", "control socket: refused a request line over %d bytes",
                            MAX_LINE)
@@ -171,4 +171,4 @@ class ControlSocket:
         request = parse_request(line.decode("utf-8", "replace"))
         if isinstance(request, str):
             return {"ok": False, "error": request}
-        return self.service.command(request)
+        return await self.service.acknowledge(request)  # once on disk, or says why not

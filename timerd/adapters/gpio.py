@@ -54,6 +54,8 @@ FACTORIES = {
     "native": "gpiozero.pins.native:NativeFactory",
 }
 
+#: The last-30-s LED's flash while something cannot be written (a storage fault): on, off.
+STORAGE_BLINK_S = 0.25
 #: The last-30-seconds LED lights from this much time left (ITHF 4.4).
 LAST_30_S = 30.0
 
@@ -154,24 +156,48 @@ class Buzzers:
 
 class Leds:
     """Status LEDs: running, paused (an interruption, ITHF 10.1), the last 30 s, the faceoff
-    guard (ITHF 5.6) and the passive-play warning (ITHF 8.3)."""
+    guard (ITHF 5.6) and the passive-play warning (ITHF 8.3).
+
+    A storage fault (`storage`: the journal, the results or the outbox cannot be written)
+    flashes the last-30-s LED, STORAGE_BLINK_S on and off, whenever it is not lit for the
+    last 30 s: the match goes on, but the operator sees that a crash would lose it
+    (hw/README.md)."""
 
     def __init__(self, running: Any | None, paused: Any | None, last_30: Any | None,
                  faceoff_guard: Any | None = None, passive: Any | None = None) -> None:
         self.running, self.paused, self.last_30 = running, paused, last_30
         self.faceoff_guard, self.passive = faceoff_guard, passive
+        self.storage_fault = False
+        self._last_30_lit = False
+        self.blinking = False
 
     def notify(self, effect: Effect, status: Status) -> None:
         live = status.phase in (Phase.RUNNING, Phase.PAUSED)
-        last_30 = live and not status.count_up and status.remaining_s <= LAST_30_S
+        self._last_30_lit = live and not status.count_up and status.remaining_s <= LAST_30_S
         warned = any(left == 0 for left in status.passive.values())
         for led, lit in ((self.running, status.phase is Phase.RUNNING),
                          (self.paused, status.phase is Phase.PAUSED),
-                         (self.last_30, last_30),
                          (self.faceoff_guard, status.faceoff_guard_s is not None),
                          (self.passive, warned)):
             if led is not None and led.value != lit:
                 led.value = lit
+        self._show_last_30()
+
+    def storage(self, faults: Mapping[str, str]) -> None:
+        """A DiskWriter fault listener: what cannot be written now (empty: all is well)."""
+        self.storage_fault = bool(faults)
+        self._show_last_30()
+
+    def _show_last_30(self) -> None:
+        led = self.last_30
+        if led is None:
+            return
+        blink = self.storage_fault and not self._last_30_lit
+        if blink and not self.blinking:
+            led.blink(on_time=STORAGE_BLINK_S, off_time=STORAGE_BLINK_S)  # gpiozero's thread
+        elif not blink and (self.blinking or led.value != self._last_30_lit):
+            led.value = self._last_30_lit  # also ends a blink
+        self.blinking = blink
 
 
 class GpioBoard:

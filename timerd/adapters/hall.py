@@ -36,7 +36,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import re
 import ssl
 import time
@@ -50,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.events import event_record
 from timerd.adapters.untrusted import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
+from timerd.adapters.writer import DiskWriter, replace_file
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import CommandRefused, Effect, Signal, Tick
 from timerd.core.match import Status
@@ -215,30 +215,30 @@ class OutboxEntry:
     id: str
     payload: bytes
     path: Path
-    saved: asyncio.Future[None] | None = None  # the disk write, done in a worker thread
-
-
-def _write_file(path: Path, payload: bytes) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as out:
-        out.write(payload)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    #: The disk write, on the disk writer's thread: None once on disk, else why not.
+    saved: asyncio.Future[str | None] | None = None
 
 
 class Outbox:
     """Results not yet acknowledged by the broker: in memory, and one JSON file each on disk.
 
     A result is sent from memory; the file only matters when the daemon stops before the
-    broker acknowledged it, and the next start sends it then. Files are written in a worker
-    thread so a slow SD card never holds up the match loop. A disk that fails is logged and
-    the result is still sent from memory.
+    broker acknowledged it, and the next start sends it then. Files are written and removed
+    on the disk writer's thread (`writer`, the daemon's; without one, the outbox's own), so a
+    slow SD card never holds up the match loop. A disk that fails is a storage fault (status,
+    LEDs) and the result is still sent from memory.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, writer: DiskWriter | None = None) -> None:
         self.directory = directory
+        self.writer = writer or DiskWriter()
+        self._own_writer = writer is None
         self._entries: list[OutboxEntry] = []
+
+    async def close(self) -> None:
+        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon)."""
+        if self._own_writer:
+            await asyncio.to_thread(self.writer.stop)
 
     def load(self) -> int:
         """Take up the results a previous run left; returns how many."""
@@ -264,9 +264,7 @@ class Outbox:
         payload = json.dumps(message).encode()
         path = self.directory / f"{time.time_ns()}-{message['id']}.json"
         entry = OutboxEntry(str(message["id"]), payload, path)
-        entry.saved = asyncio.get_running_loop().run_in_executor(None, _write_file, path,
-                                                                  payload)
-        entry.saved.add_done_callback(_log_write_failure)
+        entry.saved = self.writer.submit("outbox", lambda: replace_file(path, payload)).done
         self._entries.append(entry)
         return entry
 
@@ -276,16 +274,9 @@ class Outbox:
     async def done(self, entry: OutboxEntry) -> None:
         """The broker acknowledged `entry`: forget it, on disk too."""
         if entry.saved is not None:
-            with contextlib.suppress(OSError):
-                await entry.saved
-        with contextlib.suppress(OSError):
-            entry.path.unlink(missing_ok=True)
+            await entry.saved
+        await self.writer.submit("outbox", lambda: entry.path.unlink(missing_ok=True)).done
         self._entries.remove(entry)
-
-
-def _log_write_failure(saved: asyncio.Future[None]) -> None:
-    if not saved.cancelled() and (exc := saved.exception()) is not None:
-        log.error("result not saved to disk (%s); it is still sent from memory", exc)
 
 
 # -- the link -------------------------------------------------------------------------------
@@ -294,13 +285,14 @@ class HallLink:
     """This table on the hall's broker: publishes its state, events and results; takes the
     desk's commands. An output of the service (`notify`) and an async context manager."""
 
-    def __init__(self, config: HallConfig, service: Service, outbox: Outbox | None = None,
-                 wall: Callable[[], float] = time.time, rate: float = 1.0) -> None:
+    def __init__(self, config: HallConfig, service: Service, outbox: Outbox | None = None, *,
+                 wall: Callable[[], float] = time.time, rate: float = 1.0,
+                 writer: DiskWriter | None = None) -> None:
         self.config = config
         self.service = service
         self.table = config.table_id()
         self.topics = Topics(config.hall, self.table)
-        self.outbox = outbox or Outbox(hall_outbox(config))
+        self.outbox = outbox or Outbox(hall_outbox(config), writer)
         self.wall = wall
         self.rate = rate  # loop seconds per real second (`--speed`)
         self.round: str | None = None
@@ -337,6 +329,7 @@ class HallLink:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.outbox.close()
         with contextlib.suppress(ValueError):
             self.service.outputs.remove(self)
         with contextlib.suppress(ValueError):

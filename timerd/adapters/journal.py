@@ -36,9 +36,12 @@ match last seen longer ago than `state.resume_within_s` (2 h) is closed as aband
 resumed. A match interrupted during its pre-signal is restored to before its start: START
 gives a new pre-signal (ITHF 4.4 asks for one 15 to 30 s before the start).
 
-Disk writes happen on a writer thread. A command waits for its line to be on disk before it
-is acknowledged (up to a second); a signal's time mark does not wait, so a slow fsync on an SD
-card never delays a buzzer edge.
+Disk writes happen on the disk writer's thread (`timerd.adapters.writer`), never on the loop:
+a slow fsync on an SD card never delays a buzzer edge. A tool's reply to a command waits for
+the command's line to be on disk (`synced`, at most the writer's `SLOW_S`) and says so when it
+is not (`durable: false`); a signal's time mark is not waited for. Jobs run in the order they
+were given, so a command's line is on disk before anything it caused: the results line of the
+match it ended, then the compaction.
 """
 
 from __future__ import annotations
@@ -49,8 +52,6 @@ import fcntl
 import json
 import logging
 import os
-import queue
-import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -59,6 +60,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from timerd.adapters.writer import DiskWriter, LineFile, Write, describe
 from timerd.core.display import shown_clock
 from timerd.core.effects import (
     Applied,
@@ -88,8 +90,18 @@ HEARTBEAT_WIDTH = 512
 
 #: Loop seconds between heartbeats: bounds the crash instant to within this.
 HEARTBEAT_S = 0.5
-#: Longest wait for a command's record to be on disk before the daemon goes on regardless.
-SYNC_WAIT_S = 1.0
+#: Longest journal line read back: a match header with its profile is about 1 kB.
+MAX_RECORD_BYTES = 64 * 1024
+#: Longest journal read at a start: a match writes a few dozen lines, and each match starts
+#: the file afresh; a longer file is not a journal timerd wrote, and is set aside.
+MAX_JOURNAL_BYTES = 4 * 1024 * 1024
+#: Loop times (the monotonic clock: seconds since boot) and wall times beyond these are
+#: corrupt: 300 years, and the year 2286.
+MAX_LOOP_T = 1e10
+MAX_WALL = 1e10
+#: The longest a match can span in the journal (the first record to the last), pauses
+#: included: a match interrupted over a night and resumed the next day still fits.
+MAX_MATCH_SPAN_S = 7 * 24 * 3600.0
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
@@ -111,7 +123,9 @@ def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     """The valid records of the last match in `data`, and a warning for each line skipped.
 
     A last line without its newline was torn by a crash in mid-write; a line that is not a
-    JSON object of a known type with its fields is corrupt. Both are skipped.
+    JSON object of a known type with its fields, holds a value JSON has no number for (NaN,
+    Infinity), a time outside what a match can span, or is longer than MAX_RECORD_BYTES, is
+    corrupt. Both are skipped, and the match is restored from the rest.
     """
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -123,7 +137,7 @@ def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
             warnings.append(f"line {number}: torn last record ({len(raw)} bytes without "
                             "an end of line), skipped")
             continue
-        record, why = _record(raw)
+        record, why = _record(raw, records[0]["t"] if records else None)
         if record is None:
             warnings.append(f"line {number}: {why}, skipped")
         elif record["type"] == "match":
@@ -139,10 +153,17 @@ def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     return records, warnings
 
 
-def _record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def _record(raw: bytes, match_t: float | None) -> tuple[dict[str, Any] | None, str]:
+    """One line as a record, or None and why not. `match_t`: the match header's time."""
+    if len(raw) > MAX_RECORD_BYTES:
+        return None, f"a record of {len(raw)} bytes, over the {MAX_RECORD_BYTES} limit"
     try:
-        record = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        record = json.loads(raw, parse_constant=_not_a_number)
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." deep
         return None, "not a JSON record"
     if not isinstance(record, dict) or record.get("type") not in _FIELDS:
         return None, "not a journal record"
@@ -153,6 +174,13 @@ def _record(raw: bytes) -> tuple[dict[str, Any] | None, str]:
             return None, f"{record['type']} record without a valid `{key}`"
     if record["type"] == "command" and not all(isinstance(a, str) for a in record["args"]):
         return None, "command record with arguments that are not strings"
+    # A finite float can still be absurd (1e300): it would move the crash instant (and every
+    # replayed time) past any match, or overflow the results' wall-clock dates.
+    if not 0 <= record["wall"] <= MAX_WALL:
+        return None, f"{record['type']} record with an impossible wall time {record['wall']!r}"
+    reference = record["t"] if match_t is None or record["type"] == "match" else match_t
+    if abs(record["t"]) > MAX_LOOP_T or abs(record["t"] - reference) > MAX_MATCH_SPAN_S:
+        return None, f"{record['type']} record with an impossible time {record['t']!r}"
     return record, ""
 
 
@@ -349,110 +377,8 @@ def _duration(seconds: float) -> str:
 # -- writing ---------------------------------------------------------------------------------
 
 
-class _Trouble:
-    """A write that keeps failing is logged once, and once more when it works again."""
-
-    def __init__(self, what: str, consequence: str) -> None:
-        self.what = what
-        self.consequence = consequence
-        self.failing = False
-
-    def failed(self, exc: OSError) -> None:
-        if not self.failing:
-            log.error("%s: cannot write (%s); %s", self.what, exc, self.consequence)
-        self.failing = True
-
-    def cleared(self) -> None:
-        if self.failing:
-            log.warning("%s: writing again", self.what)
-        self.failing = False
-
-
-@dataclass
-class _Job:
-    op: str  # "append" | "rewrite"
-    lines: list[str]
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-
-class _Writer(threading.Thread):
-    """Writes the journal, each change flushed and fsynced, in order, on its own thread.
-
-    A time mark (a signal that sounded) is only queued: an fsync on an SD card can take tens
-    of milliseconds, and on the loop it would delay the next buzzer edge. A command, and the
-    compaction that ends a match, are waited for (up to `SYNC_WAIT_S`): once a command is
-    acknowledged it must survive a crash. A failed write is logged and the match goes on
-    (without crash safety until the disk works again).
-    """
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(name="journal-writer", daemon=True)
-        self.path = path
-        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._file: Any = None
-        self._trouble = _Trouble(f"journal {path}", "the match goes on, but a crash now "
-                                                   "would lose it")
-
-    def append(self, line: str, wait: bool) -> None:
-        self._submit(_Job("append", [line]), wait)
-
-    def rewrite(self, lines: list[str], wait: bool) -> None:
-        """Replace the whole journal atomically (compaction, or the rewritten recovered one)."""
-        self._submit(_Job("rewrite", lines), wait)
-
-    def _submit(self, job: _Job, wait: bool) -> None:
-        self._queue.put(job)
-        if wait and not job.done.wait(SYNC_WAIT_S):
-            log.warning("journal %s: a write took longer than %g s; going on without waiting",
-                        self.path, SYNC_WAIT_S)
-
-    def stop(self) -> None:
-        """Write what is queued, then end."""
-        self._queue.put(None)
-        self.join()
-
-    def run(self) -> None:
-        while (job := self._queue.get()) is not None:
-            try:
-                if job.op == "append":
-                    self._append(job.lines[0])
-                else:
-                    self._rewrite(job.lines)
-            except OSError as exc:
-                self._trouble.failed(exc)
-            else:
-                self._trouble.cleared()
-            job.done.set()
-        if self._file is not None:
-            self._file.close()
-
-    def _append(self, line: str) -> None:
-        if self._file is None:
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
-        self._file.write(line + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def _rewrite(self, lines: list[str]) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in lines)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
-        directory = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # the rename itself must survive a power loss
-        finally:
-            os.close(directory)
-
-
-def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, separators=(",", ":"))
+def _line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
 def on_ram(path: Path) -> bool | None:
@@ -481,7 +407,8 @@ class Journal:
     """
 
     def __init__(self, state_dir: Path, runtime_dir: Path,
-                 loop: asyncio.AbstractEventLoop, resume_within_s: float) -> None:
+                 loop: asyncio.AbstractEventLoop, resume_within_s: float,
+                 writer: DiskWriter | None = None) -> None:
         self.path = state_dir / JOURNAL_NAME
         self.heartbeat_path = runtime_dir / HEARTBEAT_NAME
         self.loop = loop
@@ -491,11 +418,17 @@ class Journal:
         self.recovery = Recovery("none")
         self._profile: Profile | None = None
         self._lock_fd: int | None = None
-        self._writer = _Writer(self.path)
+        #: The daemon's disk writer (shared with the results and the outbox, so that their
+        #: writes keep the order they were made in); without one, the journal's own.
+        self.writer = writer or DiskWriter(loop)
+        self._own_writer = writer is None
+        self._file = LineFile(self.path, keep_open=True)
+        self._last: Write | None = None  # the last write a command's reply waits for
+        #: Every line of the open match: after a failed write (a full card) the next one
+        #: writes them all, so the journal never goes on with a line missing.
+        self._lines: list[bytes] = []
         self._beat: asyncio.TimerHandle | None = None
         self._beat_fd: int | None = None
-        self._beat_trouble = _Trouble(f"heartbeat {self.heartbeat_path}", "a crash would "
-                                      "restore the match at its last journalled event")
         self._found = False
         #: False when the state directory cannot be used or another daemon holds it: then
         #: this daemon runs without journal and heartbeat, and says so in the log.
@@ -520,12 +453,15 @@ class Journal:
                 log.error("another timerd is running with the state directory %s: this one "
                           "keeps no journal, its matches will not survive a crash",
                           self.path.parent)
+                self.writer.fault("journal", f"no journal: another timerd holds "
+                                             f"{self.path.parent}")
                 return Match(profile)
-            data = self.path.read_bytes() if self.path.exists() else b""
+            data = self._read()
         except OSError as exc:
             log.error("cannot use %s (%s): matches will not survive a crash; check "
                       "state.directory and state.runtime_directory (`timerd doctor`)",
                       exc.filename, exc.strerror)
+            self.writer.fault("journal", f"no journal: {describe(exc)}")
             return Match(profile)
         self.enabled = True
         if on_ram(self.heartbeat_path.parent) is False:
@@ -550,6 +486,20 @@ class Journal:
             return self.recovery.match
         return Match(profile)
 
+    def _read(self) -> bytes:
+        """The journal's bytes; one over MAX_JOURNAL_BYTES is set aside (`.big`), not read."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return b""
+        if size > MAX_JOURNAL_BYTES:
+            aside = self.path.with_name(self.path.name + ".big")
+            log.error("journal %s is %d bytes, over the %d a match can write: set aside as "
+                      "%s, not restored", self.path, size, MAX_JOURNAL_BYTES, aside.name)
+            os.replace(self.path, aside)
+            return b""
+        return self.path.read_bytes()
+
     def _lock(self, path: Path) -> bool:
         """Hold `path` locked while this daemon runs; False if another process holds it."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -564,11 +514,11 @@ class Journal:
     async def __aenter__(self) -> Journal:
         if not self.enabled:
             return self
-        self._writer.start()
         if self.recovery.records:
-            self._writer.rewrite([_line(r) for r in self.recovery.records], wait=True)
+            self._lines = [_line(r) for r in self.recovery.records]
+            await self._rewrite(b"".join(self._lines)).reply
         elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
-            self._writer.rewrite([], wait=True)
+            await self._rewrite(b"").reply
         self._heartbeat()
         return self
 
@@ -581,8 +531,12 @@ class Journal:
             self._beat.cancel()
         if self.match_id is not None:
             self._append({"type": "stopped"})
-        self.match_id = None  # closed: a compaction still due must not wait on the writer
-        self._writer.stop()
+        self.match_id = None  # closed: a compaction still due must not follow the stop
+        last = self.writer.submit("journal", self._file.close)
+        if self._own_writer:
+            await asyncio.to_thread(self.writer.stop)
+        else:  # the lock is held until the last line is out (or the device is hopeless)
+            await last.reply
         if self._beat_fd is not None:
             os.close(self._beat_fd)
         with contextlib.suppress(FileNotFoundError):
@@ -604,17 +558,21 @@ class Journal:
                          wait=False)
         elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
-            # A command that ends the match (a golden goal, a walk-out) is dispatched after
-            # this phase change: it closes the match itself, once it is on disk. If no
-            # command follows (the final signal at 0:00), close when this dispatch is over.
-            self.loop.call_soon(self._close_finished, self.match_id, status)
+            # The command that ends the match (a golden goal, a walk-out), if one did, is
+            # dispatched after this phase change and journalled then. The results line of
+            # the match is written one loop turn after this dispatch (ResultsFile); the
+            # compaction goes to the writer one turn after that, so the disk sees: the
+            # command, the result, the compaction (docs/service.md).
+            self.loop.call_soon(self.loop.call_soon, self._close_finished, self.match_id,
+                                status)
 
     def _applied(self, effect: Applied, status: Status) -> None:
         """Journal a command; open a match at its first one, close it when it is over.
 
-        The command that ends a match is journalled before the journal is compacted: a crash
-        in between restores a finished match (reported, not resumed), never the match as it
-        was before that command (a golden goal lost, overtime resumed).
+        The command that ends a match is journalled before its result is written and the
+        journal compacted (`notify`): a crash in between restores a finished match (reported,
+        not resumed), never the match as it was before that command (a golden goal lost,
+        overtime resumed, and a second result for the same match).
         """
         profile = self._profile
         if profile is None:
@@ -633,8 +591,6 @@ class Journal:
             log.info("match %s begins: journalled to %s", self.match_id, self.path)
         self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
                      effect.at)
-        if status.phase is Phase.FINISHED:
-            self._close("finished", status)
 
     def _close_finished(self, match_id: str, status: Status) -> None:
         if self.match_id == match_id:  # not closed by the command that finished it
@@ -644,12 +600,32 @@ class Journal:
         log.info("match %s %s at %s: journal compacted", self.match_id, why,
                  shown_clock(status.remaining_s))
         self.match_id = None
-        self._writer.rewrite([], wait=True)
+        self._lines = []
+        self._last = self._rewrite(b"")
 
     def _append(self, record: dict[str, Any], at: float | None = None,
                 wait: bool = True) -> None:
+        """Queue one line; `wait`: a command's reply waits for it (`synced`)."""
         t = self.loop.time() if at is None else at
-        self._writer.append(_line({**record, "t": t, "wall": time.time()}), wait)
+        line = _line({**record, "t": t, "wall": time.time()})
+        self._lines.append(line)
+        whole = b"".join(self._lines)  # a few dozen short lines
+        write = self.writer.submit("journal", lambda: self._file.append(line, whole))
+        if wait:
+            self._last = write
+
+    def _rewrite(self, data: bytes) -> Write:
+        """Queue the journal's replacement by `data` (compaction, or the recovered match)."""
+        return self.writer.submit("journal", lambda: self._file.replace(data))
+
+    async def synced(self) -> str | None:
+        """Wait for the last command's journal line: None once it is on disk, else why not
+        (a storage fault, a slow device, no journal). For a tool's reply, never a buzzer."""
+        if not self.enabled:
+            return self.writer.faults.get("journal", "no journal")
+        if self._last is None:
+            return None
+        return await asyncio.shield(self._last.reply)
 
     def _heartbeat(self) -> None:
         """Write the heartbeat (RAM), then again in HEARTBEAT_S: a stalled loop stops it too.
@@ -657,7 +633,9 @@ class Journal:
         One `pwrite` over the start of a file kept open, padded to a fixed width (JSON ignores
         the trailing spaces): a write call is whole or not at all when the process is killed,
         and it costs a fraction of a new file and a rename twice a second (bench/run: the
-        rename was half of the daemon's CPU in a match).
+        rename was half of the daemon's CPU in a match). It stays on the loop: the runtime
+        directory is RAM (tmpfs; a start warns when it is not), where a write is a copy into
+        the page cache that never waits for a device, and without an fsync nothing else does.
         """
         beat = json.dumps({"run": self.run, "match": self.match_id or "",
                            "t": self.loop.time(), "wall": time.time(), "pid": os.getpid()})
@@ -666,9 +644,9 @@ class Journal:
                 self._beat_fd = os.open(self.heartbeat_path, HEARTBEAT_FLAGS, 0o640)
             os.pwrite(self._beat_fd, beat.ljust(HEARTBEAT_WIDTH).encode(), 0)
         except OSError as exc:
-            self._beat_trouble.failed(exc)
+            self.writer.fault("heartbeat", describe(exc))
         else:
-            self._beat_trouble.cleared()
+            self.writer.fault("heartbeat", None)
         self._beat = self.loop.call_later(HEARTBEAT_S, self._heartbeat)
 
     # -- what the operator sees ------------------------------------------------------------------

@@ -4,10 +4,21 @@ Each line holds a match id, the profile, the wall-clock start, the final score, 
 entry (side, match time, wall time, counted, reason, scorer and assists), every interruption
 (period, start in match time, length), the overtime length, the number of replays and how the
 match ended (`regular`, `overtime`, `forfeit`, `walkout`, `shootout`). Ball hockey adds the
-periods as played, every penalty and timeout, and the shootout attempts. A line is written,
-flushed and fsynced the moment the match finishes, so a power cut after the final signal does
-not lose it; appending whole lines means a crash can at worst leave one torn last line, which
-`recent_results` skips.
+periods as played, every penalty and timeout, and the shootout attempts.
+
+The line is written and fsynced on the disk writer's thread (`timerd.adapters.writer`), one
+loop turn after the match finished, so behind the journal line of the command that ended it
+(docs/service.md: the command, then the result, then the compaction): a crash in between
+finds a finished match, never a running one that would give a second, contradicting result.
+Listeners (the hall desk) hear of the result once that line is on disk or has failed. A torn
+last line (a crash mid-write, an edit by hand) is skipped by `recent_results`, and the next
+line starts on a fresh line rather than being glued onto it.
+
+A result that cannot be written (a full, read-only or failing card) is kept: in memory, and as
+a file in the runtime directory (`results-pending/`, RAM: it survives a restart of timerd,
+not a reboot), retried every RETRY_S and at the next start, and counted in
+`status["storage"]["pending_results"]`. A retry skips a result whose match id the file already
+holds, so a crash between the line and the removal of its pending copy writes it once.
 
 Wall time is only recorded, never used to measure: the core works in monotonic time and each
 goal's wall time is taken when its entry reaches this adapter (ITHF matches are short, and a
@@ -19,6 +30,8 @@ publishes it), and `recent_results(path, n)` reads the last ones (the web API, `
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from timerd.adapters.writer import DiskWriter, LineFile, replace_file
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Status
 from timerd.core.score import AWARDS, Goal
@@ -38,6 +52,13 @@ log = logging.getLogger("timerd.results")
 
 ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
+#: Loop seconds between attempts to write the results that could not be written.
+RETRY_S = 30.0
+#: The runtime directory's folder for results not yet in the results file.
+PENDING_DIR = "results-pending"
+#: How much of the results file's end a retry reads for a match id it may already hold.
+TAIL_BYTES = 1 << 20
+
 
 def iso(wall: float) -> str:
     return datetime.fromtimestamp(wall, UTC).isoformat(timespec="milliseconds")
@@ -45,12 +66,20 @@ def iso(wall: float) -> str:
 
 class ResultsFile:
     """An output that appends each finished match to `path` (None: keeps no file, still
-    notifies `listeners`). `wall` reads the wall clock (a parameter so tests can fix it)."""
+    notifies `listeners`). `wall` reads the wall clock (a parameter so tests can fix it);
+    `writer` is the daemon's disk writer (without one, writes run in the caller); `pending`
+    the runtime directory's folder for results not yet written (None: in memory only)."""
 
-    def __init__(self, path: Path | None, wall: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path | None, wall: Callable[[], float] = time.time,
+                 writer: DiskWriter | None = None, pending: Path | None = None) -> None:
         self.path = path
         self.wall = wall
+        self.writer = writer or DiskWriter(inline=True)
+        self.pending_dir = pending
         self.listeners: list[ResultListener] = []
+        #: Results not yet in the file, by match id, oldest first.
+        self.unwritten: dict[str, dict[str, Any]] = {}
+        self._retry: asyncio.TimerHandle | None = None
         self.match_id: str | None = None
         self._started_wall: float | None = None
         self._goal_walls: dict[tuple[str, float], float] = {}  # (side, match time) -> wall
@@ -125,18 +154,82 @@ class ResultsFile:
 
     def _finished(self, status: Status) -> None:
         record = self.record(status)
-        if self.path is not None:
+        self._forget()
+        # One turn later: the command that ended the match is journalled in this dispatch.
+        asyncio.get_running_loop().call_soon(self._save, record, True)
+
+    def _save(self, record: dict[str, Any], tell: bool) -> None:
+        """Write `record` (and tell the listeners, once it is on disk or has failed)."""
+        if self.path is None:
+            self._tell(record)
+            return
+        self.unwritten[record["match_id"]] = record
+        self.writer.pending_results = len(self.unwritten)
+        write = self.writer.submit("results", lambda: self._write(record))
+        write.done.add_done_callback(lambda done: self._saved(record, done.result(), tell))
+
+    def _write(self, record: dict[str, Any]) -> None:
+        """On the writer thread: keep a copy in RAM first, then the line, then drop the copy."""
+        assert self.path is not None
+        data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
+        copy = None if self.pending_dir is None else \
+            self.pending_dir / f"{record['match_id']}.json"
+        if copy is not None:
             try:
-                append_line(self.path, record)
-            except OSError:
-                log.exception("cannot write the result to %s; it is in the log instead: %s",
-                              self.path, json.dumps(record))
+                replace_file(copy, data)
+            except OSError as exc:
+                log.warning("cannot keep a copy of the result in %s (%s)", copy, exc)
+                copy = None
+        if not _holds(self.path, record["match_id"]):
+            LineFile(self.path).append(data)
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+
+    def _saved(self, record: dict[str, Any], error: str | None, tell: bool) -> None:
+        if error is None:
+            self.unwritten.pop(record["match_id"], None)
+        else:
+            log.error("result of match %s not written to %s (%s): kept, retried every %g s; "
+                      "the result: %s", record["match_id"], self.path, error, RETRY_S,
+                      json.dumps(record))
+            if self._retry is None:
+                self._retry = asyncio.get_running_loop().call_later(RETRY_S, self.retry)
+        self.writer.pending_results = len(self.unwritten)
+        if tell:
+            self._tell(record)
+
+    def retry(self) -> None:
+        """Write again every result not yet written (from a fault, or an earlier run)."""
+        self._retry = None
+        for record in list(self.unwritten.values()):
+            self._save(record, False)
+
+    def load_pending(self) -> int:
+        """At a start: take up the results an earlier run could not write; how many. Read
+        from the runtime directory (RAM, so at once) before the match loop runs; the ids
+        begin with the start time, so they are taken oldest first."""
+        if self.pending_dir is None or not self.pending_dir.is_dir():
+            return 0
+        for path in sorted(self.pending_dir.glob("*.json")):
+            try:
+                record = json.loads(path.read_bytes())
+                self.unwritten[str(record["match_id"])] = record
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.error("pending result %s unreadable (%s); set aside as .bad", path, exc)
+                with contextlib.suppress(OSError):
+                    path.rename(path.with_suffix(".bad"))
+        if self.unwritten:
+            log.warning("%d result(s) an earlier run could not write: writing them now",
+                        len(self.unwritten))
+            self.retry()
+        return len(self.unwritten)
+
+    def _tell(self, record: dict[str, Any]) -> None:
         for listener in self.listeners:
             try:
                 listener(record)
             except Exception:
                 log.exception("results listener %r failed", listener)
-        self._forget()
 
     def _forget(self) -> None:
         self.match_id = None
@@ -155,13 +248,15 @@ def _new_id(wall: float) -> str:
     return f"{stamp}-{uuid.uuid4().hex[:6]}"
 
 
-def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line and make it durable (flush, then fsync) before returning."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(record, separators=(",", ":")) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
+def _holds(path: Path, match_id: str) -> bool:
+    """Whether the end of the results file already holds the result of `match_id`."""
+    try:
+        with path.open("rb") as results:
+            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
+            tail = results.read()
+    except FileNotFoundError:
+        return False
+    return f'"match_id":{json.dumps(match_id)}'.encode() in tail
 
 
 def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:

@@ -384,7 +384,7 @@ class WebServer:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:
             return _error(400, str(exc))
-        reply = self.service.command(payload)
+        reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return web.json_response(reply, status=200 if reply["ok"] else 400, dumps=_dumps)
 
     async def _stream(self, request: web.Request) -> web.WebSocketResponse:
