@@ -85,7 +85,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if config.serial.port:
             await stack.enter_async_context(SerialDisplay(config.serial, service))
         await stack.enter_async_context(
-            ControlSocket(options.control or config.control_socket(), service))
+            ControlSocket(options.control or config.control_socket(), service, config.control))
         if config.web.enabled:
             web = await stack.enter_async_context(
                 WebServer(config.web, service, rate=options.speed, t0=t0,

@@ -185,8 +185,21 @@ class SpeakerConfig:
 
 @dataclass(frozen=True)
 class ControlConfig:
+    """The control socket for timerctl and tools (limits: docs/service.md)."""
+
     #: Unix socket for timerctl; empty: control.sock in the runtime directory.
     socket: str = ""
+    #: Tools connected at once; a new one over the cap hangs up on the one that waited
+    #: longest for its next request, or is refused if every one is busy.
+    max_connections: int = 32
+    #: A connection that sends no complete request line for this long is closed.
+    idle_timeout_s: float = 60.0
+
+    def problems(self) -> list[str]:
+        out = durations(idle_timeout_s=self.idle_timeout_s)
+        if self.max_connections < 1:
+            out.append(f"max_connections = {self.max_connections}: must be at least 1")
+        return out
 
 
 @dataclass(frozen=True)
@@ -211,9 +224,32 @@ class WebConfig:
     port: int = 8080
     #: The bearer token for POST /api/command; keep the config file private (chmod 600).
     token: str = ""
+    #: Where the control page and POST /api/command are served: empty, on host:port with
+    #: the scoreboard; "HOST:PORT", on a listener of their own (e.g. "127.0.0.1:8081": only
+    #: on the Pi), and host:port is then read-only (docs/api.md, "Choosing where control is").
+    control: str = ""
+    #: Connections at once per listener; a new one over the cap takes the place of the one
+    #: idle longest, or gets a 503 if every one is busy (a WebSocket is always busy).
+    max_connections: int = 256
+    #: A connection must send a whole request's headers within this many seconds of
+    #: connecting or of its previous response, else it is closed (slowloris, idle sockets).
+    idle_timeout_s: float = 15.0
+
+    def control_address(self) -> tuple[str, int] | None:
+        """`control` as (host, port), or None when control shares the scoreboard's port."""
+        if not self.control:
+            return None
+        host, _, port = self.control.rpartition(":")
+        return host.strip("[]"), int(port)
 
     def problems(self) -> list[str]:
-        out = []
+        out = durations(idle_timeout_s=self.idle_timeout_s)
+        if self.max_connections < 1:
+            out.append(f"max_connections = {self.max_connections}: must be at least 1")
+        host, _, port = self.control.rpartition(":")
+        if self.control and not (host and port.isdigit() and 0 <= int(port) <= 65535):
+            out.append(f"control = {self.control!r}: write HOST:PORT (e.g. 127.0.0.1:8081), "
+                       "or leave it empty to serve control with the scoreboard")
         if not 0 <= self.port <= 65535:
             out.append(f"port = {self.port}: a TCP port is 1 to 65535 (0: any free port)")
         if not self.host:

@@ -125,7 +125,10 @@ class Service:
             effects = self.match.handle(command, when, *args)
         except CommandRefused as exc:
             log.info("%s", exc)
-            self._dispatch([Notice(str(exc))], now)
+            # What fell due before the refusal (the match holds it): sounded now, not lost.
+            self._told_until = max(self._told_until, when)
+            self._dispatch([*self.match.poll(when), Notice(str(exc))], now)
+            self._wake()
             raise
         self._told_until = when
         log.info("command %s %s", command, " ".join(args))

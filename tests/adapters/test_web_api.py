@@ -65,7 +65,8 @@ def test_command_without_or_with_wrong_token_is_401(idle: Daemon) -> None:
 @pytest.mark.parametrize(("body", "error"), [
     (b"{not json", "malformed JSON"),
     (b"\xff\xfe\x00garbage", "malformed JSON"),
-    (b"[" * 10_000, "malformed JSON"),  # nested deeper than the parser recurses
+    (b"[" * 10_000, "nested deeper than 32 levels"),  # never a RecursionError
+    (b'{"command": "status", "x": ' + b"[" * 33 + b"]" * 33 + b"}", "nested deeper"),
     (b'"start"', "expected"),
     (b'{"command": 5}', "expected"),
     (b'{"command": "start", "args": "now"}', "args must be a list of strings"),
@@ -180,15 +181,15 @@ bodies = st.one_of(
     json_values.map(lambda v: json.dumps(v).encode()),
     command_shaped.map(lambda v: json.dumps(v).encode()),
 )
-tokens = st.sampled_from(["right", "wrong", "none"])
+#: Wrong tokens are left to test_web_server.py: five of them lock this peer out (429).
+tokens = st.sampled_from(["right", "none"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies, token=tokens)
 def test_fuzz_random_bodies_never_move_the_match_and_the_daemon_serves(
         daemon: Daemon, body: bytes, token: str) -> None:
-    headers = {"right": {"Authorization": f"Bearer {daemon.token}"},
-               "wrong": {"Authorization": "Bearer nope"}, "none": {}}[token]
+    headers = {"right": {"Authorization": f"Bearer {daemon.token}"}, "none": {}}[token]
     status, reply = daemon.request("POST", "/api/command", body, headers)
     assert isinstance(reply, dict)
     assert isinstance(reply["ok"], bool)

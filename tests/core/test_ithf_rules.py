@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from timerd import profiles
-from timerd.core.effects import CommandRefused, FaceoffGuardChanged, Phase, Signal, SignalKind
+from timerd.core.effects import CommandRefused, FaceoffGuardChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Goal
@@ -97,25 +97,6 @@ def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
     match.handle("walkout", 40.0, "away")
     with pytest.raises(CommandRefused, match="finished"):
         match.handle("undo", 41.0)
-
-
-def test_a_forfeit_at_exactly_30_s_is_allowed_after_it_refused() -> None:
-    # ITHF 4.6, the window counted in match time from the start signal
-    match = started()
-    with pytest.raises(CommandRefused, match="0:30 has been played"):
-        match.handle("forfeit", 50.5, "home")
-    match = started()
-    match.handle("forfeit", 50.0, "home")
-    assert match.result is not None
-    assert match.status(50.0).score == {"home": 0, "away": 5}
-
-
-def test_forfeit_window_is_match_time_so_an_interruption_extends_it() -> None:
-    match = started()
-    match.handle("pause", 30.0)
-    match.handle("resume", 90.0)
-    match.handle("forfeit", 105.0, "away")  # 25 s played
-    assert match.phase is Phase.FINISHED
 
 
 def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:

@@ -89,25 +89,29 @@ def test_ithf_4_8_decided_match_ends_at_the_final_signal() -> None:
     assert events[-1]["state"] == "finished"
 
 
-def test_ithf_4_6_forfeit_within_30_s() -> None:
-    recorder = play("ithf", [(0, "start"), (49, "forfeit away")], until=60)
-    events = check_golden("ithf_4_6_forfeit_within_30_s", recorder.events())
-    assert (49, "final") in signals(events)
-    status = recorder.seen[-1][2]
-    assert status.score == {"home": 5, "away": 0}
-    assert status.result is not None
-    assert (status.result["how"], status.result["side"]) == ("forfeit", "away")
-
-
-def test_ithf_4_6_forfeit_refused_after_30_s() -> None:
-    events = check_golden("ithf_4_6_forfeit_refused_after_30_s", trace("ithf", [
-        (0, "start"), (51, "forfeit away"),
+def test_ithf_4_6_forfeit_refused_within_30_s() -> None:
+    """ITHF 4.6: 29 s after the start signal the absent player still has a second: refused,
+    with the time left, and the match runs on. Fails on main (accepted there)."""
+    events = check_golden("ithf_4_6_forfeit_refused_within_30_s", trace("ithf", [
+        (0, "start"), (49, "forfeit away"),
     ], until=60))
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert len(notices) == 1
     assert "ITHF 4.6" in notices[0]
-    assert "walkout away" in notices[0]
+    assert "1.0 s left" in notices[0]
     assert [e["state"] for e in events if e["type"] == "state"][-1] == "running"
+
+
+def test_ithf_4_6_forfeit_accepted_after_30_s() -> None:
+    """ITHF 4.6: 31 s after the start signal the absent player (no goal, no faceoff since the
+    start) loses by the forfeit score. Fails on main (refused there)."""
+    recorder = play("ithf", [(0, "start"), (51, "forfeit away")], until=60)
+    events = check_golden("ithf_4_6_forfeit_accepted_after_30_s", recorder.events())
+    assert (51, "final") in signals(events)
+    status = recorder.seen[-1][2]
+    assert status.score == {"home": 5, "away": 0}
+    assert status.result is not None
+    assert (status.result["how"], status.result["side"]) == ("forfeit", "away")
 
 
 def test_ithf_4_7_walkout() -> None:

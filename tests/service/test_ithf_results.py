@@ -95,7 +95,7 @@ def test_recent_results_skips_a_torn_line_and_keeps_the_last_n(tmp_path: Path) -
 
 def test_timerd_results_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "results.jsonl"
-    play("ithf", [(0, "start"), (21, "goal home"), (40, "goal away"), (49, "forfeit home")],
+    play("ithf", [(0, "start"), (21, "goal home"), (40, "goal away"), (51, "forfeit home")],
          until=60, setup=results_setup(path, []))
     assert cli.main(["results", "--file", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -4,6 +4,14 @@ One request per line, one reply per line. A request is JSON, `{"command": "pause
 or plain words, `pause` or `goal home`, for a person with `socat`. The reply is JSON:
 `{"ok": true, "status": {...}}` or `{"ok": false, "error": "why"}`. A malformed or unknown
 request gets an error reply; the connection and the daemon carry on.
+
+Limits (docs/service.md, "Limits and failure modes"): a request line is at most `MAX_LINE`
+bytes (a longer one gets an error reply, is skipped to its newline, and the requests after it
+are answered), its JSON at most `MAX_DEPTH` levels deep; a tool that sends no complete line for
+`control.idle_timeout_s` is hung up on; at most `control.max_connections` tools are connected
+at once. A new one over the cap takes the place of the tool that has waited longest for its
+next request (so `timerctl` gets through a flood of idle connections), and is refused only
+when every connection is busy. Refusals and hang-ups are logged at most once per 30 s each.
 """
 
 from __future__ import annotations
@@ -13,16 +21,27 @@ import contextlib
 import json
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from timerd.adapters.untrusted import (
+    MAX_DEPTH,
+    InputRefused,
+    RateLimitedLog,
+    fd_share,
+    loads_bounded,
+)
+from timerd.config import ControlConfig
 from timerd.service import Service
 
 log = logging.getLogger("timerd.control")
 
-#: Longest request line accepted; a longer one is refused and the connection closed.
+#: Longest request line accepted; a longer one gets an error reply and is skipped.
 MAX_LINE = 64 * 1024
+#: The share of the process's file descriptors the control socket's connections may take.
+FD_SHARE = 1 / 16
 
 
 def parse_request(line: str) -> Any:
@@ -32,20 +51,48 @@ def parse_request(line: str) -> Any:
         return "empty request"
     if line.startswith("{"):
         try:
-            return json.loads(line)
-        except json.JSONDecodeError as exc:
-            return f"malformed JSON: {exc}"
+            return loads_bounded(line, MAX_LINE, MAX_DEPTH)
+        except InputRefused as exc:
+            return str(exc)
     words = line.split()
     return {"command": words[0], "args": words[1:]}
 
 
+async def read_line(reader: asyncio.StreamReader) -> bytes | None:
+    """The next line (b"" at the end of the stream); None for one over the reader's limit,
+    whose bytes are read and dropped up to its newline so the next line is read whole."""
+    too_long = False
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the end: a last line without a newline
+            line = exc.partial
+        except asyncio.LimitOverrunError as exc:
+            too_long = True
+            await reader.readexactly(exc.consumed)  # what is buffered, up to the newline
+            continue
+        return None if too_long and line else line
+
+
+@dataclass(eq=False)
+class _Client:
+    writer: asyncio.StreamWriter
+    waiting: bool = True  # for its next request line (may be hung up on to make room)
+    evicted: bool = False
+
+
 class ControlSocket:
-    def __init__(self, path: Path, service: Service) -> None:
+    def __init__(self, path: Path, service: Service,
+                 config: ControlConfig = ControlConfig()) -> None:  # noqa: B008 (frozen)
         self.path = path
         self.service = service
+        self.idle_timeout_s = config.idle_timeout_s
+        self.max_connections = fd_share(config.max_connections, FD_SHARE, "control socket")
         self._server: asyncio.AbstractServer | None = None
-        #: Connected tools, so a stop can hang up on them and let their handlers end cleanly.
-        self._clients: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+        #: Connected tools, oldest first, so a stop can hang up on them and let their handlers
+        #: end cleanly, and a new tool over the cap can take an idle one's place.
+        self._clients: dict[asyncio.Task[Any], _Client] = {}
+        self._log = RateLimitedLog(log)
 
     async def __aenter__(self) -> ControlSocket:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,32 +110,65 @@ class ControlSocket:
             await self._server.wait_closed()
         # Hang up on tools still connected (a monitor, a desk script): their handlers see the
         # end of the stream and return, rather than being cancelled mid-read at shutdown.
-        for writer in self._clients.values():
-            writer.close()
+        for client in self._clients.values():
+            client.writer.close()
         await asyncio.gather(*self._clients, return_exceptions=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
+    def _make_room(self) -> bool:
+        """At the cap: hang up on the tool that has waited longest for its next request.
+        False when every connection is busy with a request."""
+        task = next((t for t, c in self._clients.items() if c.waiting), None)
+        if task is None:
+            return False
+        victim = self._clients.pop(task)  # its fd is closed now, not when its handler ends
+        victim.evicted = True
+        victim.writer.close()
+        self._log.warning("evicted", "control socket at its cap of %d connections: hung up "
+                          "on the one idle longest", self.max_connections)
+        return True
+
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        if task is not None:
-            self._clients[task] = writer
+        assert task is not None
+        if len(self._clients) >= self.max_connections and not self._make_room():
+            self._log.warning("refused", "control socket: refused a connection, all %d are "
+                              "busy", self.max_connections)
+            with contextlib.suppress(ConnectionError):
+                writer.write(b'{"ok": false, "error": "too many connections"}\n')
+            writer.close()
+            return
+        client = self._clients[task] = _Client(writer)
         try:
-            while line := await reader.readline():
-                request = parse_request(line.decode("utf-8", "replace"))
-                if isinstance(request, str):
-                    reply: dict[str, Any] = {"ok": False, "error": request}
-                else:
-                    reply = self.service.command(request)
-                writer.write(json.dumps(reply).encode() + b"\n")
+            while True:
+                client.waiting = True
+                try:
+                    async with asyncio.timeout(self.idle_timeout_s):
+                        line = await read_line(reader)
+                except TimeoutError:
+                    self._log.info("idle", "control socket: hung up on a tool that sent no "
+                                   "request for %g s", self.idle_timeout_s)
+                    break
+                client.waiting = False
+                if line == b"" or client.evicted:
+                    break
+                writer.write(json.dumps(self._reply(line)).encode() + b"\n")
                 await writer.drain()
-        except (ValueError, asyncio.LimitOverrunError):
-            writer.write(b'{"ok": false, "error": "request line too long"}\n')
         except ConnectionError:
             pass
         finally:
-            if task is not None:
-                del self._clients[task]
+            self._clients.pop(task, None)
             with contextlib.suppress(ConnectionError):
                 writer.close()
                 await writer.wait_closed()
+
+    def _reply(self, line: bytes | None) -> dict[str, Any]:
+        if line is None:
+            self._log.info("too_long", "control socket: refused a request line over %d bytes",
+                           MAX_LINE)
+            return {"ok": False, "error": f"request line over {MAX_LINE} bytes"}
+        request = parse_request(line.decode("utf-8", "replace"))
+        if isinstance(request, str):
+            return {"ok": False, "error": request}
+        return self.service.command(request)

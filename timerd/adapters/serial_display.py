@@ -38,6 +38,7 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
+from timerd.adapters.untrusted import Throttle
 from timerd.config import SerialConfig
 from timerd.core.effects import Effect
 from timerd.core.match import Status
@@ -93,26 +94,6 @@ class DrainingTransport(SerialTransport):
             super()._write_ready()
         else:
             self._remove_writer()
-
-
-class Throttle:
-    """Counts occurrences and says when one may be logged: the first, then once per interval."""
-
-    def __init__(self, interval_s: float) -> None:
-        self.interval_s = interval_s
-        self.total = 0
-        self.unlogged = 0
-        self._next_log = float("-inf")
-
-    def count(self, now: float) -> int:
-        """Count one; returns how many to report in a log line now, or 0 to stay quiet."""
-        self.total += 1
-        self.unlogged += 1
-        if now < self._next_log:
-            return 0
-        self._next_log = now + self.interval_s
-        reported, self.unlogged = self.unlogged, 0
-        return reported
 
 
 class SerialDisplay(asyncio.Protocol):

@@ -19,6 +19,18 @@ The server is a service output. `notify` only queues: each browser has its own s
 a bounded backlog, where a newer state replaces an unsent one and the oldest events are dropped,
 so a slow or dead browser costs memory for a few messages and never stalls the match loop. A
 browser that cannot take a message within `SEND_TIMEOUT_S` is disconnected (it reconnects).
+
+Limits (docs/service.md, "Limits and failure modes"): each listener takes at most
+`web.max_connections` connections; a new one over the cap takes the place of the connection
+idle longest, or gets a 503 when all are busy. A connection must send a whole request's headers
+within `web.idle_timeout_s` of connecting or of its previous response. Bodies are at most
+64 KiB and 32 levels of JSON deep, WebSocket messages from a browser 4 KiB. After 5 wrong
+tokens within a minute a peer gets 429 for a minute. Log lines about bad requests, refusals
+and wrong tokens are written at most once per 30 s each, with a count (aiohttp's own "Error
+handling request" lines too, without their traceback).
+
+With `web.control = "HOST:PORT"` the control page and `POST /api/command` are served only
+there; `host:port` then serves the scoreboard and the read-only API.
 """
 
 from __future__ import annotations
@@ -40,6 +52,14 @@ from typing import Any
 from aiohttp import WSCloseCode, web
 
 from timerd.adapters.events import event_record
+from timerd.adapters.untrusted import (
+    InputRefused,
+    RateLimitedFilter,
+    RateLimitedLog,
+    TokenGuard,
+    fd_share,
+    loads_bounded,
+)
 from timerd.config import WebConfig
 from timerd.core.effects import Effect
 from timerd.core.match import Status
@@ -59,6 +79,15 @@ SEND_TIMEOUT_S = 10.0
 HEARTBEAT_S = 20.0
 #: Commands that end or throw away a match: the control page asks before sending them.
 CONFIRM = frozenset({"reset"})
+#: Largest WebSocket message taken from a browser (the stream is one-way; it sends none).
+MAX_WS_MESSAGE = 4096
+#: The share of the process's file descriptors each listener's connections may take.
+FD_SHARE = 1 / 4
+#: The answer to a connection over the cap when every connection is busy.
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
+        b"Connection: close\r\n\r\n")
+#: aiohttp logs a traceback for every malformed request: one line per 30 s instead.
+_AIOHTTP_FILTER = RateLimitedFilter()
 
 
 def read_results(path: Path | None) -> list[dict[str, Any]]:
@@ -170,42 +199,108 @@ class WebServer:
         self.t0 = t0
         self.results_path = results_path
         self.url: str | None = None  # where it listens, once started
+        #: where the control page and POST /api/command are, once started (maybe `url`)
+        self.control_url: str | None = None
         self.clients: set[StreamClient] = set()  # the browsers on the stream now
+        self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         self._state_pending = False
-        self._runner: web.AppRunner | None = None
+        self._runners: list[web.AppRunner] = []
+        self._listeners: list[asyncio.Server] = []
+        self._log = RateLimitedLog(log)
+        self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate)
 
-    def app(self) -> web.Application:
+    def app(self, *, control: bool = True) -> web.Application:
+        """The routes: all of them, or (`control=False`) the scoreboard and the read-only
+        API, where the control routes say where control is served instead."""
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_get("/", self._page("index.html"))
-        app.router.add_get("/control", self._page("control.html"))
+        app.router.add_get("/control", self._page("control.html") if control
+                           else self._control_elsewhere)
         app.router.add_static("/static/", ASSETS)
         app.router.add_get("/api/state", self._state)
         app.router.add_get("/api/results", self._results)
-        app.router.add_get("/api/commands", self._commands)
-        app.router.add_post("/api/command", self._command)
+        app.router.add_get("/api/commands", self._commands if control
+                           else self._commands_read_only)
+        app.router.add_post("/api/command", self._command if control
+                            else self._control_elsewhere)
         app.router.add_get("/api/stream", self._stream)
         return app
 
     async def __aenter__(self) -> WebServer:
-        runner = web.AppRunner(self.app(), access_log=None,
-                               shutdown_timeout=2.0 * self.rate)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, self.config.host, self.config.port).start()
-        except OSError as exc:
-            log.error("web scoreboard off: cannot listen on %s port %d: %s",
-                      self.config.host, self.config.port, exc.strerror or exc)
-            await runner.cleanup()
-            return self
-        self._runner = runner
-        host, port = runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}/"
-        log.info("web scoreboard at %s (control %s)", self.url,
-                 "on" if self.config.token else "off: no web.token")
+        if _AIOHTTP_FILTER not in logging.getLogger("aiohttp.server").filters:
+            logging.getLogger("aiohttp.server").addFilter(_AIOHTTP_FILTER)
+        control = self.config.control_address()
+        self.url = await self._listen(self.app(control=control is None),
+                                      self.config.host, self.config.port, "web scoreboard")
+        self.control_url = self.url
+        if control is not None:
+            self.control_url = await self._listen(self.app(), *control, "web control")
+        if self.url is not None:
+            log.info("web scoreboard at %s (control %s)", self.url,
+                     "off: no web.token" if not self.config.token else
+                     f"at {self.control_url}control" if self.control_url else "off")
         return self
+
+    async def _listen(self, app: web.Application, host: str, port: int,
+                      what: str) -> str | None:
+        """Serve `app` on host:port with the connection cap; its URL, or None if the port
+        cannot be bound (logged: the daemon runs on, the buzzer matters more)."""
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0 * self.rate,
+                               keepalive_timeout=self.config.idle_timeout_s * self.rate)
+        await runner.setup()
+        loop = asyncio.get_running_loop()
+        try:
+            listener = await loop.create_server(self._gate(runner.server), host, port,
+                                                reuse_address=True)
+        except OSError as exc:
+            log.error("%s off: cannot listen on %s port %d: %s", what, host, port,
+                      exc.strerror or exc)
+            await runner.cleanup()
+            return None
+        self._runners.append(runner)
+        self._listeners.append(listener)
+        bound_host, bound_port = listener.sockets[0].getsockname()[:2]
+        return f"http://{bound_host}:{bound_port}/"
+
+    def _gate(self, server: web.Server | None) -> Callable[[], asyncio.BaseProtocol]:
+        """The listener's protocol factory: aiohttp's handler while under the cap."""
+        assert server is not None
+        pending = 0  # handlers made whose connection_made has not run yet
+
+        def settled() -> None:
+            nonlocal pending
+            pending -= 1
+
+        def protocol() -> asyncio.BaseProtocol:
+            nonlocal pending
+            open_ = [h for h in server.connections
+                     if h.transport is not None and not h.transport.is_closing()]
+            if len(open_) + pending >= self.max_connections and not self._make_room(open_):
+                self._log.warning("busy", "web: refused a connection (503), all %d are busy",
+                                  self.max_connections)
+                return _Busy()
+            pending += 1
+            asyncio.get_running_loop().call_soon(settled)  # runs just before connection_made
+            return server()
+        return protocol
+
+    def _make_room(self, handlers: list[Any]) -> bool:
+        """At the cap: close the oldest connection that is between requests. False when
+        every one is busy (a request in progress, a WebSocket)."""
+        for handler in handlers:  # oldest first
+            # aiohttp's handler between requests has no current request and none queued.
+            if getattr(handler, "_current_request", True) is None and \
+                    not getattr(handler, "_messages", True):
+                handler.force_close()
+                self._log.warning("evicted", "web: at the cap of %d connections; closed the "
+                                  "one idle longest", self.max_connections)
+                return True
+        return False
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
+        for listener in self._listeners:
+            listener.close()
         for client in list(self.clients):
             if client.sender is not None:
                 client.sender.cancel()
@@ -215,8 +310,8 @@ class WebServer:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(1.0 * self.rate):
                 await asyncio.gather(*closing, return_exceptions=True)
-        if self._runner is not None:
-            await self._runner.cleanup()
+        for runner in self._runners:
+            await runner.cleanup()
 
     # -- service output --------------------------------------------------------------------
 
@@ -263,23 +358,38 @@ class WebServer:
         return web.json_response({"commands": command_table(self.service),
                                   "control": bool(self.config.token)})
 
+    async def _commands_read_only(self, request: web.Request) -> web.Response:
+        return web.json_response({"commands": command_table(self.service), "control": False})
+
+    async def _control_elsewhere(self, request: web.Request) -> web.Response:
+        return _error(403, "control is not served on this port (see web.control)")
+
     async def _command(self, request: web.Request) -> web.Response:
         if not self.config.token:
             return _error(403, "HTTP control is off: set web.token in the config")
-        if not bearer_ok(request.headers.get("Authorization", ""), self.config.token):
-            log.info("web command refused: missing or wrong token from %s", request.remote)
+        peer = request.remote or "?"
+        if locked_s := self._tokens.locked_for(peer):
+            self._log.warning("429", "web command refused: %s is locked out after wrong "
+                              "tokens", peer)
+            return _error(429, "too many wrong tokens; try again later",
+                          {"Retry-After": str(max(1, round(locked_s)))})
+        given = request.headers.get("Authorization")
+        if not bearer_ok(given or "", self.config.token):
+            if given is not None:  # a guess (no header at all is a page without its token)
+                self._tokens.failed(peer)
+            self._log.info("401", "web command refused: missing or wrong token from %s", peer)
             return _error(401, "missing or wrong token (Authorization: Bearer TOKEN)",
                           {"WWW-Authenticate": 'Bearer realm="timerd"'})
-        body = await request.read()
         try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[..." nested deep
-            return _error(400, f"malformed JSON: {exc}")
+            payload = loads_bounded(await request.read(), MAX_BODY)
+        except InputRefused as exc:
+            return _error(400, str(exc))
         reply = self.service.command(payload)
         return web.json_response(reply, status=200 if reply["ok"] else 400, dumps=_dumps)
 
     async def _stream(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S * self.rate, max_msg_size=4096)
+        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S * self.rate,
+                                   max_msg_size=MAX_WS_MESSAGE)
         await ws.prepare(request)
         client = StreamClient(ws)
         client.push_state(self._state_message())
@@ -308,6 +418,15 @@ class WebServer:
                 request.transport.abort()
         except ConnectionError:
             pass  # the browser went away; the handler cleans up
+
+
+class _Busy(asyncio.Protocol):
+    """A connection over the cap when every one is busy: a 503, then closed at once."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(BUSY)
+        transport.close()
 
 
 def _dumps(value: Any) -> str:

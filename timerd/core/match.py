@@ -185,6 +185,9 @@ class Match:
     passive: PassivePlay = field(init=False)
     result: Result | None = None
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
+    #: ITHF 4.6: what showed, besides a counted goal, that a side was at the table after the
+    #: start signal (a faceoff, its passive-play count), by side (`has_played`).
+    took_part: dict[Side, str] = field(default_factory=dict)
     shootout: Shootout | None = None  # ISBHF 414b, once overtime ended tied
     penalty_box: PenaltyBox | None = field(init=False)
     timeouts: Timeouts | None = field(init=False)
@@ -200,6 +203,10 @@ class Match:
     _break_kind: BreakKind | None = None
     _plan: tuple[PlannedSignal, ...] = ()
     _next: int = 0
+    #: What time produced in `handle` before its command was refused, and since when: the
+    #: next `poll` or `handle` hands it out first, so a refusal never swallows a signal.
+    _held: list[Effect] = field(default_factory=list)
+    _held_at: float | None = None
 
     def __post_init__(self) -> None:
         self.guard = FaceoffGuard(self.profile.faceoff_guard_s)
@@ -216,7 +223,10 @@ class Match:
     def next_deadline(self) -> float | None:
         """The monotonic instant at which `poll` has something to fire, if any."""
         upcoming = self._next_timed()
-        return None if upcoming is None else upcoming[0]
+        due = [] if upcoming is None else [upcoming[0]]
+        if self._held_at is not None:
+            due.append(self._held_at)
+        return min(due, default=None)
 
     def status(self, now: float) -> Status:
         paused_total = sum(i.length_s for i in self.interruptions)
@@ -285,6 +295,9 @@ class Match:
 
         Signals already due fire first: a pause pressed just after a signal's instant does not
         swallow that signal, and a goal pressed at the final signal is judged after it (6.5).
+        When the command is then refused, what fired is held, not lost: the next `poll` (due at
+        once, `next_deadline`) or `handle` returns it first, so a refused press at the final
+        signal still ends the match with its result.
         """
         commands = self.commands()
         if command not in commands:
@@ -296,9 +309,9 @@ class Match:
             wanted = " ".join(f"[{u[:-1]}]" if u.endswith("?") else f"<{u}>"
                               for u in usage) or "no arguments"
             raise CommandRefused(f"{command} takes {wanted}, got {len(args)}")
-        effects = self.poll(now)
-        effects.extend(action(now, *args))
-        return effects
+        self._hold(self._fire_due(now), now)
+        effects = action(now, *args)  # CommandRefused: the held effects wait for `poll`
+        return self._release() + effects
 
     def commands(self) -> CommandTable:
         """Every command this match takes, with the names of its arguments."""
@@ -339,7 +352,7 @@ class Match:
         if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
             effects.append(self._sound(SignalKind.PRE_SIGNAL, now,
                                        remaining_s=self.profile.period_s))
-        effects.extend(self.poll(now))
+        effects.extend(self._fire_due(now))
         return effects
 
     def min_pre_signal_lead_s(self) -> float:
@@ -370,7 +383,7 @@ class Match:
         effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
         if lead_s < self.profile.pre_signal_lead_s:
             effects.append(Notice(f"late start: pre-signal {lead_s:.1f} s before the start"))
-        effects.extend(self.poll(now))  # a zero lead starts at once
+        effects.extend(self._fire_due(now))  # a zero lead starts at once
         return effects
 
     def start_in(self, now: float, seconds: str) -> list[Effect]:
@@ -409,7 +422,10 @@ class Match:
         effects = self._goto(Phase.RUNNING)
         effects.append(self._sound(SignalKind.RESUME, now, remaining_s=self._remaining_s(now)))
         effects.extend(self._play_restarts(now))
-        if how or self.guard.on_resume:
+        # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
+        # the faceoff (a goal's pending one included).
+        if how or self.guard.on_resume or self.profile.clock == "stop":
+            self._both_took_part(f"a faceoff at {_mmss(self.play_s(now))}")
             effects.extend(self._faceoff_at(now))
         return effects
 
@@ -431,6 +447,7 @@ class Match:
         self.result = None
         self.shootout = None
         self.replays = 0
+        self.took_part.clear()
         self._fresh_records()
         self.phase = Phase.IDLE
         if previous is Phase.IDLE:
@@ -485,6 +502,7 @@ class Match:
         """Mark a faceoff (after a goal, a puck off the table, a "block" call, ITHF 7.1): the
         guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
         if self.phase is Phase.RUNNING:
+            self._both_took_part(f"a faceoff at {_mmss(self.play_s(now))}")
             return self._faceoff_at(now) or [Notice("faceoff")]
         if self.phase is Phase.PAUSED:
             self.guard.pending = False
@@ -533,29 +551,62 @@ class Match:
         if self.phase is not Phase.RUNNING:
             raise CommandRefused(self._why_not("passive"))
         started = self.passive.press(side, self.play_s(now))
+        if started:  # ITHF 8.1: the side holds the puck
+            self.took_part.setdefault(side, f"passive play at {_mmss(self.play_s(now))}")
         what = f"counting {self.passive.limit_s:g} s" if started else "cleared"
         return [Notice(f"passive play {side}: {what}")]
 
     def forfeit(self, now: float, side_word: str) -> list[Effect]:
-        """ITHF 4.6: `side` was not ready at the table; within the window after the start the
-        match ends with the forfeit score (0:5 by default)."""
+        """ITHF 4.6: `side` was not at the table and ready `forfeit_window_s` (30 s) after the
+        start signal, so it loses by the profile's `forfeit_score` (0:5 by default).
+
+        The 30 s are match time, like every other time of the match (an interruption adds its
+        length, ITHF 10.2): a forfeit is accepted from 4:30 on the clock of a 5:00 match.
+        Before that it is refused with the time the player still has. It stays possible for as
+        long as the absent side has not played (`has_played`); a player who played and then
+        leaves walks out instead (4.7). Only in the first period, never in overtime.
+        """
         side = self._side(side_word)
         window = self.profile.forfeit_window_s
+        rule = (f"ITHF 4.6 gives {side} {window:g} s after the start signal to be at the "
+                "table and ready")
+        if self.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
+            raise CommandRefused(f"forfeit refused: the start signal has not sounded; {rule}")
         if self.phase not in (Phase.RUNNING, Phase.PAUSED) or self.overtime or self.period > 1:
-            raise CommandRefused(
-                f"forfeit refused: ITHF 4.6 applies in the first {window:g} s after the start "
-                f"signal; {self._why_not('forfeit').partition(': ')[2]}")
+            why = self._why_not("forfeit").partition(": ")[2] if self.period == 1 else \
+                "it is about the start of the match, and this is a later period"
+            raise CommandRefused(f"forfeit refused: ITHF 4.6 applies from {window:g} s after "
+                                 f"the start signal; {why}")
         played = self.play_s(now)
-        if played > window:
-            raise CommandRefused(
-                f"forfeit refused: {_mmss(played)} has been played, and ITHF 4.6 allows a "
-                f"forfeit only in the first {window:g} s; a player who leaves walks out "
-                f"(`walkout {side}`, ITHF 4.7)")
+        if played < window:
+            clock = _mmss(self.profile.period_s - window)
+            raise CommandRefused(f"forfeit refused: {rule}; {window - played:.1f} s left "
+                                 f"(a forfeit is possible from {clock} on the clock)")
+        evidence = self.has_played(side)
+        if evidence is not None:
+            raise CommandRefused(f"forfeit refused: {side} has played ({evidence}), so ITHF "
+                                 f"4.6 no longer applies; a player who leaves walks out "
+                                 f"(`walkout {side}`, ITHF 4.7)")
         self._close_interruption(now)
         low, high = self.profile.forfeit_score
         self.sheet.forfeit(side, (low, high), played, now)
         effects: list[Effect] = [self._sound(SignalKind.FINAL, now)]
         return effects + self._finish(Ending.FORFEIT, now, side)
+
+    def has_played(self, side: Side) -> str | None:
+        """ITHF 4.6: what shows that `side` was at the table after the start signal, or None.
+
+        A counted goal of its own (one removed with `undo` no longer shows it), a passive-play
+        count of its own (it held the puck, ITHF 8.1), or any faceoff after the start signal
+        (marked, or `resume faceoff`): a faceoff needs both players at the table, so after one
+        neither side is absent. A goal entry that did not count shows nothing: it may have
+        been a mistaken press.
+        """
+        goal = next((g for g in self.sheet.goals
+                     if g.side is side and g.counted and g.reason is None), None)
+        if goal is not None:
+            return f"a counted goal at {_mmss(goal.match_time_s)}"
+        return self.took_part.get(side)
 
     def walkout(self, now: float, side_word: str) -> list[Effect]:
         """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more."""
@@ -745,7 +796,20 @@ class Match:
     # -- time ------------------------------------------------------------------------------
 
     def poll(self, now: float) -> list[Effect]:
-        """Fire, once each and in time order, everything due by `now`."""
+        """Fire, once each and in time order, everything due by `now`, after what a refused
+        command held back (`handle`)."""
+        return self._release() + self._fire_due(now)
+
+    def _hold(self, effects: list[Effect], now: float) -> None:
+        if effects and self._held_at is None:
+            self._held_at = now
+        self._held.extend(effects)
+
+    def _release(self) -> list[Effect]:
+        held, self._held, self._held_at = self._held, [], None
+        return held
+
+    def _fire_due(self, now: float) -> list[Effect]:
         effects: list[Effect] = []
         while (upcoming := self._next_timed()) is not None and upcoming[0] <= now:
             due, fire = upcoming
@@ -1004,6 +1068,10 @@ class Match:
         if self.guard.faceoff(self.play_s(at)):
             return [FaceoffGuardChanged(active=True)]
         return []
+
+    def _both_took_part(self, evidence: str) -> None:
+        for side in Side:
+            self.took_part.setdefault(side, evidence)
 
     def _close_interruption(self, now: float) -> None:
         if self.paused_since is not None:

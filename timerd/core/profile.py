@@ -182,7 +182,8 @@ class Profile:
     goals_count_while_stopped: bool = False
     #: ITHF 8.3: the passive-play count (none: not timed).
     passive_play_s: float | None = 5.0
-    #: ITHF 4.6: a forfeit may be declared this long after the start...
+    #: ITHF 4.6: a player not at the table and ready this long (match time) after the start
+    #: signal forfeits; `forfeit` is accepted from then on, while the side has not played...
     forfeit_window_s: float = 30.0
     #: ...and gives this score: the absent side's goals, then the present side's.
     forfeit_score: tuple[int, ...] = (0, 5)

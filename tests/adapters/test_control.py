@@ -1,0 +1,132 @@
+"""The control socket's limits on a real Unix socket (docs/service.md, "Limits and failure
+modes"): deep JSON and overlong lines get an error reply and the requests after them are
+answered; idle and half-sent requests are hung up on; a flood of idle connections stays under
+the cap and `timerctl` still gets through.
+
+The service runs on virtual time with its clients on the same loop: the socket's data is ready
+at once, so time only jumps when everyone waits, and the idle timeout is exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_virtual
+from timerd import profiles
+from timerd.adapters.control import MAX_LINE, ControlSocket
+from timerd.config import ControlConfig
+from timerd.core.match import Match
+from timerd.service import Service
+
+
+def service() -> Service:
+    return Service(Match(profiles.load("ithf")))
+
+
+async def exchange(path: Path, data: bytes, replies: int) -> list[dict[str, Any]]:
+    reader, writer = await asyncio.open_unix_connection(path, limit=4 * MAX_LINE)
+    writer.write(data)
+    out = [json.loads(await reader.readline()) for _ in range(replies)]
+    writer.close()
+    return out
+
+
+def test_deep_json_is_an_error_reply_and_pipelined_requests_are_answered(
+        tmp_path: Path) -> None:
+    """Fails on main: json.loads raised RecursionError, the connection dropped, no reply."""
+    deep = b'{"command": "status", "args": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n"
+    shallow_but_deep = b'{"command": "status", "x": ' + b"[" * 40 + b"]" * 40 + b"}\n"
+
+    async def main() -> list[dict[str, Any]]:
+        async with ControlSocket(tmp_path / "c.sock", service()) as control:
+            return await exchange(control.path, b"".join(
+                [deep[:MAX_LINE - 2] + b"\n", shallow_but_deep, b"status\n"]), 3)
+
+    first, second, third = run_virtual(main)
+    assert first == {"ok": False, "error": "JSON nested deeper than 32 levels"}
+    assert second == {"ok": False, "error": "JSON nested deeper than 32 levels"}
+    assert third["ok"] is True
+    assert third["status"]["phase"] == "idle"
+
+
+def test_an_overlong_line_is_refused_and_the_next_request_answered(tmp_path: Path) -> None:
+    """Fails on main: the connection was closed after the error, the status went unanswered."""
+    async def main() -> list[dict[str, Any]]:
+        async with ControlSocket(tmp_path / "c.sock", service()) as control:
+            return await exchange(control.path, b"x" * (3 * MAX_LINE) + b"\nstatus\n", 2)
+
+    refused, answered = run_virtual(main)
+    assert refused == {"ok": False, "error": f"request line over {MAX_LINE} bytes"}
+    assert answered["ok"] is True
+
+
+@pytest.mark.parametrize("sent", [b"", b"sta"], ids=["silent", "half a line"])
+def test_a_tool_that_sends_no_complete_line_is_hung_up_on(tmp_path: Path, sent: bytes) -> None:
+    """Fails on main (no timeout: the connection stayed until the test's own deadline)."""
+    config = ControlConfig(idle_timeout_s=60.0)
+
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
+            reader, writer = await asyncio.open_unix_connection(control.path)
+            writer.write(sent)
+            t0 = loop.time()
+            async with asyncio.timeout(600):  # virtual seconds
+                assert await reader.read() == b""  # hung up on, with no reply
+            writer.close()
+            return loop.time() - t0
+
+    assert run_virtual(main) == pytest.approx(60.0, abs=0.01)
+
+
+def test_a_flood_of_idle_connections_stays_under_the_cap_and_timerctl_gets_through(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Fails on main: every idle connection was kept (an fd each), without a cap."""
+    config = ControlConfig(max_connections=8)
+
+    async def main() -> tuple[list[int], dict[str, Any]]:
+        async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
+            held = []
+            connected = []
+            for _ in range(200):
+                held.append(await asyncio.open_unix_connection(control.path))
+                await asyncio.sleep(0)  # the server takes it up
+                connected.append(len(control._clients))
+            reply = (await exchange(control.path, b"status\n", 1))[0]
+            for _, writer in held:
+                writer.close()
+            return connected, reply
+
+    with caplog.at_level(logging.INFO, logger="timerd.control"):
+        connected, reply = run_virtual(main)
+    assert max(connected) <= 8
+    assert reply["ok"] is True
+    cap_lines = [r for r in caplog.records if "cap of 8" in r.getMessage()]
+    assert len(cap_lines) == 1  # one line for 192 hang-ups, not one each
+
+
+def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
+        tmp_path: Path) -> None:
+    """A connection in the middle of a request is never hung up on: here one that pipelines
+    requests and reads no replies, so the server waits to write one (busy, not idle)."""
+    config = ControlConfig(max_connections=1)
+
+    async def main() -> bytes:
+        async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
+            _, writer = await asyncio.open_unix_connection(control.path)
+            writer.write(b"status\n" * 5000)
+            while not control._clients or next(iter(control._clients.values())).waiting:  # noqa: ASYNC110 (no event to await)
+                await asyncio.sleep(0)
+            other_reader, other = await asyncio.open_unix_connection(control.path)
+            line = await other_reader.readline()
+            other.close()
+            writer.close()
+            return line
+
+    assert json.loads(run_virtual(main)) == {"ok": False, "error": "too many connections"}

@@ -1,0 +1,135 @@
+"""ITHF 4.6: a player not at the table and ready 30 s after the start loses by the forfeit score.
+
+Issue 15: timerd used to allow a forfeit only in the first 30 s and refuse it after, the
+opposite of the rule. The start signal is at t=20 in every test here (pre-signal lead 20 s),
+so 30 s of match time after it is t=50.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused, Phase, Signal, SignalKind
+from timerd.core.match import Match
+from timerd.core.score import Ending, Side
+
+
+def started(profile: str = "ithf") -> Match:
+    match = Match(profiles.load(profile))
+    match.handle("start", 0.0)
+    match.poll(20.0)
+    return match
+
+
+def test_a_forfeit_before_30_s_is_refused_with_the_time_the_player_still_has() -> None:
+    """Fails on main (accepted there)."""
+    match = started()
+    with pytest.raises(CommandRefused, match=r"18\.0 s left \(a forfeit is possible from "
+                                             r"4:30 on the clock\)"):
+        match.handle("forfeit", 32.0, "away")
+    with pytest.raises(CommandRefused, match=r"0\.5 s left"):
+        match.handle("forfeit", 49.5, "away")
+    assert match.phase is Phase.RUNNING
+    assert match.result is None
+
+
+def test_a_forfeit_from_30_s_on_ends_the_match_by_the_forfeit_score() -> None:
+    """Fails on main (refused after 30 s there)."""
+    for at in (50.0, 50.15, 200.0):  # exactly 30 s, just after, 3 minutes into the match
+        match = started()
+        effects = match.handle("forfeit", at, "away")
+        assert [e.kind for e in effects if isinstance(e, Signal)][-1] is SignalKind.FINAL
+        assert match.phase is Phase.FINISHED
+        assert match.result is not None
+        assert (match.result.how, match.result.side, match.result.winner) == (
+            Ending.FORFEIT, Side.AWAY, Side.HOME)
+        assert match.status(at).score == {"home": 5, "away": 0}
+
+
+def test_the_forfeit_score_comes_from_the_profile() -> None:
+    match = Match(replace(profiles.load("ithf"), forfeit_score=(0, 3)))
+    match.handle("start", 0.0)
+    match.handle("forfeit", 60.0, "home")
+    assert match.status(60.0).score == {"home": 0, "away": 3}
+
+
+def test_the_30_s_are_match_time_so_an_interruption_adds_to_them() -> None:
+    match = started()
+    match.handle("pause", 30.0)  # 10 s played
+    match.handle("resume", 90.0)
+    with pytest.raises(CommandRefused, match=r"5\.0 s left"):
+        match.handle("forfeit", 105.0, "away")  # 25 s played
+    match.handle("pause", 110.0)
+    match.handle("forfeit", 200.0, "away")  # 30 s played, paused: accepted
+    assert match.result is not None
+    assert match.result.played_s == pytest.approx(30.0)
+    assert match.interruptions[-1].length_s == pytest.approx(90.0)
+
+
+def test_a_side_with_a_counted_goal_has_played_and_walks_out_instead() -> None:
+    match = started()
+    match.handle("goal", 40.0, "home")  # 20 s played: counted
+    with pytest.raises(CommandRefused, match=r"home has played \(a counted goal at 0:20\).*"
+                                             r"`walkout home`, ITHF 4\.7"):
+        match.handle("forfeit", 60.0, "home")
+    match.handle("forfeit", 60.0, "away")  # the other side has not played
+    assert match.status(60.0).score == {"home": 5, "away": 0}
+
+
+def test_a_goal_that_did_not_count_or_was_undone_does_not_show_play() -> None:
+    match = started()
+    match.handle("goal", 21.0, "home")  # inside the 3-s guard after the start (ITHF 5.6)
+    match.handle("goal", 40.0, "home")  # counted, then removed as a mistaken press
+    match.handle("undo", 41.0)
+    assert match.has_played(Side.HOME) is None
+    match.handle("forfeit", 55.0, "home")
+    assert match.status(55.0).score == {"home": 0, "away": 5}
+
+
+def test_a_faceoff_after_the_start_shows_that_both_sides_are_at_the_table() -> None:
+    match = started()
+    match.handle("faceoff", 35.0)  # a puck off the table: a faceoff needs both players
+    for side in ("home", "away"):
+        with pytest.raises(CommandRefused, match=r"has played \(a faceoff at 0:15\)"):
+            match.handle("forfeit", 60.0, side)
+    resumed = started()
+    resumed.handle("pause", 30.0)
+    resumed.handle("resume", 40.0, "faceoff")
+    assert resumed.has_played(Side.AWAY) == "a faceoff at 0:10"
+
+
+def test_a_passive_play_count_shows_that_its_side_holds_the_puck() -> None:
+    match = started()
+    match.handle("passive", 35.0, "away")  # ITHF 8.1: away holds the puck
+    with pytest.raises(CommandRefused, match=r"away has played \(passive play at 0:15\)"):
+        match.handle("forfeit", 60.0, "away")
+    match.handle("forfeit", 60.0, "home")
+    assert match.result is not None
+
+
+@pytest.mark.parametrize(("profile", "setup", "at", "message"), [
+    ("ithf", lambda m: m.handle("start", 0.0), 5.0,
+     "the start signal has not sounded; ITHF 4.6"),
+    ("ithf", lambda m: None, 5.0, "ITHF 4.6 applies from 30 s after the start signal"),
+    ("ithf-playoff", lambda m: (m.handle("start", 0.0), m.poll(400.0)), 401.0,
+     "ITHF 4.6 applies from 30 s after the start signal; it is about the start"),
+])
+def test_a_forfeit_outside_the_first_period_of_play_is_refused(profile, setup, at,
+                                                               message) -> None:
+    match = Match(profiles.load(profile))
+    setup(match)
+    with pytest.raises(CommandRefused, match=message):
+        match.handle("forfeit", at, "home")
+
+
+def test_a_reset_forgets_who_played() -> None:
+    match = started()
+    match.handle("faceoff", 35.0)
+    match.handle("pause", 36.0)
+    match.handle("reset", 37.0)
+    match.handle("start", 40.0)
+    match.handle("forfeit", 90.0, "home")
+    assert match.result is not None

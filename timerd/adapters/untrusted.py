@@ -1,0 +1,200 @@
+"""Limits for input from outside: bounded JSON, rate-limited log lines, a wrong-token lockout.
+
+Every surface that takes bytes from someone else (the control socket, HTTP, the WebSocket,
+the serial display, MQTT) uses these, so that no input, of any size or at any rate, can stall
+the match loop or flood the journal (docs/service.md, "Limits and failure modes").
+
+- `loads_bounded` parses JSON with a size and a nesting limit: a payload over the size is
+  refused before it is parsed, and `[` x 100,000 is an error, never a RecursionError.
+- `RateLimitedLog` writes at most one line per kind of event per interval and says how many
+  were left out. It is only for lines about untrusted input: a line that must never be lost
+  (a result that could not be written) goes to its logger directly.
+- `RateLimitedFilter` does the same for a library's logger (aiohttp's "Error handling
+  request" traceback per malformed request), and drops the traceback.
+- `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+#: Lines about untrusted input are written at most this often per kind, with a count.
+LOG_EVERY_S = 30.0
+#: JSON nested deeper than this is refused (a command is 2 levels deep).
+MAX_DEPTH = 32
+
+Clock = Callable[[], float]
+
+
+class InputRefused(ValueError):
+    """Input over a limit or malformed; the message says which, for the reply."""
+
+
+def loads_bounded(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+    """`data` parsed as JSON, or InputRefused: over `max_bytes`, malformed or too deep.
+
+    The size is checked before anything is parsed. The parse itself is json's C scanner,
+    fast and linear; it stops on its own at the interpreter's recursion limit, which is
+    caught here. A payload with more brackets than `max_depth` (rare: commands are flat) is
+    then walked without recursion to check its depth.
+    """
+    if len(data) > max_bytes:
+        raise InputRefused(f"over the limit of {max_bytes} bytes")
+    try:
+        text = data.decode() if isinstance(data, bytes) else data
+        value = json.loads(text)
+    except RecursionError:
+        raise InputRefused(f"JSON nested deeper than {max_depth} levels") from None
+    except ValueError as exc:  # also UnicodeDecodeError: bytes that are not UTF-8
+        raise InputRefused(f"malformed JSON: {exc}") from None
+    if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
+        raise InputRefused(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _depth_over(value: Any, max_depth: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node \
+            if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > max_depth:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+class Throttle:
+    """Counts occurrences and says when one may be logged: the first, then once per interval."""
+
+    def __init__(self, interval_s: float = LOG_EVERY_S) -> None:
+        self.interval_s = interval_s
+        self.total = 0
+        self.unlogged = 0
+        self._next_log = float("-inf")
+
+    def count(self, now: float) -> int:
+        """Count one; returns how many to report in a log line now, or 0 to stay quiet."""
+        self.total += 1
+        self.unlogged += 1
+        if now < self._next_log:
+            return 0
+        self._next_log = now + self.interval_s
+        reported, self.unlogged = self.unlogged, 0
+        return reported
+
+
+def _suffix(reported: int) -> str:
+    return f" [{reported - 1} more like this since the last such line]" if reported > 1 else ""
+
+
+class RateLimitedLog:
+    """A logger's lines about untrusted input: one per kind per interval, with a count.
+
+    `kind` is a constant chosen by the caller ("refused", "401"), never text from the input,
+    so the table of kinds stays small. The first line of a kind is written at once; the next
+    one after the interval carries the count of those left out in between.
+    """
+
+    def __init__(self, logger: logging.Logger, interval_s: float = LOG_EVERY_S,
+                 clock: Clock = time.monotonic) -> None:
+        self.logger = logger
+        self.interval_s = interval_s
+        self.clock = clock
+        self.kinds: dict[str, Throttle] = {}
+
+    def log(self, level: int, kind: str, message: str, *args: Any,
+            exc_info: bool = False) -> None:
+        throttle = self.kinds.setdefault(kind, Throttle(self.interval_s))
+        if reported := throttle.count(self.clock()):
+            self.logger.log(level, message + _suffix(reported), *args, exc_info=exc_info)
+
+    def info(self, kind: str, message: str, *args: Any) -> None:
+        self.log(logging.INFO, kind, message, *args)
+
+    def warning(self, kind: str, message: str, *args: Any) -> None:
+        self.log(logging.WARNING, kind, message, *args)
+
+
+class RateLimitedFilter(logging.Filter):
+    """A filter for a library's logger: each message template at most once per interval.
+
+    A line let through says how many of its kind were dropped and loses its traceback (a
+    malformed request from the network is not a bug of ours; the exception's one line stays).
+    """
+
+    def __init__(self, interval_s: float = LOG_EVERY_S, clock: Clock = time.monotonic) -> None:
+        super().__init__()
+        self.interval_s = interval_s
+        self.clock = clock
+        self.kinds: dict[str, Throttle] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        throttle = self.kinds.setdefault(str(record.msg), Throttle(self.interval_s))
+        reported = throttle.count(self.clock())
+        if not reported:
+            return False
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.msg}: {type(error).__name__}: {error}"
+            record.exc_info = None
+            record.exc_text = None
+        record.msg = str(record.msg) + _suffix(reported)
+        return True
+
+
+class TokenGuard:
+    """Wrong tokens per peer: after `max_failures` within `window_s`, refused for `lockout_s`.
+
+    At most `max_peers` peers are remembered (the oldest forgotten first), so a scan from many
+    addresses costs bounded memory.
+    """
+
+    def __init__(self, clock: Clock, max_failures: int = 5, window_s: float = 60.0,
+                 lockout_s: float = 60.0, max_peers: int = 1024) -> None:
+        self.clock = clock
+        self.max_failures = max_failures
+        self.window_s = window_s
+        self.lockout_s = lockout_s
+        self.max_peers = max_peers
+        #: peer -> (failures in the window, the window's start, locked until)
+        self._peers: OrderedDict[str, tuple[int, float, float]] = OrderedDict()
+
+    def locked_for(self, peer: str) -> float:
+        """Seconds `peer` is still locked out; 0 when it may try."""
+        entry = self._peers.get(peer)
+        return max(0.0, entry[2] - self.clock()) if entry is not None else 0.0
+
+    def failed(self, peer: str) -> None:
+        now = self.clock()
+        failures, since, until = self._peers.pop(peer, (0, now, 0.0))
+        if now - since > self.window_s:
+            failures, since = 0, now
+        failures += 1
+        if failures >= self.max_failures:
+            failures, since, until = 0, now, now + self.lockout_s
+        self._peers[peer] = (failures, since, until)
+        while len(self._peers) > self.max_peers:
+            self._peers.popitem(last=False)
+
+
+def fd_share(wanted: int, fraction: float, what: str) -> int:
+    """`wanted` connections, or fewer if they would take over `fraction` of the process's
+    file descriptors (RLIMIT_NOFILE), so connections can never starve the journal, the
+    results file or the sound device of one."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or wanted <= soft * fraction:
+        return wanted
+    most = max(1, int(soft * fraction))
+    logging.getLogger("timerd").warning(
+        "%s: %d connections would take too many of the %d file descriptors; %d allowed",
+        what, wanted, soft, most)
+    return most
