@@ -27,6 +27,10 @@ from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.adapters.writer import DiskWriter
 from timerd.config import Config, private_directory
+from timerd.core.effects import Applied, Effect, Notice, Phase
+from timerd.core.match import Match, Status
+from timerd.core.profile import Profile
+from timerd.i18n import Messages, resolve
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -96,19 +100,22 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if options.interactive:
             from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
 
-            service.outputs.append(TerminalDisplay(sys.stdout))
+            terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)))
+            service.outputs.append(terminal)
             await stack.enter_async_context(
-                Keyboard(board.buttons, config.gpio.long_press_s, stop.set))
+                Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
         await stack.enter_async_context(journal)
-        service.outputs += [journal, notifier]
+        switch = ProfileSwitch(service, journal, profile)
+        service.outputs += [journal, notifier, switch]
         service.status_extras.append(journal.status_extra)
-        identity = {"version": __version__, "table": config.table.name or None}
-        service.status_extras.append(lambda: identity)
+        identity = {"version": __version__, "table": config.table.name or None,
+                    "language": config.ui.language}
+        service.status_extras += [lambda: identity, switch.status_extra]
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")
         notifier.ready(service.status())
-        service.announce(*journal.announcement(service.status()))
+        service.announce(*journal.announcement(service.status()), *switch.announcement())
         async with asyncio.TaskGroup() as tasks:
             match_loop = tasks.create_task(service.run(), name="match-loop")
             await stop.wait()
@@ -150,6 +157,50 @@ def _storage(config: Config, service: Service, journal: Journal, writer: DiskWri
     if journal.recovery.match is not None:  # restored: keep its start and goal times
         results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
     return results
+
+
+class ProfileSwitch:
+    """A restored match keeps the profile it was played under, even when the config or
+    `--profile` now asks for another: its rules must not change mid-match. The start says so,
+    the status names the profile to come (`next_profile`), and once that match is reset the
+    daemon takes the asked-for profile (the teams' names stay, as over any reset)."""
+
+    def __init__(self, service: Service, journal: Journal, wanted: Profile) -> None:
+        self.service = service
+        self.journal = journal
+        self.wanted = wanted
+
+    def pending(self) -> bool:
+        return self.service.match.profile != self.wanted
+
+    def status_extra(self) -> dict[str, str | None]:
+        return {"next_profile": self.wanted.name if self.pending() else None}
+
+    def announcement(self) -> list[Effect]:
+        if not self.pending():
+            return []
+        message = (f"the restored match runs under profile {self.service.match.profile.name}; "
+                   f"profile {self.wanted.name} (config or --profile) takes over after its reset")
+        log.warning("%s", message)
+        return [Notice(message)]
+
+    def notify(self, effect: Effect, status: Status) -> None:
+        if isinstance(effect, Applied) and effect.command == "reset" \
+                and status.phase is Phase.IDLE and self.pending():
+            # After this dispatch: the journal has closed the old match under its profile.
+            self.service.loop.call_soon(self._switch)
+
+    def _switch(self) -> None:
+        old = self.service.match
+        if old.phase is not Phase.IDLE or not self.pending():
+            return
+        fresh = Match(self.wanted)
+        fresh.teams, fresh.round = dict(old.teams), old.round
+        self.service.match = fresh
+        self.journal.use_profile(self.wanted)
+        log.info("profile %s now (the restored match under %s was reset)",
+                 self.wanted.name, old.profile.name)
+        self.service.announce(Notice(f"profile {self.wanted.name} now"))
 
 
 def log_task_stacks() -> None:

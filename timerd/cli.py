@@ -15,6 +15,7 @@ from typing import Any
 from timerd import __version__, hall_desk, install, profiles
 from timerd import config as config_mod
 from timerd.core.effects import SignalKind
+from timerd.i18n import Messages, resolve
 from timerd.schema import SchemaError
 
 EXIT_REFUSED = 1
@@ -281,30 +282,45 @@ def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -
     return reply
 
 
-def format_status(status: dict[str, Any]) -> str:
+def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
+    """`timerctl status` as text, in the daemon's `[ui] language` (its status says which;
+    "auto" is this terminal's locale), from the message catalogue."""
     from timerd.core.display import shown_clock  # noqa: PLC0415
 
-    lines = [f"{key:9} {status[key]}" for key in ("table", "version") if status.get(key)]
-    lines += [
-        f"profile   {status['profile']}",
-        f"phase     {status['phase']}",
-        f"clock     {shown_clock(status['remaining_s'])}"
-        + (f"  (period {status['period']}/{status['periods']})" if status["periods"] > 1 else ""),
-    ]
+    msg = msg or Messages(resolve(str(status.get("language") or "auto")))
+    row = _row(msg)
+    clock = shown_clock(status["remaining_s"]) + (
+        "  " + msg("st.period", n=status["period"], of=status["periods"])
+        if status["periods"] > 1 else "")
+    lines = [row("st.profile", status["profile"]),
+             row("st.phase", msg.get(f"term.phase.{status['phase']}", status["phase"])),
+             row("st.clock", clock)]
+    if status.get("next_profile"):
+        lines.append(row("st.next_profile", status["next_profile"]))
+    if status.get("table"):
+        lines.append(row("st.table", status["table"]))
+    if status.get("version"):
+        lines.append(row("st.version", status["version"]))
+    teams = status.get("teams") or {}
+    if any(teams.values()):
+        named = f"{msg.side('home', teams)} - {msg.side('away', teams)}"
+        lines.append(row("st.teams", named + (f" ({msg('st.round', round=status['round'])})"
+                                             if status.get("round") else "")))
     if status.get("start_in_s") is not None:
-        lines.append(f"start in  {status['start_in_s']:.1f} s")
+        lines.append(row("st.start_in", f"{status['start_in_s']:.1f} s"))
     if status.get("interruption_s") is not None:
-        lines.append(f"paused    {status['interruption_s']:.1f} s (this interruption)")
-    lines.append(f"interruptions {status['interruptions']}, "
-                 f"{status['paused_total_s']:.1f} s in all")
+        lines.append(row("st.paused", msg("st.this_interruption",
+                                          s=f"{status['interruption_s']:.1f}")))
+    lines.append(msg("st.interruptions", n=status["interruptions"],
+                     s=f"{status['paused_total_s']:.1f}"))
     if status.get("last_signal"):
-        lines.append(f"last      {status['last_signal']}")
-    lines.extend(_score_lines(status))
-    lines.extend(_ball_hockey_lines(status))
+        lines.append(row("st.last", msg.signal(status["last_signal"])))
+    lines.extend(_score_lines(status, msg))
+    lines.extend(_ball_hockey_lines(status, msg))
     if "speaker" in status:
-        lines.append(f"sound     speaker {status['speaker']}"
-                     + (" (muted)" if status["speaker_muted"] else "")
-                     + (", buzzer muted" if status["buzzer_muted"] else ""))
+        lines.append(row("st.sound", msg("st.speaker", state=status["speaker"])
+                         + (f" ({msg('st.muted')})" if status["speaker_muted"] else "")
+                         + (f", {msg('st.buzzer_muted')}" if status["buzzer_muted"] else "")))
     storage = status.get("storage") or {"ok": True}
     for what, why in (storage.get("faults") or {}).items():
         lines.append(f"STORAGE   {what} cannot be written: {why}")
@@ -314,50 +330,68 @@ def format_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _ball_hockey_lines(status: dict[str, Any]) -> list[str]:
+def _row(msg: Messages) -> Any:
+    """A status line: the label in a column of ten, then the value."""
+    def row(key: str, value: object) -> str:
+        return f"{msg(key):<9} {value}"
+    return row
+
+
+def _ball_hockey_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     """Timeouts, penalties and the stoppage countdowns, when the profile has them."""
     from timerd.core.display import shown_clock  # noqa: PLC0415
 
     lines = []
     if timeouts := status.get("timeouts"):
-        lines.append("timeouts  " + ", ".join(
-            f"{side} {t['left']} left" + (f" (running {shown_clock(t['remaining_s'])})"
-                                          if t["remaining_s"] is not None else "")
-            for side, t in timeouts.items()))
+        lines.append(_row(msg)("st.timeouts", ", ".join(
+            msg("st.timeout_left", side=msg.side(side), n=t["left"])
+            + (f" ({msg('st.running', time=shown_clock(t['remaining_s']))})"
+               if t["remaining_s"] is not None else "")
+            for side, t in timeouts.items())))
     for p in status.get("penalties") or []:
-        player = f" #{p['player']}" if p["player"] else ""
-        lines.append(f"penalty {p['number']} {p['side']}{player} {p['kind']} "
-                     f"{shown_clock(p['remaining_s'])}"
-                     + ("" if p["running"] else " (waiting)"))
+        lines.append(msg("st.penalty", number=p["number"], side=msg.side(p["side"]),
+                         player=f" #{p['player']}" if p["player"] else "",
+                         kind=msg.get(f"kind.{p['kind']}", p["kind"]),
+                         time=shown_clock(p["remaining_s"]))
+                     + ("" if p["running"] else f" ({msg('st.waiting')})"))
     if change := status.get("line_change"):
-        lines.append(f"line change {change['stage']} ({change['number']}/{change['stages']}) "
-                     f"{shown_clock(change['remaining_s'])}")
+        lines.append(msg("st.line_change",
+                         stage=msg.get(f"stage.{change['stage']}", change["stage"]),
+                         n=change["number"], of=change["stages"],
+                         time=shown_clock(change["remaining_s"])))
     for side, left in (status.get("goalie_change") or {}).items():
-        lines.append(f"goalie change {side} {shown_clock(left)}")
+        lines.append(msg("st.goalie_change", side=msg.side(side), time=shown_clock(left)))
     return lines
 
 
-def _score_lines(status: dict[str, Any]) -> list[str]:
+def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     """The score and the scoring rules' state, when the daemon reports them."""
     score = status.get("score")
     if score is None:
         return []
-    lines = [f"score     {score['home']}:{score['away']}"]
+    row = _row(msg)
+    lines = [row("st.score", f"{score['home']}:{score['away']}")]
     if status.get("overtime") and status.get("overtime_s") is not None:
-        lines.append(f"overtime  {status['overtime_s']:.1f} s")
+        lines.append(row("st.overtime", f"{status['overtime_s']:.1f} s"))
     if status.get("faceoff_guard_s") is not None:
-        lines.append(f"faceoff guard {status['faceoff_guard_s']:.1f} s (goals do not count)")
+        lines.append(msg("st.guard", s=f"{status['faceoff_guard_s']:.1f}"))
     if status.get("faceoff_pending"):
-        lines.append("faceoff pending")
+        lines.append(msg("st.faceoff_pending"))
     for side, left in (status.get("passive") or {}).items():
         if left is not None:
-            lines.append(f"passive {side} " + ("WARNED" if left == 0 else f"{left:.1f} s"))
+            lines.append(msg("st.passive", side=msg.side(side),
+                             state=msg("st.warned") if left == 0 else f"{left:.1f} s"))
     if goals := status.get("goals"):
         last = goals[-1]
-        verdict = "counted" if last["counted"] else f"no goal ({last['reason']})"
-        lines.append(f"last goal {last['side']} at {last['match_time_s']:.1f} s: {verdict}")
+        verdict = msg("st.counted") if last["counted"] else msg(
+            "st.no_goal", reason=msg.reason(last["reason"]))
+        lines.append(msg("st.last_goal", side=msg.side(last["side"]),
+                         s=f"{last['match_time_s']:.1f}", verdict=verdict))
     if result := status.get("result"):
-        lines.append(f"result    {result['how']}, winner {result.get('winner') or 'none'}")
+        winner = result.get("winner")
+        lines.append(row("st.result", msg("st.winner", how=msg.get(
+            f"how.{result['how']}", result["how"]),
+            winner=msg.side(winner) if winner else msg("st.none"))))
     return lines
 
 

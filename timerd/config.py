@@ -338,6 +338,15 @@ class TableConfig:
 
 
 @dataclass(frozen=True)
+class UiConfig:
+    """What people read: the scoreboard, the control page, the terminal, `timerctl status`."""
+
+    #: en, sl or sk; "auto": the web page follows the browser's languages, the terminal and
+    #: timerctl the locale (LANG). Texts come from timerd/i18n/ (timerd.i18n).
+    language: Literal["auto", "en", "sl", "sk"] = "auto"
+
+
+@dataclass(frozen=True)
 class LogConfig:
     level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -435,6 +444,7 @@ class Config:
     speaker: SpeakerConfig = SpeakerConfig()
     control: ControlConfig = ControlConfig()
     web: WebConfig = WebConfig()
+    ui: UiConfig = UiConfig()
     state: StateConfig = StateConfig()
     serial: SerialConfig = SerialConfig()
     log: LogConfig = LogConfig()

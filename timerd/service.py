@@ -26,8 +26,13 @@ from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
 from timerd.core.match import Match, Status
+from timerd.core.score import Goal
+from timerd.i18n import Messages
 
 log = logging.getLogger("timerd.service")
+
+#: The log is in English, from the message catalogue like every other text.
+LOG_TEXT = Messages("en")
 
 #: Signals later than this are logged as a warning (a slow SD card, an overloaded Pi).
 LATE_WARNING_S = 0.005
@@ -292,6 +297,9 @@ class Service:
                 level = logging.WARNING if late > LATE_WARNING_S else logging.DEBUG
                 log.log(level, "signal %s x%d at %.1f s left, %.1f ms late", effect.kind,
                         effect.beeps, effect.remaining_s, late * 1000)
+            elif isinstance(effect, Goal) and not effect.counted:
+                log.info("%s", LOG_TEXT("goal.not_counted", side=effect.side.value,
+                                        reason=LOG_TEXT.reason(effect.reason)))
             for output in self.outputs:
                 try:
                     output.notify(effect, status)

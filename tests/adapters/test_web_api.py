@@ -112,6 +112,21 @@ def test_commands_lists_the_profiles_commands(idle: Daemon) -> None:
     assert set(by_name) >= {"start", "pause", "resume", "toggle", "reset"}
     assert by_name["reset"]["confirm"] is True
     assert by_name["start"] == {"command": "start", "args": [], "confirm": False}
+    # Only what the ITHF profile has (issue 18; fails on main: every ball hockey command too).
+    assert {"faceoff", "passive", "undo"} <= set(by_name)
+    assert not {"penalty", "timeout", "linechange", "shot", "goalie-change"} & set(by_name)
+    assert by_name["undo"]["confirm"] is True
+
+
+def test_i18n_serves_every_catalogue_and_the_browsers_language(idle: Daemon) -> None:
+    status, body = idle.request("GET", "/api/i18n", headers={"Accept-Language": "sk-SK,en;q=0.5"})
+    assert status == 200
+    assert body["browser"] == "sk"
+    assert set(body["texts"]) == {"en", "sl", "sk"}
+    assert body["texts"]["sl"]["ctl.faceoff"] == "BULI"  # the Slovenian ITHF rules' word
+    assert idle.request("GET", "/api/i18n", headers={"Accept-Language": "de"})[1]["browser"] \
+        is None
+    assert idle.state()["language"] == "auto"  # [ui] language, for the pages to follow
 
 
 def test_results_are_an_empty_list_without_a_results_file(idle: Daemon) -> None:

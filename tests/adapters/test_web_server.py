@@ -58,6 +58,7 @@ def test_command_table_lists_match_and_adapter_commands() -> None:
     table = {row["command"]: row for row in command_table(service)}
     assert table["pause"] == {"command": "pause", "args": [], "confirm": False}
     assert table["reset"]["confirm"] is True
+    assert "penalty" not in table  # ITHF has no penalties (ISBHF's penalty box)
     assert table["mute"]["args"] == ["state"]
     assert table["note"]["args"] == ["text", "more..."]
     assert table["volume"]["args"] == ["level?"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from timerd import profiles
 from timerd.cli import format_status
 from timerd.core.match import Match
+from timerd.i18n import Messages
 
 
 def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
@@ -16,19 +17,28 @@ def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
     match.handle("timeout", 12.0, "away")
     match.handle("linechange", 12.0)
     match.handle("goalie-change", 13.0, "home")
-    lines = format_status(match.status(14.0).to_dict()).splitlines()
+    status = match.status(14.0).to_dict()
+    lines = format_status(status, Messages("en")).splitlines()
     assert lines[-6:] == [
-        "timeouts  home 1 left, away 0 left (running 0:28)",
-        "penalty 1 home #17 minor 2:00",
-        "penalty 2 home #4 minor 2:00",
-        "penalty 3 home #5 minor 2:00 (waiting)",
+        "timeouts  Home 1 left, Away 0 left (running 0:28)",
+        "penalty 1 Home #17 minor 2:00",
+        "penalty 2 Home #4 minor 2:00",
+        "penalty 3 Home #5 minor 2:00 (waiting)",
         "line change visitors (1/3) 3.0",
-        "goalie change home 9:59"]
+        "goalie change Home 9:59"]
+    # The same lines in Slovak, with the ISBHF rulebook's terms (menší trest, oddychový čas).
+    assert format_status(status, Messages("sk")).splitlines()[-6:] == [
+        "oddych. č. Domáci ešte 1, Hostia ešte 0 (beží 0:28)",
+        "trest 1 Domáci #17 menší trest 2:00",
+        "trest 2 Domáci #4 menší trest 2:00",
+        "trest 3 Domáci #5 menší trest 2:00 (čaká)",
+        "striedanie hostia (1/3) 3.0",
+        "striedanie brankára Domáci 9:59"]
 
 
 def test_no_ball_hockey_lines_for_table_hockey() -> None:
     match = Match(profiles.load("ithf"))
     match.handle("start", 0.0)
-    text = format_status(match.status(30.0).to_dict())
+    text = format_status(match.status(30.0).to_dict(), Messages("en"))
     assert "timeouts" not in text
     assert "penalty" not in text

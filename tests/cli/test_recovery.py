@@ -258,3 +258,27 @@ def test_sigterm_silences_a_sounding_buzzer_and_leaves_a_journal_that_recovers(
     assert result.match is not None
     assert result.match.status(0.0).remaining_s == pytest.approx(34.0, abs=1.0)
     assert not (tmp_path / "run" / HEARTBEAT_NAME).exists()
+
+
+def test_a_match_restored_under_another_profile_keeps_it_until_its_reset(
+        tmp_path: Path, short_profile: Path) -> None:
+    """Issue 18 item 6: `--profile ithf` now, but the restored match was played under the
+    short profile. Its rules must not change mid-match; the start says so, and the reset
+    hands over to the asked-for profile (the names stay). Fails on main: the restored match
+    kept its profile for ever and nothing said so."""
+    kill_paused_match(tmp_path, short_profile)
+    with Daemon(tmp_path, "--profile", "ithf", speed=RESTARTED_SPEED).ready() as second:
+        second.wait_signal("recovered")
+        notice = second.wait_event(lambda e: e["type"] == "notice" and "profile" in e["message"])
+        assert "takes over after its reset" in notice["message"]
+        assert any("takes over after its reset" in line for line in second.log)
+        status = second.command("status")
+        assert status["profile"] == "kill-test"
+        assert status["next_profile"] == "ithf"
+        second.command("teams", "Jana", "Peter")
+        second.command("reset")
+        second.wait_event(lambda e: e["type"] == "notice" and e["message"] == "profile ithf now")
+        after = second.command("status")
+        assert (after["profile"], after["next_profile"], after["phase"]) == ("ithf", None, "idle")
+        assert after["teams"] == {"home": "Jana", "away": "Peter"}
+        assert after["remaining_s"] == 300.0  # ITHF 4.1: five minutes

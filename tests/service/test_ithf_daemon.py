@@ -76,7 +76,7 @@ def test_timerctl_scores_a_match_and_the_result_is_written(
     code, out = ctl(sock, "goal", "home", capsys=capsys)  # ITHF 10.3: not while paused
     assert code == 0
     assert "score     0:0" in out
-    assert "no goal (interruption)" in out
+    assert "no goal: match interrupted (ITHF 10.3)" in out
     goal: dict[str, Any] = json.loads(events.wait_for('"type": "goal"'))
     assert (goal["side"], goal["counted"], goal["reason"]) == ("home", False, "interruption")
     code, out = ctl(sock, "forfeit", "away", "now", capsys=capsys)

@@ -500,6 +500,10 @@ class Journal:
             return b""
         return self.path.read_bytes()
 
+    def use_profile(self, profile: Profile) -> None:
+        """The next match is played under `profile` (a restored match under another was reset)."""
+        self._profile = profile
+
     def _lock(self, path: Path) -> bool:
         """Hold `path` locked while this daemon runs; False if another process holds it."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -2,56 +2,136 @@
 
 Keys drive gpiozero's mock pins, so a key press takes the same path as a real button
 (pin edge, debounce, long press): space is START/PAUSE; `r` holds RESET down for the long press;
-`q` quits. The status line is redrawn in place on every shown change.
+`?` prints the keys again; `q` quits. The status line is redrawn in place on every shown change
+and is never wider than the terminal (an 80-column SSH session must not scroll): what does not
+fit is cut, the clock, score and phase first in line. Above it, one line per thing that
+happened: each signal as it sounds (`BEEP x3`, `FINAL`), a goal and whether it counted (with
+the rule when not: `goal home NOT counted: faceoff guard (ITHF 5.6)`), every refusal with its
+reason. Texts come from the message catalogue (`timerd.i18n`, `[ui] language`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import termios
+import textwrap
 import tty
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
 
 from timerd.core.display import shown_clock
-from timerd.core.effects import Effect, Notice, Phase
+from timerd.core.effects import Effect, Notice, Phase, Signal
 from timerd.core.match import Status
+from timerd.core.score import Goal
+from timerd.i18n import Messages
 
-KEYS_HELP = ("[space] start/pause  [r] reset (held)  [h/a] goal home/away  [f] faceoff  "
-             "[u] undo (held)  [1/2] passive home/away  [l] line change  [q] quit")
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).
 SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
                 "1": "passive_home", "2": "passive_away", "l": "line_change"}
 TAP_S = 0.1  # how long a key "holds" a button down
+#: The width when the output is not a terminal (or says nothing): the common SSH size.
+DEFAULT_WIDTH = 80
+#: A name on the status line is cut to this many characters.
+NAME_WIDTH = 12
 
 
-def status_line(status: Status) -> str:
-    """The clock, phase and last signal, as one line."""
-    if status.phase is Phase.PRE_SIGNAL and status.start_in_s is not None:
-        what = f"start in {shown_clock(status.start_in_s)}"
-    elif status.phase is Phase.PAUSED and status.interruption_s is not None:
-        what = f"paused {int(status.interruption_s)} s"
-    else:
-        what = status.phase.value
+def fit(text: str, width: int) -> str:
+    """`text` cut to `width` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def phase_words(status: Status, msg: Messages) -> str:
+    """Where the match stands, with the countdown that runs: the scheduled start and the
+    pre-signal's lead (ITHF 4.4), a break before overtime (4.8), an intermission (ISBHF 410),
+    an interruption's length (10.2)."""
+    if status.phase in (Phase.PRE_SIGNAL, Phase.SCHEDULED) and status.start_in_s is not None:
+        return msg("term.start_in", time=shown_clock(status.start_in_s))
+    if status.phase is Phase.BREAK and status.start_in_s is not None:
+        key = "term.intermission" if status.break_kind == "intermission" else "term.break"
+        return msg(key, time=shown_clock(status.start_in_s))
+    if status.phase is Phase.PAUSED and status.interruption_s is not None:
+        return msg("term.paused", s=int(status.interruption_s))
+    if status.phase is Phase.RUNNING and not status.count_up and status.remaining_s <= 30:
+        return msg("phase.last30")
+    return msg.get(f"term.phase.{status.phase.value}", status.phase.value)
+
+
+def status_line(status: Status, msg: Messages | None = None, width: int = DEFAULT_WIDTH) -> str:
+    """The clock, period, score, phase and last signal as one line of at most `width - 1`
+    characters (the last column is left free: writing it makes some terminals wrap)."""
+    msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
-    last = f"  last: {status.last_signal}" if status.last_signal else ""
     clock = f"OT +{shown_clock(status.overtime_s or 0.0)}" if status.count_up else \
         shown_clock(status.remaining_s)
-    score = f"  {status.score['home']}:{status.score['away']}"
-    return f"{clock:>5}{period}{score}  {what}{last}"
+    home, away = (fit(status.teams.get(side, ""), NAME_WIDTH) for side in ("home", "away"))
+    score = f"{status.score['home']}:{status.score['away']}"
+    if home or away:
+        score = f"{home or msg('side.home')} {score} {away or msg('side.away')}"
+    parts = [f"{clock:>5}{period}", score, phase_words(status, msg)]
+    if status.timeouts:
+        parts += [msg("term.timeout", side=msg.side(side), time=shown_clock(t["remaining_s"]))
+                  for side, t in status.timeouts.items() if t.get("remaining_s") is not None]
+    if status.line_change:
+        parts.append(msg("term.line_change", time=shown_clock(status.line_change["remaining_s"])))
+    if status.last_signal:
+        parts.append(msg("term.last", signal=msg.signal(status.last_signal)))
+    return fit("  ".join(parts), width - 1)
+
+
+def event_line(effect: Effect, status: Status, msg: Messages) -> str | None:
+    """The line printed above the status line for `effect`, if it is one a person follows."""
+    if isinstance(effect, Signal):
+        return f"{shown_clock(effect.remaining_s):>5}  {msg.signal(effect.kind, effect.beeps)}"
+    if isinstance(effect, Goal):
+        side = msg.side(effect.side.value, status.teams)
+        if effect.counted:
+            return msg("goal.counted", side=side,
+                       score=f"{status.score['home']}:{status.score['away']}")
+        return msg("goal.not_counted", side=side, reason=msg.reason(effect.reason))
+    if isinstance(effect, Notice):
+        return effect.message
+    return None
+
+
+def terminal_width(out: TextIO) -> int:
+    try:
+        return os.get_terminal_size(out.fileno()).columns or DEFAULT_WIDTH
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_WIDTH
 
 
 class TerminalDisplay:
-    def __init__(self, out: TextIO) -> None:
+    """The status line and the event lines on a terminal, never wider than it."""
+
+    def __init__(self, out: TextIO, msg: Messages | None = None) -> None:
         self.out = out
+        self.msg = msg or Messages()
+        self._last: Status | None = None
+
+    def help(self) -> None:
+        """Print the keys, wrapped to the terminal (at start and on `?`)."""
+        width = terminal_width(self.out) - 1
+        self.out.write("\r\x1b[K" + "\n".join(textwrap.wrap(self.msg("term.keys"), width))
+                       + "\n")
+        self._redraw()
 
     def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Notice):
-            self.out.write(f"\r\x1b[K{effect.message}\n")
-        self.out.write(f"\r\x1b[K{status_line(status)}   {KEYS_HELP}")
+        self._last = status
+        line = event_line(effect, status, self.msg)
+        width = terminal_width(self.out)
+        if line is not None:
+            for part in textwrap.wrap(line, width - 1) or [""]:
+                self.out.write(f"\r\x1b[K{part}\n")
+        self._redraw(width)
+
+    def _redraw(self, width: int | None = None) -> None:
+        if self._last is not None:
+            line = status_line(self._last, self.msg, width or terminal_width(self.out))
+            self.out.write(f"\r\x1b[K{line}")
         self.out.flush()
 
 
@@ -59,10 +139,11 @@ class Keyboard:
     """Reads single keys from a terminal and presses the simulated buttons' mock pins."""
 
     def __init__(self, buttons: dict[str, Any], hold_s: float, quit: Callable[[], None],
-                 stdin: TextIO = sys.stdin) -> None:
+                 stdin: TextIO = sys.stdin, help: Callable[[], None] = lambda: None) -> None:
         self.buttons = buttons  # name -> gpiozero input device on a mock pin
         self.hold_s = hold_s
         self.quit = quit
+        self.help = help
         self.stdin = stdin
         self._saved: list[Any] | None = None
 
@@ -71,6 +152,7 @@ class Keyboard:
         self._saved = termios.tcgetattr(fd)
         tty.setcbreak(fd)
         asyncio.get_running_loop().add_reader(fd, self._key)
+        self.help()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -85,6 +167,8 @@ class Keyboard:
         key = self.stdin.read(1)
         if key == "q":
             self.quit()
+        elif key == "?":
+            self.help()
         elif key == " ":
             self.press("start_pause", TAP_S)
         elif key == "r":

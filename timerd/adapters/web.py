@@ -6,7 +6,10 @@ package (`timerd/web/`), nothing from the network. docs/api.md describes every e
 
 - `GET /`, `/control`, `/static/...`: the scoreboard page, the control page, their assets.
 - `GET /api/state`: `service.status_dict()`, the state `timerctl status --json` prints.
-- `GET /api/results`, `GET /api/commands`: finished matches; the commands the profile takes.
+- `GET /api/results`, `GET /api/commands`: finished matches; the commands the profile has
+  (`timerd.core.offered`: a table hockey match lists no penalties, ball hockey no faceoff).
+- `GET /api/i18n`: the message catalogues (`timerd.i18n`) and the language the browser's
+  Accept-Language asks for; the pages choose as `[ui] language` (in the state) says.
 - `POST /api/command`: `{"command": ..., "args": [...]}` with `Authorization: Bearer TOKEN`,
   through `service.command()` like every control surface. Without a configured token HTTP
   control is off (403); a missing or wrong token is a 401; a body that is not JSON, an unknown
@@ -51,6 +54,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, web
 
+from timerd import i18n
 from timerd.adapters.events import event_record
 from timerd.adapters.untrusted import (
     InputRefused,
@@ -63,6 +67,7 @@ from timerd.adapters.untrusted import (
 from timerd.config import WebConfig
 from timerd.core.effects import Effect
 from timerd.core.match import Status
+from timerd.core.offered import offered_commands
 from timerd.service import Service
 
 log = logging.getLogger("timerd.web")
@@ -77,8 +82,8 @@ EVENT_BACKLOG = 64
 SEND_TIMEOUT_S = 10.0
 #: Real seconds between WebSocket pings: finds browsers that vanished without closing.
 HEARTBEAT_S = 20.0
-#: Commands that end or throw away a match: the control page asks before sending them.
-CONFIRM = frozenset({"reset"})
+#: Commands that end or throw away a match or a goal: the control page asks before sending.
+CONFIRM = frozenset({"reset", "undo", "forfeit", "walkout", "replay"})
 #: Largest WebSocket message taken from a browser (the stream is one-way; it sends none).
 MAX_WS_MESSAGE = 4096
 #: The share of the process's file descriptors each listener's connections may take.
@@ -118,9 +123,12 @@ def read_results(path: Path | None) -> list[dict[str, Any]]:
 
 
 def command_table(service: Service) -> list[dict[str, Any]]:
-    """Every command the control surfaces take now, with its argument names, for the page."""
+    """The commands the match's profile has and the adapters' commands, with their argument
+    names, for the page. Commands the profile lacks are left out: the match would refuse
+    them anyway, and a score desk must not offer them."""
+    offered = offered_commands(service.match.profile)
     table: list[dict[str, Any]] = [{"command": name, "args": list(usage)}
-             for name, (_, usage) in service.match.commands().items()]
+             for name, (_, usage) in service.match.commands().items() if name in offered]
     table += [{"command": name, "args": _arg_names(fn)}
               for name, fn in service.extra_commands.items()]
     for row in table:
@@ -223,6 +231,7 @@ class WebServer:
                            else self._commands_read_only)
         app.router.add_post("/api/command", self._command if control
                             else self._control_elsewhere)
+        app.router.add_get("/api/i18n", self._i18n)
         app.router.add_get("/api/stream", self._stream)
         return app
 
@@ -357,6 +366,13 @@ class WebServer:
     async def _commands(self, request: web.Request) -> web.Response:
         return web.json_response({"commands": command_table(self.service),
                                   "control": bool(self.config.token)})
+
+    async def _i18n(self, request: web.Request) -> web.Response:
+        return web.json_response({
+            "browser": i18n.from_accept(request.headers.get("Accept-Language", "")),
+            "names": i18n.NAMES,
+            "texts": {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
+        }, headers={"Cache-Control": "no-cache"})
 
     async def _commands_read_only(self, request: web.Request) -> web.Response:
         return web.json_response({"commands": command_table(self.service), "control": False})

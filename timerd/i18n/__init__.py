@@ -1,0 +1,114 @@
+"""The message catalogue: every text a person reads on the scoreboard, the control page, the
+simulate-mode terminal and `timerctl status`, in English, Slovenian and Slovak.
+
+One JSON file per language beside this module (`en.json`, `sl.json`, `sk.json`), a flat map
+from a key to a text with `{name}` placeholders; the web page gets the same files through
+`GET /api/i18n`, so the Python and the JavaScript side read one catalogue. Rule terms are the
+rulebooks' own: the Slovenian ITHF rules (buli, podaljšek, prekinitev) and the Slovak ISBHF
+rules (tretina, vhadzovanie, oddychový čas). English is the reference: a test fails when a key
+is missing in another language, and at run time a missing key falls back to English (logged)
+so a text is never blank.
+
+`[ui] language` chooses: `en`, `sl`, `sk`, or `auto` (the web page follows the browser's
+languages, the terminal and timerctl the locale: `LC_ALL`, `LC_MESSAGES`, `LANG`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+log = logging.getLogger("timerd.i18n")
+
+LANGUAGES = ("en", "sl", "sk")
+DEFAULT = "en"
+#: Each language's own name, for the page's language switch.
+NAMES = {"en": "English", "sl": "Slovenščina", "sk": "Slovenčina"}
+
+
+@cache
+def catalogue(language: str) -> Mapping[str, str]:
+    """The texts of `language` (one of LANGUAGES), read once from the package."""
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r}: one of {', '.join(LANGUAGES)}")
+    path = resources.files("timerd") / "i18n" / f"{language}.json"
+    data: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def from_locale(environ: Mapping[str, str] = os.environ) -> str:
+    """The language of the POSIX locale (LC_ALL, LC_MESSAGES, LANG: "sl_SI.UTF-8" is sl)."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if value:
+            code = value.split("_")[0].split(".")[0].lower()
+            return code if code in LANGUAGES else DEFAULT
+    return DEFAULT
+
+
+def from_accept(header: str) -> str | None:
+    """The first of LANGUAGES a browser's Accept-Language asks for ("sk-SK,sk;q=0.9,en"),
+    by its q order; None when it asks for none of them."""
+    ranked = []
+    for i, part in enumerate(header.split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                continue
+        ranked.append((-q, i, tag.strip().split("-")[0].lower()))
+    return next((code for _, _, code in sorted(ranked) if code in LANGUAGES and code), None)
+
+
+def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The language for the terminal and timerctl: `setting`, or the locale's for "auto"."""
+    return setting if setting in LANGUAGES else from_locale(environ)
+
+
+class Messages:
+    """The texts of one language: `msg("goal.not_counted", side=..., reason=...)`."""
+
+    def __init__(self, language: str = DEFAULT) -> None:
+        self.language = language
+        self.texts = catalogue(language)
+
+    def __call__(self, key: str, **values: Any) -> str:
+        text = self.texts.get(key)
+        if text is None:
+            text = catalogue(DEFAULT).get(key)
+            if text is None:
+                raise KeyError(f"message {key!r} is not in the catalogue")
+            log.warning("message %r missing in %s; English shown", key, self.language)
+        return text.format(**values) if values else text
+
+    def get(self, key: str, fallback: str, **values: Any) -> str:
+        """The text of `key` if the catalogue has it, else `fallback` (a value the daemon sent
+        that no catalogue names, e.g. a custom profile's penalty kind)."""
+        if key in self.texts or key in catalogue(DEFAULT):
+            return self(key, **values)
+        return fallback
+
+    # -- the words every surface needs --------------------------------------------------------
+
+    def side(self, side: str, teams: Mapping[str, str] | None = None) -> str:
+        """A side by its team's name when `teams` gives one, else "Home"/"Away"."""
+        name = (teams or {}).get(side) or ""
+        return name or self.get(f"side.{side}", side)
+
+    def reason(self, reason: str | None) -> str:
+        """Why a goal did not count, with its rule (ITHF 5.6...)."""
+        return self.get(f"reason.{reason}", str(reason))
+
+    def signal(self, kind: str, beeps: int = 1) -> str:
+        """A signal as it sounds: "BEEP x3" for an interval with three beeps, "FINAL"."""
+        if kind == "interval":
+            return self("signal.beeps", n=beeps)
+        name = self.get(f"signal.{kind}", kind.replace("_", " ").upper())
+        return f"{name} x{beeps}" if beeps > 1 else name
