@@ -416,7 +416,8 @@ class ServiceConfig:
     """How the event loop's thread is scheduled (`timerd.priority`, docs/service.md).
 
     `realtime` (the default) measured best on a busy machine: with CPU burners in timerd's own
-    session the onset p99 fell from 18 ms to under 1 ms (docs/BENCHMARKS.md).
+    session, press to buzzer p99 fell from 6.4 to 0.9 ms and pulse length error p99 from 4.1 to
+    1.6 ms (docs/BENCHMARKS.md); in a quick run the onset p99 fell from 4.3 to 0.4 ms.
     """
 
     #: off: as started; nice: nice value `nice`; realtime: SCHED_FIFO at `rt_priority`.
