@@ -162,9 +162,16 @@ class Daemon:
 
     def wait_ready(self, timeout_s: float = 30.0) -> float:
         """Seconds from exec to the "timerd ready" line."""
-        if not self._ready.wait(timeout_s):
-            self.stop()
-            raise RuntimeError("timerd did not get ready:\n" + "\n".join(self.log[-20:]))
+        deadline = time.monotonic() + timeout_s
+        while not self._ready.wait(0.05):
+            if self.proc.poll() is not None:
+                for reader in self._readers:
+                    reader.join()
+                raise RuntimeError(f"timerd exited {self.proc.returncode} before it was ready:\n"
+                                   + "\n".join(self.log[-20:]))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("timerd did not get ready:\n" + "\n".join(self.log[-20:]))
         return self.ready_at - self.exec_at
 
     def command(self, name: str) -> None:
