@@ -289,7 +289,8 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
 
     msg = msg or Messages(resolve(str(status.get("language") or "auto")))
     row = _row(msg)
-    clock = shown_clock(status["remaining_s"]) + (
+    face = status.get("clock_face") or {}
+    clock = str(face.get("text") or shown_clock(status["remaining_s"])) + (
         "  " + msg("st.period", n=status["period"], of=status["periods"])
         if status["periods"] > 1 else "")
     lines = [row("st.profile", status["profile"]),

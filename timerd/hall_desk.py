@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.hall import HallUnavailable, Topics, import_aiomqtt, mqtt_client, table_of
 from timerd.config import Config, HallConfig
-from timerd.core.display import shown_clock
+from timerd.core.display import elapsed_clock, shown_clock
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -155,10 +155,15 @@ def shown_time(state: dict[str, Any], now: float) -> str:
     phase = state.get("phase")
     if phase in ("scheduled", "pre_signal") and state.get("start_in_s") is not None:
         return f"start in {max(0.0, state['start_in_s'] - age):.0f} s"
-    remaining = float(state.get("remaining_s", 0.0))
-    if phase == "running":
-        remaining -= age
-    return shown_clock(remaining)
+    face = state.get("clock_face")
+    face = face if isinstance(face, dict) else {}
+    kind, value = face.get("kind"), float(face.get("value_s", state.get("remaining_s", 0.0)))
+    if kind == "shootout":
+        return f"SO {face.get('text', '')}"
+    runs = phase == "running" or kind == "break"  # a break's clock runs by itself
+    if kind == "count_up":
+        return "OT +" + elapsed_clock(value + (age if runs else 0.0))
+    return shown_clock(value - (age if runs else 0.0))
 
 
 def score_text(state: dict[str, Any]) -> str:

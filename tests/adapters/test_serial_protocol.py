@@ -186,8 +186,10 @@ def test_the_documented_intermission_frame_comes_from_a_real_match() -> None:
 
 def test_a_sudden_death_overtime_counts_up() -> None:
     """ITHF 4.8: the clock field shows the overtime played, in whole seconds."""
-    status = {**IDLE, "phase": "running", "clock_running": True, "overtime": True,
-              "count_up": True, "remaining_s": 0.0, "overtime_s": 75.6}
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle("start", 0.0)
+    match.poll(425.6)  # the final at 320, a 30-s break, overtime from 350
+    status = match.status(425.6).to_dict()
     assert frame_fields(status)[:3] == ["running", "1:15", "R--O-"]
 
 

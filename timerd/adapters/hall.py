@@ -66,6 +66,8 @@ EVENT_BACKLOG = 1000
 MAX_COMMAND_BYTES = 4096
 #: How long one exchange with the broker (connect, acknowledgement) may take, in real seconds.
 BROKER_TIMEOUT_S = 10.0
+#: How long a stop waits for the link to say "offline" and disconnect (real seconds).
+STOP_S = 5.0
 
 
 class HallUnavailable(RuntimeError):
@@ -328,7 +330,12 @@ class HallLink:
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A stop must not hang on the broker: a session says "offline" and disconnects within
+        # its timeouts, and a link that has not let go by then is left behind (logged).
+        _, stuck = await asyncio.wait(self._tasks, timeout=STOP_S * self.rate)
+        if stuck:
+            log.warning("hall link: %s did not stop within %g s; left behind",
+                        ", ".join(t.get_name() for t in stuck), STOP_S)
         await self.outbox.close()
         with contextlib.suppress(ValueError):
             self.service.outputs.remove(self)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from timerd.core.display import shown_clock
+from timerd.core.display import elapsed_clock, shown_clock
 
 PROTOCOL_VERSION = 1
 
@@ -106,8 +106,8 @@ def state_frame(status: Mapping[str, Any]) -> bytes:
     """The state frame for a status dict (`Service.status_dict()`).
 
     Keys of profiles and features are read when present and defaulted otherwise: `score`
-    ({"home", "away"}, else 0:0), `overtime` and `count_up` (bool), `start_in_s` (in a break),
-    `overtime_s` (in a count-up overtime), `penalties` (a list of {"side", "player",
+    ({"home", "away"}, else 0:0), `overtime` and `count_up` (bool), `clock_face` (the clock
+    field), `penalties` (a list of {"side", "player",
     "remaining_s", "running"}). Values out of shape are defaulted rather than refused: the
     display must keep showing the clock whatever else is wrong.
     """
@@ -215,14 +215,16 @@ def _penalties(value: Any) -> str:
 
 
 def _main_clock(status: Mapping[str, Any]) -> str:
-    """The clock field: the period's time left; in a break the break's time left (a rink's
-    clock counts the intermission down, ISBHF 410); in a sudden-death overtime the time
-    played, counting up in whole seconds (ITHF 4.8)."""
-    if status.get("phase") == "break" and status.get("start_in_s") is not None:
-        return _clock(status.get("start_in_s"))
-    if status.get("count_up") is True:
-        whole = min(math.floor(_number(status.get("overtime_s"))), MAX_CLOCK_S)
-        return f"{whole // 60}:{whole % 60:02d}"
+    """The clock field: the core's clock face (`clock_face`: the period's time left, a break's
+    time left, or a sudden-death overtime's time played, counting up), clamped to 99:59; the
+    time left where the face is missing or out of shape (and in a shootout, which has none)."""
+    face = status.get("clock_face")
+    face = face if isinstance(face, Mapping) else {}
+    value = min(_number(face.get("value_s")), MAX_CLOCK_S)
+    if face.get("kind") == "count_up":
+        return elapsed_clock(value)
+    if face.get("kind") in ("countdown", "break"):
+        return shown_clock(value)
     return _clock(status.get("remaining_s"))
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
 
-from timerd.core.display import shown_clock
+from timerd.core.display import FaceKind, shown_clock
 from timerd.core.effects import Effect, Notice, Phase, Signal
 from timerd.core.match import Status
 from timerd.core.score import Goal
@@ -65,8 +65,8 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     characters (the last column is left free: writing it makes some terminals wrap)."""
     msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
-    clock = f"OT +{shown_clock(status.overtime_s or 0.0)}" if status.count_up else \
-        shown_clock(status.remaining_s)
+    face = status.clock_face
+    clock = f"OT +{face.text}" if face.kind is FaceKind.COUNT_UP else face.text
     home, away = (fit(status.teams.get(side, ""), NAME_WIDTH) for side in ("home", "away"))
     score = f"{status.score['home']}:{status.score['away']}"
     if home or away:

@@ -1,8 +1,54 @@
-"""How a clock reads on every display (terminal, web page, LED digits): one rule, one place."""
+"""How a clock reads on every display (terminal, web page, LED digits, `timerctl status`, the
+desk, `systemctl status`): one rule, one place.
+
+`clock_face` says what the big clock shows at an instant and how it reads; every view takes
+its `text` (or, where a view runs the clock on between pushes, its `kind` and `value_s`).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class FaceKind(StrEnum):
+    """What the big clock counts."""
+
+    COUNTDOWN = "countdown"  # the period's time left (ITHF 4.1, ISBHF 410), or 5:00 before it
+    COUNT_UP = "count_up"  # sudden-death overtime played so far (ITHF 4.8, ISBHF 411)
+    BREAK = "break"  # a break's time left: before overtime, an intermission (ISBHF 410)
+    SHOOTOUT = "shootout"  # no clock: the shootout's goals (ISBHF 414b)
+
+
+@dataclass(frozen=True)
+class ClockFace:
+    """The big clock at one instant: what it counts, the seconds it counts (goals in a
+    shootout: 0), and the text every display shows."""
+
+    kind: FaceKind
+    value_s: float
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "value_s": self.value_s, "text": self.text}
+
+
+def clock_face(*, remaining_s: float, count_up: bool, overtime_s: float | None,
+               break_left_s: float | None, shootout_goals: tuple[int, int] | None) -> ClockFace:
+    """The clock a scoreboard shows: the period's time left; in a break the break's time left
+    (a rink's clock counts the intermission down, ISBHF 410); in a sudden-death overtime the
+    time played, counting up in whole seconds (ITHF 4.8); in a shootout its goals (414b)."""
+    if shootout_goals is not None:
+        home, away = shootout_goals
+        return ClockFace(FaceKind.SHOOTOUT, 0.0, f"{home}-{away}")
+    if break_left_s is not None:
+        return ClockFace(FaceKind.BREAK, max(0.0, break_left_s), shown_clock(break_left_s))
+    if count_up:
+        played = max(0.0, overtime_s or 0.0)
+        return ClockFace(FaceKind.COUNT_UP, played, elapsed_clock(played))
+    return ClockFace(FaceKind.COUNTDOWN, max(0.0, remaining_s), shown_clock(remaining_s))
 
 
 def shown_clock(remaining_s: float) -> str:
@@ -16,6 +62,13 @@ def shown_clock(remaining_s: float) -> str:
     if 0 < tenths < 100:
         return f"{tenths // 10}.{tenths % 10}"
     whole = math.ceil(round(remaining_s, 6))
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+def elapsed_clock(played_s: float) -> str:
+    """Time played as a count-up clock shows it: whole seconds, rounded down (a stopwatch
+    reads 0:01 once a whole second has passed)."""
+    whole = math.floor(round(max(0.0, played_s), 6))
     return f"{whole // 60}:{whole % 60:02d}"
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from timerd.core.clock import MatchClock
 from timerd.core.countdowns import GoalieChange, LineChange
+from timerd.core.display import ClockFace, clock_face
 from timerd.core.effects import (
     CommandRefused,
     Effect,
@@ -156,8 +157,20 @@ class Status:
     teams: dict[str, str]
     round: str | None  # the tournament round the names belong to (hall mode), if given
 
+    @property
+    def clock_face(self) -> ClockFace:
+        """What the big clock shows now (`timerd.core.display.clock_face`)."""
+        goals = None
+        if self.phase is Phase.SHOOTOUT and self.shootout is not None:
+            goals = (self.shootout["goals"]["home"], self.shootout["goals"]["away"])
+        return clock_face(remaining_s=self.remaining_s, count_up=self.count_up,
+                          overtime_s=self.overtime_s, shootout_goals=goals,
+                          break_left_s=self.start_in_s if self.phase is Phase.BREAK else None)
+
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["clock_face"] = self.clock_face.to_dict()
+        return out
 
 
 #: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).

@@ -46,6 +46,16 @@ const timerd = (() => {
       }
     }
     s.start_in_s = down(s.start_in_s); // only set while a start or a break's end is due
+    // The big clock (timerd.core.display.clock_face): a break counts down in real time, the
+    // period down and a sudden-death overtime up in game time, a shootout stands.
+    const face = s.clock_face;
+    if (face && typeof face.value_s === "number") {
+      const runs = face.kind === "break" || s.clock_running;
+      const value = !runs ? face.value_s
+        : face.kind === "count_up" ? face.value_s + dt
+          : face.kind === "shootout" ? face.value_s : Math.max(0, face.value_s - dt);
+      s.clock_face = { ...face, value_s: value };
+    }
     if (s.phase === "paused" && typeof s.interruption_s === "number") {
       s.interruption_s += dt;
     }
@@ -67,11 +77,10 @@ const timerd = (() => {
   // rink's clock counts the intermission down, ISBHF 410); in a sudden-death overtime the
   // time played, counting up (ITHF 4.8); in a shootout its goals (ISBHF 414b).
   function mainClock(s) {
-    const shots = s.shootout?.goals;
-    if (s.phase === "shootout" && shots) return `${shots.home ?? 0} – ${shots.away ?? 0}`;
-    if (s.phase === "break" && typeof s.start_in_s === "number") return shownClock(s.start_in_s);
-    if (s.count_up && typeof s.overtime_s === "number") return elapsedClock(s.overtime_s);
-    return shownClock(s.remaining_s);
+    const face = s.clock_face ?? { kind: "countdown", value_s: s.remaining_s };
+    if (face.kind === "shootout") return String(face.text ?? "").replace("-", " – ");
+    if (face.kind === "count_up") return elapsedClock(face.value_s);
+    return shownClock(face.value_s);
   }
 
   // One line for where the match stands, and a CSS class for its colour.

@@ -1,0 +1,25 @@
+"""The views that show the clock take the core's clock face: in a sudden-death overtime
+`systemctl status` and the desk say how long it has been played, not "0:00 left" (issue 14)."""
+
+from timerd import profiles
+from timerd.adapters.systemd import status_text
+from timerd.core.match import Match
+from timerd.hall_desk import shown_time
+
+
+def test_systemd_and_the_desk_show_a_sudden_death_overtime_counting_up() -> None:
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle("start", 0.0)
+    match.poll(421.75)  # the final at 320, a 30-s break, overtime from 350
+    status = match.status(421.75)
+    assert status_text(status) == "ithf-playoff: running, overtime 1:11 played"
+    sent = {**status.to_dict(), "wall": 1000.0}
+    assert shown_time(sent, 1002.5) == "OT +1:14"  # counted on from when it was sent
+
+
+def test_the_desk_counts_a_break_down_by_itself() -> None:
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle("start", 0.0)
+    match.poll(330.0)
+    sent = {**match.status(330.0).to_dict(), "wall": 1000.0}
+    assert shown_time(sent, 1005.0) == "0:15"
