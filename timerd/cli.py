@@ -196,8 +196,8 @@ def format_results(records: list[dict[str, Any]]) -> str:
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415 (only for sound-test)
 
-    from timerd.adapters.audio import sound_test  # noqa: PLC0415
     from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415
+    from timerd.app import sound_test  # noqa: PLC0415
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
