@@ -19,6 +19,9 @@ import pytest
 
 from tests.hall_rig import Broker, Observer, Table, stop_all, write_profile
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 #: The start signals of tables on one machine must agree to within this (measured: ~1 ms;
 #: generous for a loaded CI machine; bench/hall_skew.py measures the real figures).
 SKEW_LIMIT_S = 0.05

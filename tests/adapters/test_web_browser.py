@@ -21,6 +21,9 @@ from web_harness import CHROMIUM, CHROMIUM_ARGS, CLOCK_S, SPEED, Daemon, wait_cl
 
 from timerd.core.display import shown_clock
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:

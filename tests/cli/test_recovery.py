@@ -30,6 +30,9 @@ from timerd.adapters.journal import HEARTBEAT_NAME, JOURNAL_NAME, parse_journal,
 from timerd.app import RunOptions, serve
 from timerd.core.match import signal_plan
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 KILLED_SPEED = 5.0
 RESTARTED_SPEED = 25.0
 #: How far (match seconds) an event's time may lag its plan on a loaded machine at x25.

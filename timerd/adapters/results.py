@@ -50,6 +50,9 @@ from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")
 
+#: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
+RESULT_FORMAT = 1
+
 ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
 #: Loop seconds between attempts to write the results that could not be written.
@@ -130,6 +133,7 @@ class ResultsFile:
         result = status.result or {}
         finished = self.wall()
         return {
+            "format": RESULT_FORMAT,
             "match_id": self.match_id or _new_id(finished),
             "profile": status.profile,
             "teams": result.get("teams", status.teams),  # "" for a side nobody named
