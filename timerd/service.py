@@ -24,10 +24,11 @@ from typing import Any
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
 from timerd.core.score import Goal
+from timerd.core.status import Status
 from timerd.i18n import Messages
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra

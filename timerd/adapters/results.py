@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Status
 from timerd.core.score import AWARDS, Goal
+from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")

@@ -56,7 +56,7 @@ from aiohttp import WSCloseCode, web
 from timerd import i18n
 from timerd.config import WebConfig
 from timerd.core.effects import Effect
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.limits import (
     InputRefused,
     RateLimitedFilter,
