@@ -89,7 +89,9 @@ const timerd = (() => {
   // the switch, kept in this browser), else `[ui] language` when the config fixes one, else
   // the browser's languages (Accept-Language, as the daemon read it), else English.
   const LANG_KEY = "timerd.language";
-  const i18n = { texts: { en: {} }, names: {}, browser: null, fixed: "auto", language: "en" };
+  const i18n = {
+    texts: { en: {} }, names: {}, browser: null, fixed: "auto", language: "en", shown: false,
+  };
 
   async function loadTexts() {
     for (;;) {
@@ -111,8 +113,9 @@ const timerd = (() => {
     i18n.fixed = fixed || "auto";
     const wanted = [chosen(), i18n.fixed, i18n.browser, "en"];
     const language = wanted.find((code) => code && code !== "auto" && i18n.texts[code]);
-    if (language === i18n.language && document.documentElement.lang === language) return;
+    if (i18n.shown && language === i18n.language) return;
     i18n.language = language || "en";
+    i18n.shown = true; // the page's texts are in i18n.language
     document.documentElement.lang = i18n.language;
     translatePage();
   }
