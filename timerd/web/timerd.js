@@ -263,6 +263,7 @@ const timerd = (() => {
         onState: (next) => {
           sync = next;
           chooseLanguage(next.state.language);
+          render(current(sync)); // now, not at the next frame: a goal shows at once
           onState(next);
         },
         onEvent,
