@@ -24,6 +24,7 @@ from web_harness import (
     wait_clock_at_most,
 )
 
+from timerd import __version__
 from timerd.core.display import shown_clock
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
@@ -94,6 +95,13 @@ def test_kiosk_mode_hides_the_controls(page: Page, daemon: Daemon) -> None:
     page.goto(f"{daemon.url}/")
     expect(page.locator("#clock")).to_have_text("5:00")
     expect(page.locator("#controls")).to_be_visible()
+
+
+def test_the_scoreboard_and_the_desk_say_which_version_runs(page: Page, daemon: Daemon) -> None:
+    """Issue 17: a club (and the hall's desk) can see which timerd a table runs."""
+    for path in ("/", "/control"):
+        page.goto(f"{daemon.url}{path}")
+        expect(page.locator("#version")).to_have_text(f"timerd {__version__}")
 
 
 def test_page_clock_reads_like_timerd_display(page: Page, daemon: Daemon) -> None:

@@ -263,6 +263,11 @@ const timerd = (() => {
         onState: (next) => {
           sync = next;
           chooseLanguage(next.state.language);
+          // Which timerd runs (issue 17): in the page's footer, on every page that has one.
+          const version = document.getElementById("version");
+          if (version && next.state.version) {
+            version.textContent = t("web.version", { version: next.state.version });
+          }
           render(current(sync)); // now, not at the next frame: a goal shows at once
           onState(next);
         },
