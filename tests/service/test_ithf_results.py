@@ -116,3 +116,24 @@ def test_results_path_from_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert config_mod.load(None, ['results.path="none"']).results_path() is None
     assert config_mod.load(None, ['results.path="/x/r.jsonl"']).results_path() == Path(
         "/x/r.jsonl")
+
+
+def test_two_entries_at_the_same_match_time_keep_their_own_wall_times(tmp_path: Path) -> None:
+    """Goals entered in one stoppage have the same match time (ISBHF 420: they count while
+    the clock is stopped): each keeps its own wall time, as the core numbers the entries.
+    Keyed by (side, match time), the second overwrote the first's."""
+    seen: list[dict[str, Any]] = []
+
+    def setup(service: Service) -> None:
+        ticks = itertools.count()
+        results = ResultsFile(tmp_path / "r.jsonl", wall=lambda: WALL0 + 60 * next(ticks))
+        service.outputs.append(results)
+        service.status_extras.append(results.status_extra)
+        service.loop.call_later(70, lambda: seen.append(service.status_dict()))
+
+    play("isbhf", [(0, "start"), (50, "stop"), (55, "goal home"), (65, "goal home")],
+         until=71, setup=setup)
+    first, second = seen[0]["goals"]
+    assert (first["number"], second["number"]) == (1, 2)
+    assert first["match_time_s"] == second["match_time_s"] == 50.0
+    assert first["wall_time"] != second["wall_time"]

@@ -33,8 +33,8 @@ def test_a_dispatch_builds_one_document_and_every_output_reads_it() -> None:
     play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)
     first, second = readers
     # The pause: its phase change and its chirp are one dispatch with one document.
-    pause = [i for i, (e, _, _) in enumerate(first.seen)
-             if isinstance(e, Signal) and e.kind is SignalKind.PAUSE][0]
+    pause = next(i for i, (e, _, _) in enumerate(first.seen)
+                 if isinstance(e, Signal) and e.kind is SignalKind.PAUSE)
     assert first.seen[pause - 1][1] is first.seen[pause][1]
     assert first.seen[pause - 1][2] == first.seen[pause][2]
     # Both outputs got the same object, with the adapters' keys and its format.

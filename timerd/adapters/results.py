@@ -85,7 +85,7 @@ class ResultsFile:
         self._retry: asyncio.TimerHandle | None = None
         self.match_id: str | None = None
         self._started_wall: float | None = None
-        self._goal_walls: dict[tuple[str, float], float] = {}  # (side, match time) -> wall
+        self._goal_walls: dict[int, float] = {}  # a goal entry's number -> its wall time
         self._goals: list[dict[str, Any]] = []
 
     def notify(self, effect: Effect, status: Status) -> None:
@@ -241,9 +241,9 @@ class ResultsFile:
         self._goal_walls.clear()
 
 
-def _goal_key(entry: dict[str, Any]) -> tuple[str, float]:
-    """A goal entry's identity across status snapshots: side and match time (ms)."""
-    return entry["side"], entry["match_time_s"]
+def _goal_key(entry: dict[str, Any]) -> int:
+    """A goal entry's identity across status snapshots: its number, given by the core."""
+    return int(entry["number"])
 
 
 def _new_id(wall: float) -> str:

@@ -356,9 +356,9 @@ class Match:
             raise CommandRefused("goal refused: the scorer and the assistants are different "
                                  "players (ISBHF 420-422)")
         reason = self._goal_rejection(now)
-        goal = Goal(side, self.play_s(now), reason is None, reason, self.period, self.overtime,
-                    now, numbers[0] if numbers else None, tuple(numbers[1:]))
-        self.sheet.add(goal)
+        goal = self.sheet.add(Goal(side, self.play_s(now), reason is None, reason, self.period,
+                                   self.overtime, now, numbers[0] if numbers else None,
+                                   tuple(numbers[1:])))
         effects: list[Effect] = [goal]
         if reason is not None:
             effects.append(self.sound(SignalKind.GOAL_REJECTED, now,

@@ -91,9 +91,13 @@ class Goal:
     at: float = 0.0
     scorer: str | None = None  # ISBHF 420-422: shirt numbers, when entered
     assists: tuple[str, ...] = ()  # at most two (ISBHF 422)
+    #: The entry's number in its match (1, 2, ...; given by the score sheet, never reused
+    #: after an undo): how the results and the journal tell entries apart.
+    number: int = 0
 
     def to_dict(self, wall_time: float | None = None) -> dict[str, Any]:
-        return {"side": self.side.value, "match_time_s": round(self.match_time_s, 3),
+        return {"number": self.number, "side": self.side.value,
+                "match_time_s": round(self.match_time_s, 3),
                 "wall_time": wall_time, "counted": self.counted,
                 "reason": None if self.reason is None else self.reason.value,
                 "period": self.period, "overtime": self.overtime,
@@ -103,6 +107,7 @@ class Goal:
 @dataclass
 class ScoreSheet:
     goals: list[Goal] = field(default_factory=list)
+    entered: int = 0  # entries numbered so far (awards included)
 
     def score(self) -> dict[Side, int]:
         out = dict.fromkeys(Side, 0)
@@ -120,8 +125,12 @@ class ScoreSheet:
             return None
         return max(Side, key=lambda s: score[s])
 
-    def add(self, goal: Goal) -> None:
-        self.goals.append(goal)
+    def add(self, goal: Goal) -> Goal:
+        """Enter `goal`; returns it with its number."""
+        self.entered += 1
+        numbered = replace(goal, number=self.entered)
+        self.goals.append(numbered)
+        return numbered
 
     def undo(self) -> Goal | None:
         """Remove and return the last goal entered with a button (awards stay)."""
@@ -148,7 +157,8 @@ class ScoreSheet:
 
     def _award(self, side: Side, n: int, reason: GoalReason, match_time_s: float,
                at: float) -> None:
-        self.goals += [Goal(side, match_time_s, True, reason, at=at)] * n
+        for _ in range(n):
+            self.add(Goal(side, match_time_s, True, reason, at=at))
 
 
 @dataclass(frozen=True)
