@@ -52,9 +52,13 @@ class Recorder:
     def notify(self, effect: Effect, status: Status) -> None:
         self.seen.append((self.loop.time() - self.t0, effect, status))
 
-    def events(self, *types: str) -> list[dict[str, Any]]:
+    #: What made the effects: the profile, the script and the end, for a golden's header.
+    script: str = ""
+
+    def events(self, *types: str) -> Trace:
         """The effects as event-stream records with their `t`, optionally only some types."""
-        out = []
+        out = Trace()
+        out.header = self.script
         for t, effect, status in self.seen:
             record = event_record(effect, status)
             if record is not None and (not types or record["type"] in types):
@@ -74,6 +78,9 @@ def play(profile: str, script: list[tuple[float, str]], until: float,
         loop = asyncio.get_running_loop()
         service = Service(Match(profiles.load(profile)))
         recorder = Recorder(loop, loop.time())
+        recorder.script = (f"# profile {profile}, until {until:g} s; commands at their times:\n"
+                           + "".join(f"#   {t:g} {words}\n" for t, words in script)
+                           + ("# (and the test's own setup)\n" if setup else ""))
         service.outputs.append(recorder)
         if setup is not None:
             setup(service)
@@ -94,22 +101,39 @@ def play(profile: str, script: list[tuple[float, str]], until: float,
     return result
 
 
-def load_golden(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text())
-    return data
+class Trace(list[dict[str, Any]]):
+    """Event records, and the script that made them (the golden file's header)."""
+
+    header: str = ""
 
 
-def trace(profile: str, script: list[tuple[float, str]], until: float) -> list[dict[str, Any]]:
+def trace_line(event: dict[str, Any]) -> str:
+    """One event as a line of a golden trace: its time, its type, then its fields."""
+    fields = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items()
+                      if k not in ("t", "type"))
+    t = f"{event['t']:.6f}".rstrip("0")  # to the microsecond, as the records keep it
+    return f"{t + '0' if t.endswith('.') else t:>12}  {event['type']:<13} {fields}".rstrip()
+
+
+def golden_lines(name: str) -> list[str]:
+    """A golden trace's event lines (its `#` header says how it was made)."""
+    text = (GOLDEN / f"{name}.txt").read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def trace(profile: str, script: list[tuple[float, str]], until: float) -> Trace:
     return play(profile, script, until).events()
 
 
 def check_golden(name: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Compare with tests/golden/<name>.json (or write it when TIMERD_UPDATE_GOLDEN=1)."""
-    path = GOLDEN / f"{name}.json"
+    """Compare with tests/golden/<name>.txt (or write it when TIMERD_UPDATE_GOLDEN=1; see
+    tests/golden/README.md for how a changed trace is reviewed)."""
+    path = GOLDEN / f"{name}.txt"
+    lines = [trace_line(e) for e in events]
     if os.environ.get("TIMERD_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps({"events": events}, indent=1) + "\n")
-    assert events == load_golden(name)["events"]
+        header = getattr(events, "header", "")
+        path.write_text(f"# {name}\n{header}" + "\n".join(lines) + "\n", encoding="utf-8")
+    assert lines == golden_lines(name)
     return events
 
 
