@@ -43,13 +43,15 @@ from timerd import priority, profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
+from timerd.app import attach
 from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
-from timerd.service import Output, Service
+from timerd.ports import Output
+from timerd.service import Service
 
 START_PAUSE_PIN = 17
 GOAL_HOME_PIN = 23
@@ -167,6 +169,7 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
         service = Service(match)
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
+        attach(service, board)  # its buttons, as the daemon wires them
         if state is not None:
             await stack.enter_async_context(journal)
         service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after),
