@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -200,3 +201,115 @@ def test_the_desk_says_when_the_broker_cannot_be_reached(mosquitto: Broker) -> N
     assert out.returncode == 2
     assert f"broker 127.0.0.1:{mosquitto.port}" in out.stderr
     assert "refused" in out.stderr.lower()
+
+
+# -- a round from the schedule to the results, without walking -------------------------------
+
+SCHEDULE = """round,table,home,away
+R1,a1,Åsa Müller,Jiří Novák
+R1,a2,Łukasz Żółw,Søren Ødegård
+R2,a1,Åsa Müller,Łukasz Żółw
+"""
+
+
+@pytest.fixture
+def short_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
+    """Three tables whose matches last 1.5 s: a1 and a2 play, a3 goes offline."""
+    profile = write_profile(tmp_path / "short.toml", period_s=1.5, lead_s=0.3)
+    tables = [Table(tmp_path, name, mosquitto.port, profile) for name in ("a1", "a2", "a3")]
+    observer = Observer(mosquitto.port)
+    for table in tables:
+        table.start()
+    try:
+        for table in tables:
+            observer.wait_for(lambda _, t=table: (m := observer.last(t.name, "status"))
+                              is not None and m.payload == b"online", 20, f"{table.name} online")
+        tables[2].stop()  # a clean stop: retained "offline"
+        observer.wait_for(lambda _: observer.last("a3", "status").payload == b"offline", 20,
+                          "a3 offline")  # type: ignore[union-attr]
+        yield mosquitto, tables[:2]
+    finally:
+        observer.close()
+        stop_all(tables)
+
+
+def lines_of(out: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """The outcome line per table of a desk command's output."""
+    return {line.split()[0]: line for line in out.stdout.splitlines()
+            if line[:2] in ("a1", "a2", "a3", "a9")}
+
+
+def test_a_round_from_the_schedule_to_the_results_without_walking(
+        short_tables: tuple[Broker, list[Table]], tmp_path: Path) -> None:
+    broker, tables = short_tables
+    schedule = tmp_path / "schedule.csv"
+    schedule.write_text(SCHEDULE, encoding="utf-8")
+    several = desk(broker, "round", "load", str(schedule))
+    assert several.returncode == 2
+    assert "holds 2 rounds (R1, R2); say which with --round" in several.stderr
+
+    loaded = desk(broker, "round", "load", str(schedule), "--round", "R1")
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    rows = lines_of(loaded)
+    assert rows["a1"].split(None, 2)[1:] == ["ok", "Åsa Müller - Jiří Novák, round R1"]
+    assert "ok       Łukasz Żółw - Søren Ødegård, round R1" in rows["a2"]
+    assert rows["a3"] == "a3           -        no match in round R1"
+
+    started = desk(broker, "start-round", "--in", "1s")  # the round loaded: R1
+    assert "round R1: start signal at" in started.stdout
+    assert started.returncode == 1  # a3 is offline, and said so
+    rows = lines_of(started)
+    assert rows["a3"] == "a3           OFFLINE  last state idle"
+    assert "ok       scheduled: start signal in" in rows["a1"]
+    for table in tables:
+        table.wait_event(lambda e: e.get("state") == "finished", 20, "finished")
+
+    again = desk(broker, "start-round", "--in", "2s", "--round", "R2", "--table", "a1",
+                 "--table", "a2")
+    # Both results are stored and acknowledged, so both tables reset themselves.
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "a1: result stored and acknowledged" in again.stdout
+    assert "ok       reset (result acknowledged), scheduled" in lines_of(again)["a2"]
+    assert "a3           -        not asked" in again.stdout
+    busy = desk(broker, "start-round", "--in", "5s", "--table", "a1")
+    assert busy.returncode == 1
+    assert "REFUSED  start refused:" in lines_of(busy)["a1"]
+
+    export_csv, export_json = tmp_path / "r1.csv", tmp_path / "r1.json"
+    got = desk(broker, "results", "--round", "R1", "--csv", str(export_csv),
+               "--json", str(export_json))
+    assert "round R1: 2 of 3 results" in got.stdout  # from the desk's store
+    table = got.stdout.splitlines()
+    assert table[1].split() == ["TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME",
+                                "DURATION"]
+    assert table[2].startswith("a1     Åsa Müller   Jiří Novák     0:0    regular  -")
+    assert "missing: a3" in got.stdout
+    assert got.returncode == 1
+    check_export_against_the_docs(export_csv.read_text(encoding="utf-8"),
+                                  json.loads(export_json.read_text(encoding="utf-8")))
+
+
+def docs_block(after: str) -> str:
+    """The first fenced block after the line `after` in docs/hall.md."""
+    text = (ROOT / "docs" / "hall.md").read_text(encoding="utf-8")
+    rest = text[text.index(after):]
+    start = rest.index("```")
+    body = rest[rest.index("\n", start) + 1:]
+    return body[:body.index("```")]
+
+
+def check_export_against_the_docs(csv_text: str, document: dict[str, Any]) -> None:
+    """docs/hall.md's examples have the columns and the types of the real export."""
+    documented_csv = docs_block("Results for the tournament software").splitlines()
+    real_csv = csv_text.splitlines()
+    assert documented_csv[0] == real_csv[0]
+    assert len(documented_csv[1].split(",")) == len(real_csv[1].split(","))
+    documented = json.loads(docs_block("The same round as JSON"))
+    assert documented.keys() == document.keys()
+    assert documented["version"] == document["version"]
+    assert documented["columns"] == document["columns"] == real_csv[0].split(",")
+    real_row, documented_row = document["matches"][0], documented["matches"][0]
+    assert list(documented_row) == list(real_row)
+    for column, value in real_row.items():
+        assert type(documented_row[column]) is type(value) or None in (
+            value, documented_row[column]), column
