@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.hall_rig import ROOT, Broker, Observer, Table, stop_all, write_profile
+from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables
 from timerd import profiles
 from timerd.adapters.hall import HallLink, Outbox
 from timerd.config import HallConfig
@@ -98,19 +98,9 @@ def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() ->
 
 @pytest.fixture
 def two_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
-    profile = write_profile(tmp_path / "round.toml", period_s=60, lead_s=0.3)
-    tables = [Table(tmp_path, name, mosquitto.port, profile) for name in ("a1", "a2")]
-    observer = Observer(mosquitto.port)
-    for table in tables:
-        table.start()
-    try:
-        for table in tables:
-            observer.wait_for(lambda _, t=table: (m := observer.last(t.name, "status"))
-                              is not None and m.payload == b"online", 20, f"{table.name} online")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=60, lead_s=0.3) as (
+            _, tables):
         yield mosquitto, tables
-    finally:
-        observer.close()
-        stop_all(tables)
 
 
 def test_a_round_from_the_desk_start_pause_resume_status(
@@ -215,22 +205,11 @@ R2,a1,Åsa Müller,Łukasz Żółw
 @pytest.fixture
 def short_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
     """Three tables whose matches last 1.5 s: a1 and a2 play, a3 goes offline."""
-    profile = write_profile(tmp_path / "short.toml", period_s=1.5, lead_s=0.3)
-    tables = [Table(tmp_path, name, mosquitto.port, profile) for name in ("a1", "a2", "a3")]
-    observer = Observer(mosquitto.port)
-    for table in tables:
-        table.start()
-    try:
-        for table in tables:
-            observer.wait_for(lambda _, t=table: (m := observer.last(t.name, "status"))
-                              is not None and m.payload == b"online", 20, f"{table.name} online")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2", "a3"), period_s=1.5,
+                        lead_s=0.3) as (observer, tables):
         tables[2].stop()  # a clean stop: retained "offline"
-        observer.wait_for(lambda _: observer.last("a3", "status").payload == b"offline", 20,
-                          "a3 offline")  # type: ignore[union-attr]
+        observer.wait_for(lambda _: link_is(observer, "a3", b"offline"), 20, "a3 offline")
         yield mosquitto, tables[:2]
-    finally:
-        observer.close()
-        stop_all(tables)
 
 
 def lines_of(out: subprocess.CompletedProcess[str]) -> dict[str, str]:
