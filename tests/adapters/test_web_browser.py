@@ -15,20 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect, sync_playwright
-from web_harness import CHROMIUM, CHROMIUM_ARGS, CLOCK_S, SPEED, Daemon, wait_clock_at_most
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from web_harness import CLOCK_S, SPEED, Daemon, chromium, wait_clock_at_most
 
 from timerd.core.display import shown_clock
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -15,11 +15,15 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "web scoreboard at"
@@ -28,6 +32,19 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's chromium under playwright; the test is skipped (failed under
+    TIMERD_REQUIRE_ALL=1) where it is not installed."""
+    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 #: Daemon speed for browser tests: a minute of match time in three real seconds.
 SPEED = 20
 
