@@ -537,7 +537,8 @@ async def reset(config: HallConfig, args: argparse.Namespace) -> int:
 async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
     """`round load FILE`: each table of the round gets its names and the round (`teams`)."""
     try:
-        round_id, assignments = read_schedule(Path(args.file), args.round)
+        round_id, assignments = await asyncio.to_thread(read_schedule, Path(args.file),
+                                                        args.round)
     except ScheduleError as exc:
         print(f"timerd hall round load: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -267,6 +267,15 @@ def test_a_round_from_the_schedule_to_the_results_without_walking(
     check_export_against_the_docs(export_csv.read_text(encoding="utf-8"),
                                   json.loads(export_json.read_text(encoding="utf-8")))
 
+    for table in tables:  # round 2 over, its results not collected: reset from the desk
+        table.wait_event(lambda e: e.get("state") == "finished" and e.get("previous") ==
+                         "running" and e["t"] > 2.5, 20, "round 2 finished")
+    reset = desk(broker, "reset", "--all-finished")
+    assert reset.returncode == 1  # a3 is offline
+    assert "ok       idle (result " in lines_of(reset)["a1"]
+    assert "not acknowledged: it stays in the outbox" in lines_of(reset)["a2"]
+    assert lines_of(reset)["a3"].startswith("a3           OFFLINE")
+
 
 def docs_block(after: str) -> str:
     """The first fenced block after the line `after` in docs/hall.md."""
