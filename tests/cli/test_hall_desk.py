@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables
+from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
 from timerd import profiles
 from timerd.adapters.hall import HallLink, Outbox
 from timerd.config import HallConfig
@@ -268,8 +268,8 @@ def test_a_round_from_the_schedule_to_the_results_without_walking(
                                   json.loads(export_json.read_text(encoding="utf-8")))
 
     for table in tables:  # round 2 over, its results not collected: reset from the desk
-        table.wait_event(lambda e: e.get("state") == "finished" and e.get("previous") ==
-                         "running" and e["t"] > 2.5, 20, "round 2 finished")
+        wait_until(lambda t=table: sum(e.get("state") == "finished" for e in t.events()) == 2,
+                   20, f"{table.name}: round 2 finished")
     reset = desk(broker, "reset", "--all-finished")
     assert reset.returncode == 1  # a3 is offline
     assert "ok       idle (result " in lines_of(reset)["a1"]
