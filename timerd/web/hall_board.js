@@ -33,11 +33,14 @@ function set(card, selector, text) {
   if (element.textContent !== text) element.textContent = text;
 }
 
+// Only what changed is touched: with 100 tables a redraw that moved every card or reset
+// every class would make the browser lay out the whole page four times a second.
+let order = "";
+
 function draw(board) {
-  document.getElementById("hall").textContent = `hall ${board.hall}`;
+  set(document.body, "#hall", `hall ${board.hall}`);
   const online = board.tables.filter((t) => t.link === "online").length;
-  document.getElementById("count").textContent =
-    `${online} of ${board.tables.length} tables online`;
+  set(document.body, "#count", `${online} of ${board.tables.length} tables online`);
   const names = new Set(board.tables.map((t) => t.table));
   for (const [name, card] of cards) {
     if (!names.has(name)) { card.remove(); cards.delete(name); }
@@ -49,9 +52,9 @@ function draw(board) {
       card.dataset.table = row.table;
       cards.set(row.table, card);
     }
-    tables.appendChild(card);  // in the board's order (sorted by table)
     const offline = row.link !== "online";
-    card.className = `card ${row.phase}${offline ? " offline" : ""}`;
+    const className = `card ${row.phase}${offline ? " offline" : ""}`;
+    if (card.className !== className) card.className = className;
     set(card, ".name", row.table);
     set(card, ".label", offline ? "OFFLINE" : (LABELS[row.phase] || row.phase));
     set(card, ".home", row.home || "Home");
@@ -61,7 +64,12 @@ function draw(board) {
     set(card, ".seen", [row.round, row.seen && `seen ${row.seen}`].filter(Boolean).join(" · "));
     set(card, ".warn", row.warnings.join("; "));
   }
-  layout(board.tables.length);
+  const newOrder = board.tables.map((t) => t.table).join("\n");
+  if (newOrder !== order) {  // a table came or went: the cards in the board's order
+    order = newOrder;
+    for (const row of board.tables) tables.appendChild(cards.get(row.table));
+    layout(board.tables.length);
+  }
 }
 
 function connect() {
