@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 
 EXIT_INCOMPLETE = 1  # a table refused, did not answer, or has no result
 EXIT_USAGE = 2
-#: Retained messages arrive in a burst right after subscribing; this much silence ends it.
+#: Retained messages arrive in a burst right after subscribing; this long without one ends
+#: it (live messages do not count: a hall of 100 tables is never quiet for 0.3 s).
 QUIET_S = 0.3
 #: A table not heard from for this many heartbeats is flagged as stale.
 STALE_HEARTBEATS = 3
@@ -120,8 +121,9 @@ class Hall:
         self.hall = hall
         self.tables: dict[str, TableView] = {}
         self.changed = asyncio.Event()
+        self.retained = asyncio.Event()  # a retained message came (the burst on subscribing)
 
-    def take(self, topic: str, payload: bytes) -> None:
+    def take(self, topic: str, payload: bytes, retained: bool = False) -> None:
         table = table_of(topic)
         if table is None or not topic.startswith(f"timerd/{self.hall}/"):
             return
@@ -145,6 +147,8 @@ class Hall:
             elif data.get("type") == "reply" and isinstance(data.get("id"), str):
                 view.replies[data["id"]] = data
         self.changed.set()
+        if retained:
+            self.retained.set()
 
     def online(self) -> list[TableView]:
         return [v for v in self.tables.values() if v.link == "online"]
@@ -341,7 +345,8 @@ class Desk:
         async for message in client.messages:
             payload = message.payload
             self.hall.take(str(message.topic),
-                           payload if isinstance(payload, bytes) else str(payload).encode())
+                           payload if isinstance(payload, bytes) else str(payload).encode(),
+                           retained=bool(message.retain))
 
     async def lost(self) -> None:
         """Wait until the connection to the broker ends; raise its error."""
@@ -349,8 +354,9 @@ class Desk:
         await asyncio.shield(self._reader)
 
     async def gather(self, max_s: float, until: Callable[[], bool] | None = None) -> bool:
-        """Take messages until `until()` holds (True), or none came for QUIET_S when there
-        is no `until`, or `max_s` passed (False)."""
+        """Take messages until `until()` holds (True), or no retained one came for QUIET_S
+        when there is no `until` (the tables' retained topics are in), or `max_s` passed
+        (False)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_s
         while True:
@@ -359,10 +365,11 @@ class Desk:
             left = deadline - loop.time()
             if left <= 0:
                 return False
-            self.hall.changed.clear()
+            event = self.hall.changed if until is not None else self.hall.retained
+            event.clear()
             wait = left if until is not None else min(left, QUIET_S)
             try:
-                await asyncio.wait_for(self.hall.changed.wait(), wait)
+                await asyncio.wait_for(event.wait(), wait)
             except TimeoutError:
                 if until is None:
                     return True

@@ -294,7 +294,9 @@ def test_a_result_left_in_the_outbox_by_a_stopped_daemon_is_sent_by_the_next_run
     observer = Observer(mosquitto.port)
 
     async def second_run() -> None:
-        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)):
+        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)) as link:
+            # It holds that result for the desk, as the run that made it did.
+            assert link.result == {"id": result_id, "round": None, "acked": False}
             await asyncio.to_thread(observer.wait_for, lambda _: observer.last(
                 "t1", "results"), 15, "the earlier run's result")
 

@@ -394,6 +394,7 @@ class HallLink:
         left = self.outbox.load()
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
+            self._take_up(self.outbox.pending())
         self.service.outputs.append(self)
         self.service.status_extras.append(self.status_extra)
         loop = asyncio.get_running_loop()
@@ -452,6 +453,14 @@ class HallLink:
         self._state_due = True
         self._kick.set()
         return result_id
+
+    def _take_up(self, entries: list[OutboxEntry]) -> None:
+        """Results an earlier run left unsent: this table holds the latest for the desk (and
+        a start_round waits for its acknowledgement), as the run that made it did."""
+        for entry in entries:
+            message = json.loads(entry.payload)  # Outbox.load parsed it once already
+            self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
+            self._result_ids.append(entry.id)
 
     def status_extra(self) -> dict[str, Any]:
         return {"hall": {"name": self.config.hall, "table": self.table, "round": self.round,
