@@ -21,7 +21,9 @@ online in this hall is known until its retained topics are cleared.
 Every command that asks the tables lists every known table with its outcome (`ok`, `REFUSED
 why`, `OFFLINE`, `no answer`) and exits 1 when one did not take it: no table is skipped
 silently. Each message from the broker is parsed within `MAX_PAYLOAD_BYTES` and `MAX_DEPTH`,
-and at most `MAX_TABLES` tables are followed, so a foreign client cannot exhaust the desk.
+at most `MAX_TABLES` tables are followed and `MAX_REPLIES` replies kept per table, so a
+foreign client cannot exhaust the desk; however fast messages come, the board sends at most
+one document per `hall_board.COALESCE_S`.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ STALE_HEARTBEATS = 3
 MAX_PAYLOAD_BYTES = 256 * 1024
 #: The most tables the desk follows; more ids are a foreign client, not a hall.
 MAX_TABLES = 1000
+#: Replies kept per table, newest last (a command waits for one; the board runs for days).
+MAX_REPLIES = 32
 
 
 # -- what the desk knows about each table -------------------------------------------------
@@ -146,6 +150,8 @@ class Hall:
                 view.result = data
             elif data.get("type") == "reply" and isinstance(data.get("id"), str):
                 view.replies[data["id"]] = data
+                while len(view.replies) > MAX_REPLIES:
+                    del view.replies[next(iter(view.replies))]
         self.changed.set()
         if retained:
             self.retained.set()

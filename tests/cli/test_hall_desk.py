@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
-from timerd import profiles
+from timerd import hall_desk, profiles
 from timerd.adapters.hall import HallLink, Outbox
 from timerd.config import HallConfig
 from timerd.core.match import Match
@@ -92,6 +92,22 @@ def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() ->
                         "t3: clock sync unknown (chronyc: No such file or directory)",
                         "t4: clock off by +35.0 ms"]
     assert hall.current_round() == "R2"
+
+
+def test_the_desk_bounds_what_it_takes_from_the_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hall_desk, "MAX_TABLES", 3)
+    hall = Hall("hall")
+    big = json.dumps({"phase": "running", "pad": "x" * hall_desk.MAX_PAYLOAD_BYTES}).encode()
+    hall.take("timerd/hall/tables/t1/state", big)
+    hall.take("timerd/hall/tables/t1/state", b"[" * 100 + b"]" * 100)
+    assert hall.tables["t1"].state is None  # too big, too deep: not parsed, not kept
+    for number in range(100):
+        hall.take("timerd/hall/tables/t1/events", json.dumps(
+            {"type": "reply", "id": f"c{number}", "ok": True}).encode())
+    assert list(hall.tables["t1"].replies) == [f"c{n}" for n in range(68, 100)]
+    for name in ("t2", "t3", "t4", "t5"):
+        hall.take(f"timerd/hall/tables/{name}/status", b"online")
+    assert sorted(hall.tables) == ["t1", "t2", "t3"]  # a fourth id is not a table we follow
 
 
 # -- a whole round against real tables -------------------------------------------------------
