@@ -141,6 +141,7 @@ def _replace(queue: asyncio.Queue[str], text: str) -> None:
 async def serve(config: HallConfig, args: argparse.Namespace) -> int:
     """`timerd hall board`: serve the board until interrupted."""
     async with Desk(config) as desk:
+        await desk.gather(args.wait)  # the first page shows every table the broker keeps
         board = Board(desk, config)
         runner = web.AppRunner(board.app(), access_log=None)
         await runner.setup()
