@@ -15,13 +15,23 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from timerd import profiles
-from timerd.adapters.events import event_record
+from timerd.app import attach
 from timerd.core.effects import CommandRefused, Effect
 from timerd.core.match import Match, Status
 from timerd.service import Service
 from timerd.timebase import virtual_loop
+from timerd.wire import EVENT_FORMAT, event_record
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+def wired(part: Any, service: Service | None = None) -> Any:
+    """Register an adapter with its service (default: the one it was given) as `timerd.app`
+    does: an output, and what it declares beside (status keys, commands, buttons)."""
+    service = service or part.service
+    service.outputs.append(part)
+    attach(service, part)
+    return part
 
 
 def run_virtual(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -47,6 +57,7 @@ class Recorder:
         for t, effect, status in self.seen:
             record = event_record(effect, status)
             if record is not None and (not types or record["type"] in types):
+                assert record.pop("format") == EVENT_FORMAT  # the same in every record
                 out.append({"t": round(t, 6), **record})
         return out
 

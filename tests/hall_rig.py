@@ -159,8 +159,8 @@ class Observer:
 
 def write_profile(path: Path, period_s: float, lead_s: float) -> Path:
     """A training profile (not ITHF-conformant) with a short match and lead, for fast tests."""
-    path.write_text(f'name = "{path.stem}"\nithf_conformant = false\nperiod_s = {period_s}\n'
-                    f"pre_signal_lead_s = {lead_s}\nsignals = []\n")
+    path.write_text(f'extends = "ithf"\nname = "{path.stem}"\nithf_conformant = false\n'
+                    f"period_s = {period_s}\npre_signal_lead_s = {lead_s}\nsignals = []\n")
     return path
 
 

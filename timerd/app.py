@@ -13,9 +13,12 @@ import io
 import logging
 import signal
 import sys
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from timerd import __version__, priority
 from timerd.adapters.audio import Speaker
@@ -25,14 +28,19 @@ from timerd.adapters.gpio import GpioBoard, pin_factory
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.adapters.writer import DiskWriter
-from timerd.config import Config, private_directory
-from timerd.core.effects import Applied, Effect, Notice, Phase
+from timerd.config import Config, SignalOutput, private_directory
+from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match, Status
 from timerd.core.profile import Profile
+from timerd.core.pulses import pulses
+from timerd.disk import DiskWriter
 from timerd.i18n import Messages, resolve
 from timerd.service import Service
 from timerd.timebase import scaled_loop
+
+if TYPE_CHECKING:
+    from timerd.adapters.hall import HallLink
+    from timerd.adapters.web import WebServer
 
 log = logging.getLogger("timerd")
 
@@ -81,36 +89,37 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
-        service.outputs += [board.buzzers, board.horn, board.leds]
         results = _storage(config, service, journal, writer, board)
-        # After the buzzer: its first edge never waits for the sound device.
-        service.outputs.append(await stack.enter_async_context(
-            Speaker.for_service(config, service, board.buzzers)))
-        if options.events is not None:
-            service.outputs.append(await stack.enter_async_context(
-                EventStream.open(options.events, loop, t0)))
-        if config.serial.port:
-            from timerd.adapters.serial_display import SerialDisplay  # noqa: PLC0415 (pyserial)
-
-            await stack.enter_async_context(SerialDisplay(config.serial, service))
+        speaker = await stack.enter_async_context(
+            Speaker.for_service(config, service, board.buzzers))
+        events, serial = await _streams(stack, config, options, service, t0)
         await stack.enter_async_context(
             ControlSocket(control, service, config.control))
-        await network_adapters(stack, config, options, service, results=results, writer=writer,
-                               t0=t0)
+        web, hall = await network_adapters(stack, config, options, service, writer=writer,
+                                           t0=t0)
+        if hall is not None:
+            results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
+        terminal = None
         if options.interactive:
             from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
 
             terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)))
-            service.outputs.append(terminal)
             await stack.enter_async_context(
                 Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
         await stack.enter_async_context(journal)
         switch = ProfileSwitch(service, journal, profile)
-        service.outputs += [journal, notifier, switch]
-        service.status_extras.append(journal.status_extra)
+        # The order every effect is handed out in: the buzzer and the horn first, so their
+        # first edge never waits for anything; the speaker after them; the journal before the
+        # notifier, so READY and WATCHDOG never vouch for a command not yet written.
+        service.outputs = [part for part in (
+            board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
+            hall, terminal, journal, notifier, switch) if part is not None]
+        for part in (board, speaker, serial, hall, journal, switch):
+            if part is not None:
+                attach(service, part)
         identity = {"version": __version__, "table": config.table.name or None,
                     "language": config.ui.language}
-        service.status_extras += [lambda: identity, switch.status_extra]
+        service.status_extras.append(lambda: identity)
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")
@@ -124,23 +133,49 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     log.info("timerd stopped")
 
 
+async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: RunOptions,
+                   service: Service, t0: float) -> tuple[EventStream | None, Any]:
+    """The event stream (`--events`) and the serial display (`[serial] port`), if asked for."""
+    events = serial = None
+    if options.events is not None:
+        events = await stack.enter_async_context(
+            EventStream.open(options.events, service.loop, t0))
+    if config.serial.port:
+        from timerd.adapters.serial_display import SerialDisplay  # noqa: PLC0415 (pyserial)
+
+        serial = await stack.enter_async_context(SerialDisplay(config.serial, service))
+    return events, serial
+
+
+def attach(service: Service, part: object) -> None:
+    """Hand the service what an adapter declares beside being an output (ports.py): its
+    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`) and its
+    keys in the status (`status_extra`). The one place where adapters are wired in."""
+    service.buttons.update(getattr(part, "bindings", {}))
+    service.chords.extend(getattr(part, "chords", ()))
+    service.extra_commands.update(getattr(part, "commands", {}))
+    extra = getattr(part, "status_extra", None)
+    if extra is not None:
+        service.status_extras.append(extra)
+
+
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
-                           options: RunOptions, service: Service, *, results: ResultsFile,
-                           writer: DiskWriter, t0: float) -> None:
+                           options: RunOptions, service: Service, *, writer: DiskWriter,
+                           t0: float) -> tuple[WebServer | None, HallLink | None]:
     """The web scoreboard and the hall link, each imported only when switched on."""
+    web = hall = None
     if config.web.enabled:
         from timerd.adapters.web import WebServer  # noqa: PLC0415 (aiohttp: some 15 MB)
 
         web = await stack.enter_async_context(
             WebServer(config.web, service, rate=options.speed, t0=t0,
                       results_path=config.results_path()))
-        service.outputs.append(web)
     if config.hall.enabled:
         from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 
         hall = await stack.enter_async_context(
             HallLink(config.hall, service, rate=options.speed, writer=writer))
-        results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
+    return web, hall
 
 
 def _storage(config: Config, service: Service, journal: Journal, writer: DiskWriter,
@@ -152,7 +187,6 @@ def _storage(config: Config, service: Service, journal: Journal, writer: DiskWri
     results = ResultsFile(config.results_path(), writer=writer,
                           pending=config.runtime_directory() / PENDING_DIR)
     results.load_pending()
-    service.outputs.append(results)
     service.status_extras.append(results.status_extra)
     if journal.recovery.match is not None:  # restored: keep its start and goal times
         results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
@@ -212,3 +246,45 @@ def log_task_stacks() -> None:
     log.warning("threads:\n%s", "".join(
         f"thread {ident}:\n{''.join(traceback.format_stack(frame))}"
         for ident, frame in sys._current_frames().items()))
+
+
+async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factory: Any | None,
+                     say: Callable[[str], None]) -> bool:
+    """`timerd sound-test`: play each of `kinds` now through the configured outputs, one after
+    another, and say what played where. `factory` is the GPIO pin factory (None: no GPIO).
+    True if every configured output played."""
+    service = Service(Match(config.profile()))
+    ok = True
+    async with contextlib.AsyncExitStack() as stack:
+        board = None
+        if factory is not None:
+            board = await stack.enter_async_context(
+                GpioBoard(config.gpio, config.signals, service, factory))
+        speaker = await stack.enter_async_context(Speaker.for_service(
+            config, service, None if board is None else board.buzzers))
+        for kind in kinds:
+            out = config.signals.get(kind, SignalOutput())
+            wait_s = 0.0
+            if out.speaker and config.speaker.enabled:
+                sound = speaker.test_sound(kind, beeps)
+                if sound is not None:
+                    times = f", {sound.times} times" if sound.times > 1 else ""
+                    say(f"{kind.value}: speaker plays {sound.source} "
+                        f"({sound.duration_s:.2f} s{times})")
+                    wait_s = sound.duration_s
+                else:
+                    ok = False
+                    say(f"{kind.value}: speaker did not play (see the messages above)")
+            if out.buzzer and board is not None and config.gpio.buzzer_pins:
+                edges = pulses(out.pattern_s, beeps, out.gap_s)
+                board.buzzers.sound(edges)
+                pins = ", ".join(f"GPIO{p}" for p in config.gpio.buzzer_pins)
+                say(f"{kind.value}: buzzer on {pins} ({edges[-1][1]:.2f} s)")
+                wait_s = max(wait_s, edges[-1][1])
+            deadline = time.monotonic() + wait_s + 5.0
+            await asyncio.sleep(wait_s)
+            # simpleaudio has no completion callback to wait on: poll it.
+            while speaker.playing() and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # a breath between signals, so each is heard on its own
+    return ok

@@ -90,7 +90,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--control", type=Path, metavar="PATH", help="control socket path")
     cfg = sub.add_parser("config", help="print the effective config, or every error in it")
     _config_args(cfg)
-    sub.add_parser("profiles", help="list the built-in rule profiles")
+    shown = sub.add_parser("profiles", help="list the built-in rule profiles, or show one")
+    shown.add_argument("show", nargs="?", choices=["show"], help="print a profile as TOML")
+    shown.add_argument("name", nargs="?", help="the built-in profile to print")
     res = sub.add_parser("results", help="print the most recent match results as a table")
     _config_args(res)
     res.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
@@ -121,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"timerd: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "profiles":
+        if args.show:
+            try:
+                print(profiles.builtin_text(args.name or ""), end="")
+            except SchemaError as exc:
+                print(f"timerd: {exc.problems[0]}", file=sys.stderr)
+                return EXIT_USAGE
+            return 0
         for name in profiles.builtin_names():
             print(f"{name:16} {profiles.load(name).description}")
         return 0
@@ -196,8 +205,8 @@ def format_results(records: list[dict[str, Any]]) -> str:
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415 (only for sound-test)
 
-    from timerd.adapters.audio import sound_test  # noqa: PLC0415
     from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415
+    from timerd.app import sound_test  # noqa: PLC0415
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.hall import HallUnavailable, Topics, import_aiomqtt, mqtt_client, table_of
-from timerd.adapters.untrusted import MAX_DEPTH, InputRefused, loads_bounded
 from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
 from timerd.hall_round import (
@@ -56,6 +55,7 @@ from timerd.hall_round import (
     match_row,
     read_schedule,
 )
+from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 
 if TYPE_CHECKING:
     import aiomqtt

@@ -24,8 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.adapters.writer import replace_file
 from timerd.core.match import NAME_MAX
+from timerd.disk import replace_file
 
 #: A round's schedule for a hall of hundreds of tables is a few tens of KiB.
 MAX_SCHEDULE_BYTES = 1 << 20

@@ -19,15 +19,19 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from timerd.adapters.untrusted import RateLimitedLog
-from timerd.core.buttons import ButtonLogic, Chord, Gesture
+from timerd.core.buttons import Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
 from timerd.core.match import Match, Status
+from timerd.core.offered import offered_commands
+from timerd.core.profile import Profile
 from timerd.core.score import Goal
 from timerd.i18n import Messages
+from timerd.limits import RateLimitedLog
+from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
+from timerd.wire import arg_names, status_document
 
 log = logging.getLogger("timerd.service")
 
@@ -56,24 +60,6 @@ def slack_margin(wait_s: float) -> float:
     return min(0.1, 0.001 * wait_s) + 0.002
 
 
-class Output(Protocol):
-    def notify(self, effect: Effect, status: Status) -> None: ...
-
-
-#: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
-#: nothing or raises CommandRefused with the reason.
-ExtraCommand = Callable[..., None]
-
-
-@dataclass
-class ButtonBinding:
-    """What a physical button does: the command for each gesture, and its debounce logic."""
-
-    logic: ButtonLogic
-    commands: Mapping[Gesture, str]  # a command and its arguments as words: "goal home"
-    hint: str = ""  # told to the operator on a too-short press of a long-press button
-
-
 @dataclass
 class Service:
     match: Match
@@ -84,7 +70,7 @@ class Service:
     #: Commands adapters add beside the match's own, by name.
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
-    status_extras: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
+    status_extras: list[StatusExtra] = field(default_factory=list)
     #: Waits until the last accepted command is on disk: None, or why it is not (the
     #: journal's `synced`). None: nothing is kept, and no reply waits.
     durability: Callable[[], Awaitable[str | None]] | None = None
@@ -113,12 +99,21 @@ class Service:
     def status(self) -> Status:
         return self.match.status(self.now())
 
+    @property
+    def profile(self) -> Profile:
+        return self.match.profile
+
     def status_dict(self) -> dict[str, Any]:
         """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT)."""
-        out = self.status().to_dict()
-        for extra in self.status_extras:
-            out.update(extra())
-        return out
+        return status_document(self.status(), [extra() for extra in self.status_extras])
+
+    def offered(self) -> dict[str, tuple[str, ...]]:
+        """The commands the match's profile has (the others it would refuse anyway) and the
+        adapters' own, each with its arguments' names: what a score desk offers."""
+        have = offered_commands(self.match.profile)
+        table = {name: usage for name, (_, usage) in self.match.commands().items()
+                 if name in have}
+        return table | {name: arg_names(fn) for name, fn in self.extra_commands.items()}
 
     def announce(self, *effects: Effect) -> None:
         """Hand effects that did not come from the match (a recovery) to every output now."""

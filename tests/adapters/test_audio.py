@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Recorder, play
+from tests.conftest import Recorder, play, wired
 from timerd import config as config_mod
 from timerd import profiles
 from timerd.adapters.audio import Sound, SoundBank, Speaker, builtin
@@ -104,8 +104,7 @@ def match_with_speaker(script: list[tuple[float, str]], until: float, *,
             service.outputs += [board.buzzers, board.leds]
             buzzers = board.buzzers
             holder["board"] = board
-        speaker = Speaker.for_service(config, service, buzzers, player)
-        service.outputs.append(speaker)
+        speaker = wired(Speaker.for_service(config, service, buzzers, player), service)
         holder.update(player=player, speaker=speaker)
         for t, callback in at:
             loop.call_at(player.t0 + t, lambda t=t, cb=callback: notes.__setitem__(

@@ -79,10 +79,12 @@ import asyncio, json, logging
 from gpiozero.pins.mock import MockFactory
 from timerd.adapters.audio import Speaker
 from timerd.adapters.gpio import GpioBoard
+from timerd.app import attach
 from timerd.config import Config
 from timerd.core.effects import Signal
 from timerd.core.match import Match
 from timerd import profiles
+from timerd.app import attach
 from timerd.service import Service
 from timerd.timebase import virtual_loop
 
@@ -100,9 +102,11 @@ async def main():
             if isinstance(effect, Signal):
                 signals.append([effect.kind.value, effect.beeps])
     async with GpioBoard(config.gpio, config.signals, service, factory) as board:
+        attach(service, board)
         service.outputs += [board.buzzers, board.leds, Keep()]
         async with Speaker.for_service(config, service, board.buzzers) as speaker:
             service.outputs.append(speaker)
+            attach(service, speaker)
             task = asyncio.create_task(service.run())
             service.execute("start")
             await asyncio.sleep(330)

@@ -10,6 +10,7 @@ from gpiozero.pins import mock
 from tests.conftest import run_virtual
 from timerd import config, profiles
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
+from timerd.app import attach
 from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.service import Service
@@ -31,6 +32,7 @@ async def board_and_service(factory, monkeypatch):
     monkeypatch.setattr(mock, "monotonic", loop.time)
     service = Service(Match(profiles.load("ithf")))
     board = GpioBoard(PINS, CONFIG.signals, service, factory)
+    attach(service, board)
     service.outputs += [board.buzzers, board.leds]
     task = asyncio.create_task(service.run())
     await asyncio.sleep(0)

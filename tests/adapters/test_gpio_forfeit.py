@@ -13,6 +13,7 @@ from tests.adapters.test_gpio import in_thread
 from tests.conftest import Recorder, run_virtual
 from timerd import config, profiles
 from timerd.adapters.gpio import GpioBoard
+from timerd.app import attach
 from timerd.core.effects import Notice, Phase
 from timerd.core.match import Match
 from timerd.core.score import Ending, Side
@@ -30,6 +31,7 @@ def chord(monkeypatch, script):
         factory = mock.MockFactory(pin_class=mock.MockPWMPin)
         service = Service(Match(profiles.load("ithf")))
         board = GpioBoard(PINS, config.load(None, []).signals, service, factory)
+        attach(service, board)
         recorder = Recorder(loop)
         service.outputs += [board.buzzers, board.leds, recorder]
         task = asyncio.create_task(service.run())

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import require
+from tests.conftest import require, wired
 from tests.hall_rig import Broker, Observer, mosquitto_path, wait_until
 from timerd import cli, config, profiles
 from timerd.adapters.hall import (
@@ -206,7 +206,7 @@ def test_state_status_and_commands_over_a_real_broker(mosquitto: Broker) -> None
 
     async def main() -> None:
         svc = service()
-        async with HallLink(hall_config(mosquitto), svc, Outbox(mosquitto.directory / "ob")):
+        async with wired(HallLink(hall_config(mosquitto), svc, Outbox(mosquitto.directory / "ob"))):
             await asyncio.to_thread(observer.wait_for, lambda ms: any(
                 m.topic.endswith("t1/status") and m.payload == b"online" for m in ms),
                 10, "online")
@@ -249,7 +249,7 @@ def test_a_result_published_while_the_broker_is_down_arrives_when_it_is_back(
 
     async def main() -> dict[str, Any]:
         svc = service()
-        async with HallLink(hall_config(mosquitto), svc, Outbox(outbox_dir)) as link:
+        async with wired(HallLink(hall_config(mosquitto), svc, Outbox(outbox_dir))) as link:
             result_id = link.publish_result(SAMPLE_RESULT)
             entry = link.outbox.pending()[0]
             assert entry.saved is not None
@@ -280,7 +280,7 @@ def test_a_result_left_in_the_outbox_by_a_stopped_daemon_is_sent_by_the_next_run
     outbox_dir = mosquitto.directory / "outbox"
 
     async def first_run() -> str:
-        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)) as link:
+        async with wired(HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir))) as link:
             result_id = link.publish_result(SAMPLE_RESULT)
             saved = link.outbox.pending()[0].saved
             assert saved is not None
@@ -294,7 +294,8 @@ def test_a_result_left_in_the_outbox_by_a_stopped_daemon_is_sent_by_the_next_run
     observer = Observer(mosquitto.port)
 
     async def second_run() -> None:
-        async with HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir)) as link:
+        async with wired(HallLink(hall_config(mosquitto), service(),
+                                  Outbox(outbox_dir))) as link:
             # It holds that result for the desk, as the run that made it did.
             assert link.result == {"id": result_id, "round": None, "acked": False}
             await asyncio.to_thread(observer.wait_for, lambda _: observer.last(

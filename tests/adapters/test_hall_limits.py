@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.adapters.test_hall import hall_config, service
+from tests.conftest import wired
 from tests.hall_rig import Broker, Observer
 from timerd.adapters.hall import MAX_COMMAND_BYTES, HallLink, Outbox
 
@@ -85,8 +86,8 @@ def test_a_retained_poison_message_does_not_make_the_link_flap(
 
     async def main() -> bool:
         svc = service()
-        async with HallLink(hall_config(mosquitto), svc,
-                            Outbox(mosquitto.directory / "ob")) as link:
+        async with wired(HallLink(hall_config(mosquitto), svc,
+                            Outbox(mosquitto.directory / "ob"))) as link:
             await asyncio.to_thread(observer.wait_for, lambda ms: any(
                 m.topic.endswith("t1/status") and m.payload == b"online" for m in ms),
                 10, "online")

@@ -13,6 +13,7 @@ from gpiozero.pins import mock
 from tests.conftest import Recorder, run_virtual
 from timerd import profiles
 from timerd.adapters.gpio import GpioBoard
+from timerd.app import attach
 from timerd.config import Config, GpioConfig
 from timerd.core.effects import Signal, SignalKind
 from timerd.core.match import Match
@@ -30,6 +31,7 @@ def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
         monkeypatch.setattr(mock, "monotonic", loop.time)  # pin timestamps on virtual time
         service = Service(Match(profiles.load("isbhf")))
         board = GpioBoard(gpio, Config().signals, service, factory)
+        attach(service, board)
         service.outputs += [board.buzzers, board.horn, board.leds]
         t0 = loop.time()
         for t, words in script:
@@ -77,6 +79,7 @@ def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_fact
         recorder = Recorder(loop, loop.time())
         gpio = GpioConfig()
         board = GpioBoard(gpio, Config().signals, service, mock_factory)
+        attach(service, board)
         service.outputs += [board.buzzers, board.horn, recorder]
         task = asyncio.create_task(service.run())
         service.execute("start")

@@ -26,9 +26,9 @@ from timerd.adapters.journal import (
     read_heartbeat,
     recover,
 )
-from timerd.adapters.writer import LineFile
 from timerd.core.effects import Applied, CommandRefused, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
+from timerd.disk import LineFile
 from timerd.schema import to_plain
 from timerd.service import Service
 

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from conftest import Recorder, run_virtual
 
+from tests.conftest import wired
 from timerd import profiles
 from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.serial_protocol import LineSplitter, checksum, frame
@@ -189,7 +190,7 @@ def with_display(port: Path, body: Callable[[Service, SerialDisplay, Recorder],
         recorder = Recorder(loop, loop.time())
         service.outputs.append(recorder)
         settings = SerialConfig(port=str(port), **config)
-        async with SerialDisplay(settings, service) as display:
+        async with wired(SerialDisplay(settings, service)) as display:
             task = asyncio.create_task(service.run())
             try:
                 await body(service, display, recorder)

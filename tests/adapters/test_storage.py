@@ -26,9 +26,9 @@ from timerd import profiles
 from timerd.adapters.gpio import Leds
 from timerd.adapters.journal import JOURNAL_NAME, Journal, parse_journal, recover
 from timerd.adapters.results import PENDING_DIR, RETRY_S, ResultsFile, recent_results
-from timerd.adapters.writer import DiskWriter
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
+from timerd.disk import DiskWriter
 from timerd.service import Service
 
 

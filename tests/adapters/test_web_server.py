@@ -193,5 +193,5 @@ def test_stream_event_records_match_the_event_stream() -> None:
     assert isinstance(first, dict)
     assert {k: v for k, v in first.items() if k != "t"} == {
         "type": "state", "state": "pre_signal", "previous": "idle", "period": 1,
-        "remaining_s": 300.0}
+        "remaining_s": 300.0, "format": 1}
     assert json.loads(json.dumps(messages[2]))["state"]["phase"] == "pre_signal"

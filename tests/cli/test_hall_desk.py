@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import wired
 from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
 from timerd import hall_desk, profiles
 from timerd.adapters.hall import HallLink, Outbox
@@ -167,8 +168,8 @@ def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
         for name in ("b1", "b2"):
             config = HallConfig(enabled=True, host="127.0.0.1", port=mosquitto.port, table=name,
                                 chronyc="none")
-            link = HallLink(config, Service(Match(profiles.load("ithf"))),
-                            Outbox(tmp_path / name))
+            link = wired(HallLink(config, Service(Match(profiles.load("ithf"))),
+                                  Outbox(tmp_path / name)))
             await link.__aenter__()
             link.round = "R3"
             links.append(link)

@@ -31,7 +31,9 @@ LAG_S = 1.5
 SHORT_PLAYOFF = """\
 name = "kill-test-playoff"
 description = "8 s, training: a tie goes to golden-goal overtime after a 2 s break"
+rules = ["passive", "rulings"]
 ithf_conformant = false
+faceoff_guard_s = 3
 period_s = 8
 pre_signal_lead_s = 1
 signals = [{ signal = "last_30", remaining_s = 4 }]
@@ -46,6 +48,7 @@ break_warning_s = 1
 SHORT_BALL_HOCKEY = """\
 name = "kill-test-isbhf"
 description = "3 x 60 s net time, training: 2 s timeouts, 6 s minors"
+rules = ["penalties", "timeouts"]
 ithf_conformant = false
 clock = "stop"
 periods = 3
@@ -53,7 +56,6 @@ period_s = 60
 pre_signal_lead_s = 0
 faceoff_guard_s = "none"
 goals_count_while_stopped = true
-passive_play_s = "none"
 switch_ends = true
 points = [2, 1, 0]
 

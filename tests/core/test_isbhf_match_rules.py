@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind
 from timerd.core.match import Match
+from timerd.core.rules.timeouts import TeamTimeouts
 
 
 def kinds(effects: list) -> list[SignalKind]:
@@ -100,8 +101,8 @@ def test_a_faceoff_during_a_timeout_ends_it() -> None:
     effects = match.handle("start", 75.0)
     assert Notice("timeout away ended by the faceoff after 14 s") in effects
     assert match.next_deadline() == 900.0 + 15.0  # only the period end is left
-    assert match.timeouts is not None
-    assert match.timeouts.taken[0].lasted_s == 14.0
+    timeouts = next(r for r in match.rules if isinstance(r, TeamTimeouts)).timeouts
+    assert timeouts.taken[0].lasted_s == 14.0
 
 
 def test_isbhf_407_2_early_intermission_refusals() -> None:

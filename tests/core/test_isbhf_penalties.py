@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from timerd.core.penalties import PenaltyBox, PenaltyEnd, parse_player
 from timerd.core.profile import PenaltyRules
+from timerd.core.rules.penalties import PenaltyBox, PenaltyEnd, parse_player
 from timerd.core.score import Side
 
 HOME, AWAY = Side.HOME, Side.AWAY

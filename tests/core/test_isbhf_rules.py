@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Phase, Signal, SignalKind
 from timerd.core.match import Match
+from timerd.core.rules.shootout import Shootout
 from timerd.core.score import Side
-from timerd.core.shootout import Shootout
 
 
 @settings(max_examples=200, deadline=None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from timerd.core.countdowns import GoalieChange, LineChange
 from timerd.core.profile import LineChangeRule, TimeoutRule
+from timerd.core.rules.stoppage import GoalieChange, LineChange
+from timerd.core.rules.timeouts import Timeouts
 from timerd.core.score import Side
-from timerd.core.timeouts import Timeouts
 
 HOME, AWAY = Side.HOME, Side.AWAY
 

@@ -100,7 +100,7 @@ def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
 
 
 def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:
-    match = Match(replace(profiles.load("ithf"), passive_play_s=None))
+    match = Match(replace(profiles.load("ithf"), rules=("rulings",)))
     match.handle("start", 0.0)
     match.poll(20.0)
     with pytest.raises(CommandRefused, match="does not time passive play"):

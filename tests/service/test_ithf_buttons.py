@@ -14,6 +14,7 @@ from typing import Any
 from tests.conftest import Recorder, run_virtual
 from timerd import profiles
 from timerd.adapters.gpio import GpioBoard
+from timerd.app import attach
 from timerd.config import Config, GpioConfig
 from timerd.core.match import Match, Status
 from timerd.service import Service
@@ -36,6 +37,7 @@ def run_panel(factory: Any, presses: list[tuple[float, str, float]], until: floa
         recorder = Recorder(loop, loop.time())
         config = Config()
         board = GpioBoard(GpioConfig(), config.signals, service, factory)
+        attach(service, board)
         service.outputs += [board.buzzers, board.leds, recorder]
         t0 = recorder.t0
         task = asyncio.create_task(service.run())

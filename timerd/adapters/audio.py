@@ -39,12 +39,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from timerd.adapters.gpio import Buzzers, GpioBoard
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Match, Status
-from timerd.core.pulses import pulses
-from timerd.service import Service
+from timerd.core.match import Status
+from timerd.ports import Buzzer, Control, ExtraCommand
 
 log = logging.getLogger("timerd.audio")
 
@@ -268,7 +266,7 @@ class Speaker:
 
     def __init__(self, bank: SoundBank, player: Player | None, loop: asyncio.AbstractEventLoop,
                  status: Callable[[], Status], *, music_window_s: float = 30.0,
-                 retry_s: float = 5.0, muted: bool = False, buzzers: Buzzers | None = None
+                 retry_s: float = 5.0, muted: bool = False, buzzers: Buzzer | None = None
                  ) -> None:
         self.bank = bank
         self.player = player
@@ -282,12 +280,14 @@ class Speaker:
         self._current: Playback | None = None
         self._music_later: asyncio.TimerHandle | None = None
         self._retry: asyncio.Task[None] | None = None
+        #: Commands beside the match's: `timerd.app` hands them to the service.
+        self.commands: dict[str, ExtraCommand] = {"mute": self.mute}
 
     @classmethod
-    def for_service(cls, config: Config, service: Service, buzzers: Buzzers | None,
+    def for_service(cls, config: Config, service: Control, buzzers: Buzzer | None,
                     player: Player | None = None) -> Speaker:
-        """The speaker from `[speaker]` and `[signals]`, with `mute` added to `service`'s
-        commands and the mutes to its status. `player` defaults to simpleaudio's."""
+        """The speaker from `[speaker]` and `[signals]`, with its `mute` command (in
+        `commands`) and the mutes in its `status_extra`. `player` defaults to simpleaudio's."""
         bank = SoundBank()
         if not config.speaker.enabled:
             player = None
@@ -300,14 +300,12 @@ class Speaker:
             except ImportError:
                 log.warning("speaker: simpleaudio is not installed (pip install 'timerd[sound]'); "
                             "the buzzer sounds alone")
-        window = max((p.remaining_s for p in service.match.profile.signals
+        window = max((p.remaining_s for p in service.profile.signals
                       if p.signal is SignalKind.LAST_30), default=0.0)
         speaker = cls(bank, player, service.loop, service.status, music_window_s=window,
                       retry_s=config.speaker.retry_s, muted=config.speaker.muted, buzzers=buzzers)
         if buzzers is not None:
             buzzers.muted = config.speaker.buzzer_muted
-        service.extra_commands["mute"] = speaker.mute
-        service.status_extras.append(speaker.status_extra)
         if player is not None:
             log.info("speaker: %d sounds loaded%s", len(bank.sounds),
                      ", last 30 s with music" if bank.music else "")
@@ -490,45 +488,3 @@ class Speaker:
         finally:
             self.muted = muted
         return sound if played else None
-
-
-async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factory: Any | None,
-                     say: Callable[[str], None]) -> bool:
-    """`timerd sound-test`: play each of `kinds` now through the configured outputs, one after
-    another, and say what played where. `factory` is the GPIO pin factory (None: no GPIO).
-    True if every configured output played."""
-    service = Service(Match(config.profile()))
-    ok = True
-    async with contextlib.AsyncExitStack() as stack:
-        board = None
-        if factory is not None:
-            board = await stack.enter_async_context(
-                GpioBoard(config.gpio, config.signals, service, factory))
-        speaker = await stack.enter_async_context(Speaker.for_service(
-            config, service, None if board is None else board.buzzers))
-        for kind in kinds:
-            out = config.signals.get(kind, SignalOutput())
-            wait_s = 0.0
-            if out.speaker and config.speaker.enabled:
-                sound = speaker.test_sound(kind, beeps)
-                if sound is not None:
-                    times = f", {sound.times} times" if sound.times > 1 else ""
-                    say(f"{kind.value}: speaker plays {sound.source} "
-                        f"({sound.duration_s:.2f} s{times})")
-                    wait_s = sound.duration_s
-                else:
-                    ok = False
-                    say(f"{kind.value}: speaker did not play (see the messages above)")
-            if out.buzzer and board is not None and config.gpio.buzzer_pins:
-                edges = pulses(out.pattern_s, beeps, out.gap_s)
-                board.buzzers.sound(edges)
-                pins = ", ".join(f"GPIO{p}" for p in config.gpio.buzzer_pins)
-                say(f"{kind.value}: buzzer on {pins} ({edges[-1][1]:.2f} s)")
-                wait_s = max(wait_s, edges[-1][1])
-            deadline = time.monotonic() + wait_s + 5.0
-            await asyncio.sleep(wait_s)
-            # simpleaudio has no completion callback to wait on: poll it.
-            while speaker.playing() and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
-            await asyncio.sleep(0.3)  # a breath between signals, so each is heard on its own
-    return ok

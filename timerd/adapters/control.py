@@ -26,15 +26,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from timerd.adapters.untrusted import (
+from timerd.config import ControlConfig
+from timerd.limits import (
     MAX_DEPTH,
     InputRefused,
     RateLimitedLog,
     fd_share,
     loads_bounded,
 )
-from timerd.config import ControlConfig
-from timerd.service import Service
+from timerd.ports import Control
 
 log = logging.getLogger("timerd.control")
 
@@ -82,7 +82,7 @@ class _Client:
 
 
 class ControlSocket:
-    def __init__(self, path: Path, service: Service,
+    def __init__(self, path: Path, service: Control,
                  config: ControlConfig = ControlConfig()) -> None:  # noqa: B008 (frozen)
         self.path = path
         self.service = service

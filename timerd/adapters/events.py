@@ -22,9 +22,9 @@ from collections import deque
 from types import TracebackType
 from typing import Any
 
-from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
+from timerd.core.effects import Effect
 from timerd.core.match import Status
-from timerd.core.score import Goal
+from timerd.wire import event_record
 
 log = logging.getLogger("timerd.events")
 
@@ -36,32 +36,6 @@ MAX_BUFFER_BYTES = 256 * 1024
 RESUME_AT = 0.5
 #: How long a stop waits for the writer to hand the last lines to the reader, in real seconds.
 DRAIN_S = 2.0
-
-
-def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
-    """The JSON-able record of one effect, without its time; None for effects not streamed."""
-    if isinstance(effect, PhaseChanged):
-        return {"type": "state", "state": effect.phase.value,
-                "previous": effect.previous.value, "period": status.period,
-                "remaining_s": round(status.remaining_s, 3)}
-    if isinstance(effect, Signal):
-        return {"type": "signal", "signal": effect.kind.value, "beeps": effect.beeps,
-                "remaining_s": round(effect.remaining_s, 3), "period": effect.period}
-    if isinstance(effect, Goal):
-        record: dict[str, Any] = {"type": "goal", "side": effect.side.value,
-                                  "counted": effect.counted,
-                                  "reason": None if effect.reason is None
-                                  else effect.reason.value,
-                                  "match_time_s": round(effect.match_time_s, 3),
-                                  "score": status.score}
-        if effect.scorer is not None:  # ISBHF 420-422, when entered
-            record |= {"scorer": effect.scorer, "assists": list(effect.assists)}
-        return record
-    if isinstance(effect, FaceoffGuardChanged):
-        return {"type": "faceoff_guard", "active": effect.active}
-    if isinstance(effect, Notice):
-        return {"type": "notice", "message": effect.message}
-    return None
 
 
 class EventStream:

@@ -42,7 +42,7 @@ from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.match import Status
 from timerd.core.pulses import pulses
-from timerd.service import ButtonBinding, Service
+from timerd.ports import ButtonBinding, Control
 
 log = logging.getLogger("timerd.gpio")
 
@@ -204,7 +204,7 @@ class GpioBoard:
     """Every GPIO part from `[gpio]`, opened together and closed together (buzzers off)."""
 
     def __init__(self, config: GpioConfig, patterns: Mapping[SignalKind, SignalOutput],
-                 service: Service, factory: Any) -> None:
+                 service: Control, factory: Any) -> None:
         import gpiozero  # noqa: PLC0415 (keeps `timerd config` and the CLI light)
 
         self.factory = factory
@@ -219,6 +219,10 @@ class GpioBoard:
             return dev
 
         self.buttons: dict[str, Any] = {}
+        #: What each button does and the chords (two held together): `timerd.app` hands
+        #: them to the service.
+        self.bindings: dict[str, ButtonBinding] = {}
+        self.chords: list[Chord] = []
         hold = config.long_press_s
         debounce = config.debounce_ms / 1000
         for name, pin, commands, long_press, hint in (
@@ -245,19 +249,19 @@ class GpioBoard:
             button.when_deactivated = _edge(service, name, False)
             self._devices.append(button)
             self.buttons[name] = button
-            service.buttons[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
+            self.bindings[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
         # ITHF 4.6 without a keyboard: hold RESET and the GOAL button of the side that is
         # present (the one the forfeit score's goals go to) for long_press_s.
         for present, absent in (("home", "away"), ("away", "home")):
             if {"reset", f"goal_{present}"} <= self.buttons.keys():
-                service.chords.append(Chord(("reset", f"goal_{present}"), hold,
-                                            f"forfeit {absent}"))
+                self.chords.append(Chord(("reset", f"goal_{present}"), hold,
+                                         f"forfeit {absent}"))
         self.buzzers = Buzzers(
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
             patterns, service.loop)
         horn = output(config.horn_pin, config.horn_active_high)
         self.horn = Buzzers([] if horn is None else [horn],
-                            horn_patterns(service.match.profile.horn), service.loop)
+                            horn_patterns(service.profile.horn), service.loop)
         self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
                          output(config.led_last_30_pin), output(config.led_faceoff_guard_pin),
                          output(config.led_passive_pin))
@@ -282,6 +286,6 @@ def horn_patterns(horn: Mapping[SignalKind, tuple[float, ...]]) -> dict[SignalKi
     return {kind: SignalOutput(pattern_s=pattern) for kind, pattern in horn.items()}
 
 
-def _edge(service: Service, name: str, pressed: bool) -> Callable[[], None]:
+def _edge(service: Control, name: str, pressed: bool) -> Callable[[], None]:
     # Runs in gpiozero's (or the mock pin driver's) thread: timestamp and hop, nothing else.
     return lambda: service.edge_from_thread(name, pressed)

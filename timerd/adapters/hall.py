@@ -54,13 +54,13 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
-from timerd.adapters.events import event_record
-from timerd.adapters.untrusted import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
-from timerd.adapters.writer import DiskWriter, replace_file
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import CommandRefused, Effect, Phase, Signal, Tick
 from timerd.core.match import Status
-from timerd.service import Service
+from timerd.disk import DiskWriter, replace_file
+from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
+from timerd.ports import Control
+from timerd.wire import event_record
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -358,7 +358,7 @@ class HallLink:
     """This table on the hall's broker: publishes its state, events and results; takes the
     desk's commands. An output of the service (`notify`) and an async context manager."""
 
-    def __init__(self, config: HallConfig, service: Service, outbox: Outbox | None = None, *,
+    def __init__(self, config: HallConfig, service: Control, outbox: Outbox | None = None, *,
                  wall: Callable[[], float] = time.time, rate: float = 1.0,
                  writer: DiskWriter | None = None) -> None:
         self.config = config
@@ -395,8 +395,6 @@ class HallLink:
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
-        self.service.outputs.append(self)
-        self.service.status_extras.append(self.status_extra)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._connect_forever(mqtt), name="hall-link"),
                        loop.create_task(self._watch_clock(), name="hall-clock")]
@@ -415,10 +413,6 @@ class HallLink:
             log.warning("hall link: %s did not stop within %g s; left behind",
                         ", ".join(t.get_name() for t in stuck), STOP_S)
         await self.outbox.close()
-        with contextlib.suppress(ValueError):
-            self.service.outputs.remove(self)
-        with contextlib.suppress(ValueError):
-            self.service.status_extras.remove(self.status_extra)
 
     # -- from the match (loop thread; returns at once) -------------------------------------
 

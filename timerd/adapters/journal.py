@@ -36,7 +36,7 @@ match last seen longer ago than `state.resume_within_s` (2 h) is closed as aband
 resumed. A match interrupted during its pre-signal is restored to before its start: START
 gives a new pre-signal (ITHF 4.4 asks for one 15 to 30 s before the start).
 
-Disk writes happen on the disk writer's thread (`timerd.adapters.writer`), never on the loop:
+Disk writes happen on the disk writer's thread (`timerd.disk`), never on the loop:
 a slow fsync on an SD card never delays a buzzer edge. A tool's reply to a command waits for
 the command's line to be on disk (`synced`, at most the writer's `SLOW_S`) and says so when it
 is not (`durable: false`); a signal's time mark is not waited for. Jobs run in the order they
@@ -60,7 +60,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from timerd.adapters.writer import DiskWriter, LineFile, Write, describe
 from timerd.core.display import shown_clock
 from timerd.core.effects import (
     Applied,
@@ -75,6 +74,7 @@ from timerd.core.effects import (
 from timerd.core.match import Match, Status
 from timerd.core.profile import Profile
 from timerd.core.score import Goal
+from timerd.disk import DiskWriter, LineFile, Write, describe
 from timerd.schema import SchemaError, build, to_plain
 
 log = logging.getLogger("timerd.journal")

@@ -6,7 +6,7 @@ entry (side, match time, wall time, counted, reason, scorer and assists), every 
 match ended (`regular`, `overtime`, `forfeit`, `walkout`, `shootout`). Ball hockey adds the
 periods as played, every penalty and timeout, and the shootout attempts.
 
-The line is written and fsynced on the disk writer's thread (`timerd.adapters.writer`), one
+The line is written and fsynced on the disk writer's thread (`timerd.disk`), one
 loop turn after the match finished, so behind the journal line of the command that ended it
 (docs/service.md: the command, then the result, then the compaction): a crash in between
 finds a finished match, never a running one that would give a second, contradicting result.
@@ -43,10 +43,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.adapters.writer import DiskWriter, LineFile, replace_file
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Status
 from timerd.core.score import AWARDS, Goal
+from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")
 

@@ -43,11 +43,11 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
-from timerd.adapters.untrusted import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
 from timerd.config import SerialConfig
 from timerd.core.effects import Effect
 from timerd.core.match import Status
-from timerd.service import Service
+from timerd.limits import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
+from timerd.ports import Control
 
 log = logging.getLogger("timerd.serial")
 
@@ -105,7 +105,7 @@ class DrainingTransport(SerialTransport):
 class SerialDisplay(asyncio.Protocol):
     """The display link: a service output, an asyncio protocol, and an async context manager."""
 
-    def __init__(self, config: SerialConfig, service: Service) -> None:
+    def __init__(self, config: SerialConfig, service: Control) -> None:
         self.config = config
         self.service = service
         self.frames_sent = 0
@@ -128,8 +128,6 @@ class SerialDisplay(asyncio.Protocol):
         return self._transport is not None
 
     async def __aenter__(self) -> SerialDisplay:
-        self.service.outputs.append(self)
-        self.service.status_extras.append(self.status_extra)
         self._task = asyncio.create_task(self._keep_open(), name="serial-display")
         return self
 
@@ -143,8 +141,6 @@ class SerialDisplay(asyncio.Protocol):
         if self._transport is not None and self._lost is not None:
             self._transport.abort()  # closes the port in a thread: it may block on a bad adapter
             await asyncio.wait([self._lost], timeout=CLOSE_WAIT_S)
-        self.service.outputs.remove(self)
-        self.service.status_extras.remove(self.status_extra)
 
     def status_extra(self) -> dict[str, Any]:
         """For `timerctl status`: whether the display is connected and what went wrong."""

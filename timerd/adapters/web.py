@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import inspect
 import json
 import logging
 from collections import deque
@@ -55,8 +54,10 @@ from typing import Any
 from aiohttp import WSCloseCode, web
 
 from timerd import i18n
-from timerd.adapters.events import event_record
-from timerd.adapters.untrusted import (
+from timerd.config import WebConfig
+from timerd.core.effects import Effect
+from timerd.core.match import Status
+from timerd.limits import (
     InputRefused,
     RateLimitedFilter,
     RateLimitedLog,
@@ -64,11 +65,8 @@ from timerd.adapters.untrusted import (
     fd_share,
     loads_bounded,
 )
-from timerd.config import WebConfig
-from timerd.core.effects import Effect
-from timerd.core.match import Status
-from timerd.core.offered import offered_commands
-from timerd.service import Service
+from timerd.ports import Control
+from timerd.wire import event_record
 
 log = logging.getLogger("timerd.web")
 
@@ -122,29 +120,12 @@ def read_results(path: Path | None) -> list[dict[str, Any]]:
     return out
 
 
-def command_table(service: Service) -> list[dict[str, Any]]:
+def command_table(service: Control) -> list[dict[str, Any]]:
     """The commands the match's profile has and the adapters' commands, with their argument
     names, for the page. Commands the profile lacks are left out: the match would refuse
     them anyway, and a score desk must not offer them."""
-    offered = offered_commands(service.match.profile)
-    table: list[dict[str, Any]] = [{"command": name, "args": list(usage)}
-             for name, (_, usage) in service.match.commands().items() if name in offered]
-    table += [{"command": name, "args": _arg_names(fn)}
-              for name, fn in service.extra_commands.items()]
-    for row in table:
-        row["confirm"] = row["command"] in CONFIRM
-    return table
-
-
-def _arg_names(fn: Callable[..., Any]) -> list[str]:
-    """An adapter command's arguments as the page shows them: `x`, optional `x?`, `x...`."""
-    names = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is param.VAR_POSITIONAL:
-            names.append(f"{param.name}...")
-        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            names.append(param.name + ("?" if param.default is not param.empty else ""))
-    return names
+    return [{"command": name, "args": list(usage), "confirm": name in CONFIRM}
+            for name, usage in service.offered().items()]
 
 
 def bearer_ok(header: str, token: str) -> bool:
@@ -199,7 +180,7 @@ class WebServer:
     (the buzzer matters more than the scoreboard).
     """
 
-    def __init__(self, config: WebConfig, service: Service, *, rate: float = 1.0,
+    def __init__(self, config: WebConfig, service: Control, *, rate: float = 1.0,
                  t0: float = 0.0, results_path: Path | None = None) -> None:
         self.config = config
         self.service = service

@@ -6,24 +6,24 @@ return the effects (signals to sound, phase changes, goals, notices) in the orde
 Every signal is planned in match time, so an interruption moves all later signals with it
 (ITHF 10.2), and each one fires exactly once however late `poll` is called.
 
-The match composes the rule modules rather than holding their state itself: the score sheet
-(`score.py`), the faceoff guard and passive-play count (`faceoff.py`), the clock (`clock.py`),
-the shootout (`shootout.py`), penalty clocks (`penalties.py`), timeouts (`timeouts.py`) and the
-countdowns of a stoppage (`countdowns.py`). It decides, from the phase and the time, whether a
-goal counts, whether a command is allowed now, and when a period, a break or the match ends.
-Each module is present only when the profile asks for it: there are no per-sport branches.
+The match is the phase machine: idle, the pre-signal (ITHF 4.4), play and interruptions
+(10.1-10.4), periods, breaks and intermissions (ISBHF 410, 407 !2), overtime (ITHF 4.8, ISBHF
+411) and the end, with the score sheet (`score.py`), the faceoff guard (`faceoff.py`, ITHF 5.6)
+and the clock (`clock.py`). Every other feature of a rulebook is a rule module
+(`timerd.core.rules`) that the profile lists; the match asks each, in a loop, for its
+commands, its next timed step and what it does at a goal, a faceoff, a restart or the end.
+There is no per-sport branch: a profile without rules is a bare clock.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from timerd.core.clock import MatchClock
-from timerd.core.countdowns import GoalieChange, LineChange
 from timerd.core.display import ClockFace, clock_face
+from timerd.core.display import elapsed_clock as _mmss
 from timerd.core.effects import (
     CommandRefused,
     Effect,
@@ -34,12 +34,20 @@ from timerd.core.effects import (
     Signal,
     SignalKind,
 )
-from timerd.core.faceoff import FaceoffGuard, PassivePlay
-from timerd.core.penalties import Penalty, PenaltyBox, parse_player
+from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
-from timerd.core.score import Ending, Goal, GoalReason, Result, ScoreSheet, Side, parse_side
-from timerd.core.shootout import Shootout
-from timerd.core.timeouts import Timeouts
+from timerd.core.rule import CommandTable, RuleModule, Step
+from timerd.core.rules import MODULES, RULE_COMMANDS
+from timerd.core.score import (
+    Ending,
+    Goal,
+    GoalReason,
+    Result,
+    ScoreSheet,
+    Side,
+    parse_player,
+    parse_side,
+)
 
 #: What a timed break leads to.
 BreakKind = Literal["overtime", "intermission"]
@@ -176,8 +184,6 @@ class Status:
 #: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
 NAME_MAX = 40
 
-#: A command's action and the names of its arguments ("name?" marks an optional one).
-CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
 
 
 @dataclass
@@ -195,17 +201,13 @@ class Match:
     last_signal: Signal | None = None
     sheet: ScoreSheet = field(default_factory=ScoreSheet)
     guard: FaceoffGuard = field(init=False)
-    passive: PassivePlay = field(init=False)
     result: Result | None = None
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
     #: ITHF 4.6: what showed, besides a counted goal, that a side was at the table after the
     #: start signal (a faceoff, its passive-play count), by side (`has_played`).
     took_part: dict[Side, str] = field(default_factory=dict)
-    shootout: Shootout | None = None  # ISBHF 414b, once overtime ended tied
-    penalty_box: PenaltyBox | None = field(init=False)
-    timeouts: Timeouts | None = field(init=False)
-    goalie_change: GoalieChange | None = field(init=False)
-    line_change: LineChange | None = None  # ISBHF 404b, while one runs
+    #: The profile's rule modules (`timerd.core.rules`), made afresh for every match.
+    rules: list[RuleModule] = field(init=False)
     periods_played: list[PeriodPlayed] = field(default_factory=list)
     teams: dict[Side, str] = field(default_factory=lambda: dict.fromkeys(Side, ""))
     round: str | None = None
@@ -223,7 +225,6 @@ class Match:
 
     def __post_init__(self) -> None:
         self.guard = FaceoffGuard(self.profile.faceoff_guard_s)
-        self.passive = PassivePlay(self.profile.passive_play_s)
         self._fresh_records()
         self._enter_period(1)
 
@@ -257,12 +258,15 @@ class Match:
                 "interruptions": [i.to_dict() for i in self.interruptions],
                 "replays": self.replays,
                 "periods": self._periods_record(),
-                "penalties": [] if self.penalty_box is None else [
-                    p.record() for p in self.penalty_box.penalties],
-                "timeouts": [] if self.timeouts is None else [
-                    t.record() for t in self.timeouts.taken],
+                "penalties": [], "timeouts": [], **self._records(),
                 "teams": {side.value: name for side, name in self.teams.items()},
                 "round": self.round}
+        # What the rule modules show; a profile without one shows its key empty.
+        shown: dict[str, Any] = {"passive": dict.fromkeys(s.value for s in Side),
+                                 "shootout": None, "timeouts": None, "penalties": [],
+                                 "line_change": None, "goalie_change": {}}
+        for rule in self.rules:
+            shown.update(rule.status(now))
         return Status(
             profile=self.profile.name,
             phase=self.phase,
@@ -270,7 +274,7 @@ class Match:
             periods=self.profile.periods,
             clock_running=self.clock.running,
             period_s=self.profile.period_s if count_up else self.clock.length_s,
-            remaining_s=self._remaining_s(now),
+            remaining_s=self.remaining_s(now),
             elapsed_s=self.clock.elapsed(now),
             start_in_s=None if self.start_at is None else self.start_at - now,
             interruption_s=current,
@@ -285,20 +289,15 @@ class Match:
             overtime=self.overtime,
             overtime_s=self.clock.elapsed(now) if self.overtime else None,
             count_up=count_up,
-            passive={s.value: self.passive.remaining_s(s, play) for s in Side},
             result=result,
             break_kind=self._break_kind,
             # ISBHF 401: every period and overtime; 407 !3: and at half-time outdoors.
             ends_switched=self.profile.switch_ends
             and (self.period - 1 + self._half_switches) % 2 == 1,
-            shootout=None if self.shootout is None else self.shootout.to_dict(),
-            timeouts=None if self.timeouts is None else self.timeouts.shown(now),
-            penalties=[] if self.penalty_box is None else self.penalty_box.shown(play),
-            line_change=None if self.line_change is None else self.line_change.shown(now),
-            goalie_change={} if self.goalie_change is None else self.goalie_change.shown(now),
             early_intermission=self._early_break_left_s is not None,
             teams={side.value: name for side, name in self.teams.items()},
             round=self.round,
+            **shown,
         )
 
     # -- commands --------------------------------------------------------------------------
@@ -313,6 +312,9 @@ class Match:
         signal still ends the match with its result.
         """
         commands = self.commands()
+        if command in RULE_COMMANDS and command not in commands:
+            raise CommandRefused(f"{command} refused: profile {self.profile.name} "
+                                 f"{RULE_COMMANDS[command].absent}")
         if command not in commands:
             raise CommandRefused(f"unknown command {command!r}; known: "
                                  + ", ".join(sorted(commands)))
@@ -327,9 +329,9 @@ class Match:
         return self._release() + effects
 
     def commands(self) -> CommandTable:
-        """Every command this match takes, with the names of its arguments."""
-        kinds = "|".join(self.profile.penalties.kinds) if self.profile.penalties else "kind"
-        return {
+        """Every command this match takes, with the names of its arguments: the phase
+        machine's own and those of the profile's rule modules."""
+        table: CommandTable = {
             "start": (self.start, ()),
             "teams": (self.set_teams, ("home-name", "away-name", "round?")),
             "pause": (self.pause, ()),
@@ -340,30 +342,23 @@ class Match:
             "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
             "faceoff": (self.faceoff, ()),
             "undo": (self.undo, ()),
-            "passive": (self.passive_play, ("home|away",)),
-            "forfeit": (self.forfeit, ("home|away",)),
-            "walkout": (self.walkout, ("home|away",)),
-            "replay": (self.replay, ()),
-            "shot": (self.shot, ("home|away", "scored|missed")),
-            "timeout": (self.timeout, ("home|away",)),
-            "penalty": (self.penalty, ("home|away", kinds, "player?")),
-            "penalty-cancel": (self.penalty_cancel, ("home|away", "number?")),
-            "linechange": (self.linechange, ()),
             "early-intermission": (self.early_intermission, ()),
-            "goalie-change": (self.goalie_change_begin, ("home|away",)),
             "start_in": (self.start_in, ("seconds",)),
         }
+        for rule in self.rules:
+            table.update(rule.commands())
+        return table
 
     def start(self, now: float) -> list[Effect]:
         """From idle: sound the pre-signal now; the start signal follows after the lead (4.4)."""
         if self.phase is Phase.PAUSED:
             return self.resume(now)
         if self.phase is not Phase.IDLE:
-            raise CommandRefused(self._why_not("start"))
+            raise CommandRefused(self.why_not("start"))
         self.start_at = now + self.profile.pre_signal_lead_s
         effects = self._goto(Phase.PRE_SIGNAL)
         if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
-            effects.append(self._sound(SignalKind.PRE_SIGNAL, now,
+            effects.append(self.sound(SignalKind.PRE_SIGNAL, now,
                                        remaining_s=self.profile.period_s))
         effects.extend(self._fire_due(now))
         return effects
@@ -382,7 +377,7 @@ class Match:
         starts at the same instant; closer than that, the start is refused.
         """
         if self.phase is not Phase.IDLE:
-            raise CommandRefused(self._why_not("start"))
+            raise CommandRefused(self.why_not("start"))
         lead_s = start_at - now
         shortest = self.min_pre_signal_lead_s()
         if lead_s < shortest:
@@ -393,7 +388,7 @@ class Match:
         if lead_s > self.profile.pre_signal_lead_s:
             return self._goto(Phase.SCHEDULED)
         effects = self._goto(Phase.PRE_SIGNAL)
-        effects.append(self._sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
+        effects.append(self.sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
         if lead_s < self.profile.pre_signal_lead_s:
             effects.append(Notice(f"late start: pre-signal {lead_s:.1f} s before the start"))
         effects.extend(self._fire_due(now))  # a zero lead starts at once
@@ -415,11 +410,11 @@ class Match:
         The faceoff guard and the passive count stand still with the clock.
         """
         if self.phase is not Phase.RUNNING:
-            raise CommandRefused(self._why_not("pause"))
+            raise CommandRefused(self.why_not("pause"))
         self.clock = self.clock.stopped(now)
         self.paused_since = now
         effects = self._goto(Phase.PAUSED)
-        effects.append(self._sound(SignalKind.PAUSE, now, remaining_s=self._remaining_s(now)))
+        effects.append(self.sound(SignalKind.PAUSE, now, remaining_s=self.remaining_s(now)))
         return effects
 
     def resume(self, now: float, how: str = "") -> list[Effect]:
@@ -429,11 +424,11 @@ class Match:
         if how not in ("", "faceoff"):
             raise CommandRefused(f"resume takes nothing or `faceoff`, not {how!r}")
         if self.phase is not Phase.PAUSED:
-            raise CommandRefused(self._why_not("resume"))
-        self._close_interruption(now)
+            raise CommandRefused(self.why_not("resume"))
+        self.close_interruption(now)
         self.clock = self.clock.started(now)
         effects = self._goto(Phase.RUNNING)
-        effects.append(self._sound(SignalKind.RESUME, now, remaining_s=self._remaining_s(now)))
+        effects.append(self.sound(SignalKind.RESUME, now, remaining_s=self.remaining_s(now)))
         effects.extend(self._play_restarts(now))
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
         # the faceoff (a goal's pending one included).
@@ -451,14 +446,13 @@ class Match:
     def reset(self, now: float) -> list[Effect]:
         """Back to idle for a new match; refused while the clock runs, so play is never lost."""
         if self.phase is Phase.RUNNING:
-            raise CommandRefused(self._why_not("reset"))
+            raise CommandRefused(self.why_not("reset"))
         previous = self.phase
         self._rewind()
         self.interruptions.clear()
         self.last_signal = None
         self.sheet = ScoreSheet()
         self.result = None
-        self.shootout = None
         self.replays = 0
         self.took_part.clear()
         self._fresh_records()
@@ -474,9 +468,9 @@ class Match:
         (10.3); an entry that does not count is kept with its reason and sounds "no goal".
         The first counted goal of overtime ends the match (4.8). A counted goal against a
         short-handed team ends its minor penalty (power-play goal)."""
-        side = self._side(side_word)
+        side = self.side(side_word)
         if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
-            raise CommandRefused(self._why_not("goal"))
+            raise CommandRefused(self.why_not("goal"))
         try:
             numbers = [parse_player(p) for p in players]
         except ValueError as exc:
@@ -489,26 +483,18 @@ class Match:
                     now, numbers[0] if numbers else None, tuple(numbers[1:]))
         self.sheet.add(goal)
         effects: list[Effect] = [goal]
-        if self.phase is Phase.RUNNING:
-            self.passive.clear()  # ITHF 8.3: a goal ends the count
         if reason is not None:
-            effects.append(self._sound(SignalKind.GOAL_REJECTED, now,
-                                       remaining_s=self._remaining_s(now)))
+            effects.append(self.sound(SignalKind.GOAL_REJECTED, now,
+                                      remaining_s=self.remaining_s(now)))
         elif self.overtime:
-            effects.append(self._sound(SignalKind.FINAL, now))
-            effects.extend(self._finish(Ending.OVERTIME, now))
+            effects.append(self.sound(SignalKind.FINAL, now))
+            effects.extend(self.finish(Ending.OVERTIME, now))
+            return effects
         else:
             self.guard.pending = True  # play restarts with a faceoff at the centre
-            effects.append(self._sound(SignalKind.GOAL, now, remaining_s=self._remaining_s(now)))
-            power_play = None if self.penalty_box is None else \
-                self.penalty_box.power_play_goal(side, goal.match_time_s)
-            if power_play is not None:
-                ended, started = power_play
-                effects.append(self._sound(SignalKind.PENALTY_END, now,
-                                           remaining_s=self._remaining_s(now)))
-                effects.append(Notice(f"power-play goal: penalty {ended.number} "
-                                      f"({_penalty_name(ended)}) is over"))
-                effects += _penalties_starting(started)
+            effects.append(self.sound(SignalKind.GOAL, now, remaining_s=self.remaining_s(now)))
+        for rule in self.rules:  # ITHF 8.3: it ends a passive count; a power-play goal
+            effects.extend(rule.goal_entered(goal, now))
         return effects
 
     def faceoff(self, now: float) -> list[Effect]:
@@ -521,12 +507,12 @@ class Match:
             self.guard.pending = False
             self.guard.on_resume = True
             return [Notice("faceoff marked: play resumes with a faceoff (ITHF 10.4)")]
-        raise CommandRefused(self._why_not("faceoff"))
+        raise CommandRefused(self.why_not("faceoff"))
 
     def undo(self, now: float) -> list[Effect]:
         """Remove the last goal entered (a mistaken press); a finished match's result stands."""
         if self.phase is Phase.FINISHED:
-            raise CommandRefused(self._why_not("undo"))
+            raise CommandRefused(self.why_not("undo"))
         goal = self.sheet.undo()
         if goal is None:
             raise CommandRefused("undo refused: there is no goal entry to remove")
@@ -554,182 +540,13 @@ class Match:
         shown = " - ".join(name or str(side) for side, name in names.items())
         return [Notice(f"teams: {shown}" + (f" (round {self.round})" if self.round else ""))]
 
-    def passive_play(self, now: float, side_word: str) -> list[Effect]:
-        """ITHF 8.3: `side` holds the puck; warn after the profile's count unless it is
-        pressed again (cleared), or a goal or faceoff comes first."""
-        side = self._side(side_word)
-        if self.passive.limit_s is None:
-            raise CommandRefused(f"passive refused: profile {self.profile.name} does not time "
-                                 "passive play")
-        if self.phase is not Phase.RUNNING:
-            raise CommandRefused(self._why_not("passive"))
-        started = self.passive.press(side, self.play_s(now))
-        if started:  # ITHF 8.1: the side holds the puck
-            self.took_part.setdefault(side, f"passive play at {_mmss(self.play_s(now))}")
-        what = f"counting {self.passive.limit_s:g} s" if started else "cleared"
-        return [Notice(f"passive play {side}: {what}")]
-
-    def forfeit(self, now: float, side_word: str) -> list[Effect]:
-        """ITHF 4.6: `side` was not at the table and ready `forfeit_window_s` (30 s) after the
-        start signal, so it loses by the profile's `forfeit_score` (0:5 by default).
-
-        The 30 s are match time, like every other time of the match (an interruption adds its
-        length, ITHF 10.2): a forfeit is accepted from 4:30 on the clock of a 5:00 match.
-        Before that it is refused with the time the player still has. It stays possible for as
-        long as the absent side has not played (`has_played`); a player who played and then
-        leaves walks out instead (4.7). Only in the first period, never in overtime.
-        """
-        side = self._side(side_word)
-        window = self.profile.forfeit_window_s
-        rule = (f"ITHF 4.6 gives {side} {window:g} s after the start signal to be at the "
-                "table and ready")
-        if self.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
-            raise CommandRefused(f"forfeit refused: the start signal has not sounded; {rule}")
-        if self.phase not in (Phase.RUNNING, Phase.PAUSED) or self.overtime or self.period > 1:
-            why = self._why_not("forfeit").partition(": ")[2] if self.period == 1 else \
-                "it is about the start of the match, and this is a later period"
-            raise CommandRefused(f"forfeit refused: ITHF 4.6 applies from {window:g} s after "
-                                 f"the start signal; {why}")
-        played = self.play_s(now)
-        if played < window:
-            clock = _mmss(self.profile.period_s - window)
-            raise CommandRefused(f"forfeit refused: {rule}; {window - played:.1f} s left "
-                                 f"(a forfeit is possible from {clock} on the clock)")
-        evidence = self.has_played(side)
-        if evidence is not None:
-            raise CommandRefused(f"forfeit refused: {side} has played ({evidence}), so ITHF "
-                                 f"4.6 no longer applies; a player who leaves walks out "
-                                 f"(`walkout {side}`, ITHF 4.7)")
-        self._close_interruption(now)
-        low, high = self.profile.forfeit_score
-        self.sheet.forfeit(side, (low, high), played, now)
-        effects: list[Effect] = [self._sound(SignalKind.FINAL, now)]
-        return effects + self._finish(Ending.FORFEIT, now, side)
-
-    def has_played(self, side: Side) -> str | None:
-        """ITHF 4.6: what shows that `side` was at the table after the start signal, or None.
-
-        A counted goal of its own (one removed with `undo` no longer shows it), a passive-play
-        count of its own (it held the puck, ITHF 8.1), or any faceoff after the start signal
-        (marked, or `resume faceoff`): a faceoff needs both players at the table, so after one
-        neither side is absent. A goal entry that did not count shows nothing: it may have
-        been a mistaken press.
-        """
-        goal = next((g for g in self.sheet.goals
-                     if g.side is side and g.counted and g.reason is None), None)
-        if goal is not None:
-            return f"a counted goal at {_mmss(goal.match_time_s)}"
-        return self.took_part.get(side)
-
-    def walkout(self, now: float, side_word: str) -> list[Effect]:
-        """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more."""
-        side = self._side(side_word)
-        if self.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
-            raise CommandRefused(self._why_not("walkout"))
-        self._close_interruption(now)
-        self.sheet.walkout(side, self.profile.walkout_award, self.play_s(now), now)
-        effects: list[Effect] = [self._sound(SignalKind.FINAL, now)]
-        return effects + self._finish(Ending.WALKOUT, now, side)
-
-    def replay(self, now: float) -> list[Effect]:
-        """ITHF 4.5: play the match again from the start (the timer failed); both sides keep
-        the goals they had. A new pre-signal sounds and the start follows after the lead."""
-        if self.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
-            raise CommandRefused(self._why_not("replay"))
-        self._close_interruption(now)
+    def restart(self, now: float) -> list[Effect]:
+        """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
         self.replays += 1
         self._rewind()
         effects = self._goto(Phase.IDLE)
         effects.extend(self.start(now))
-        score = self.sheet.score()
-        effects.append(Notice(f"replay from the start (ITHF 4.5): goals kept, "
-                              f"{score[Side.HOME]}:{score[Side.AWAY]}"))
         return effects
-
-    def shot(self, now: float, side_word: str, outcome: str) -> list[Effect]:
-        """ISBHF 414b: enter one shootout attempt; the match ends once it is decided."""
-        side = self._side(side_word)
-        if outcome not in ("scored", "missed"):
-            raise CommandRefused(f"shot takes scored or missed, not {outcome!r}")
-        if self.shootout is None or self.phase is not Phase.SHOOTOUT:
-            raise CommandRefused(self._why_not("shot"))
-        try:
-            self.shootout.record(side, outcome == "scored")
-        except ValueError as exc:
-            raise CommandRefused(f"shot refused: {exc}") from exc
-        goals = self.shootout.goals
-        effects: list[Effect] = [Notice(f"shootout: {side} {outcome}, "
-                                        f"{goals(Side.HOME)}:{goals(Side.AWAY)}")]
-        winner = self.shootout.winner()
-        if winner is not None:
-            effects.append(self._sound(SignalKind.FINAL, now))
-            effects.extend(self._finish(Ending.SHOOTOUT, now, winner=winner))
-        return effects
-
-    def timeout(self, now: float, side_word: str) -> list[Effect]:
-        """ISBHF 412: `side` takes its timeout: only while the clock is stopped, one per team
-        per match, not both teams in one stoppage. Its end sounds `timeout_end`."""
-        side = self._side(side_word)
-        if self.timeouts is None:
-            raise CommandRefused(f"timeout refused: profile {self.profile.name} has no timeouts")
-        if self.phase is not Phase.PAUSED:
-            why = "the clock is running; a timeout is asked for in a stoppage (ISBHF 412)" \
-                if self.phase is Phase.RUNNING else self._why_not("").partition(": ")[2]
-            raise CommandRefused(f"timeout refused: {why}")
-        try:
-            taken = self.timeouts.request(side, now, self.play_s(now), self.period)
-        except ValueError as exc:
-            raise CommandRefused(f"timeout refused: {exc}") from exc
-        return [Notice(f"timeout {side}: {taken.length_s:g} s (ISBHF 412)")]
-
-    def penalty(self, now: float, side_word: str, kind: str, player: str = "") -> list[Effect]:
-        """Give `side` a penalty of `kind` (minor, major, misconduct), optionally naming the
-        player. It is served in game time; it waits while two of the team's run."""
-        side = self._side(side_word)
-        box = self._penalties("penalty")
-        try:
-            given = box.give(side, kind, parse_player(player) if player else None,
-                             self.play_s(now), self.period)
-        except ValueError as exc:
-            raise CommandRefused(f"penalty refused: {exc}") from exc
-        state = "running" if given.running else "waiting (two of the team's run)"
-        return [Notice(f"penalty {given.number}: {_penalty_name(given)} "
-                       f"{_mmss(given.rule.duration_s)}, {state}")]
-
-    def penalty_cancel(self, now: float, side_word: str, number: str = "") -> list[Effect]:
-        """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
-        a penalty entered by mistake. A waiting penalty may take its place."""
-        side = self._side(side_word)
-        box = self._penalties("penalty-cancel")
-        if number and not number.isdigit():
-            raise CommandRefused(f"penalty-cancel takes a penalty number, not {number!r}")
-        try:
-            lifted, started = box.cancel(side, int(number) if number else None,
-                                         self.play_s(now))
-        except ValueError as exc:
-            raise CommandRefused(f"penalty-cancel refused: {exc}") from exc
-        return [Notice(f"penalty {lifted.number} cancelled: {_penalty_name(lifted)}"),
-                *_penalties_starting(started)]
-
-    def linechange(self, now: float) -> list[Effect]:
-        """ISBHF 404b: start the line-change stages (visitors, home, faceoff preparation),
-        each 5 s, with a `line_change` signal after each (as many beeps as its number)."""
-        rule = self.profile.line_change
-        if rule is None:
-            raise CommandRefused(f"linechange refused: profile {self.profile.name} has no "
-                                 "line-change helper")
-        if self.phase is not Phase.PAUSED:
-            why = "teams change lines in a stoppage (ISBHF 404b); stop the clock first" \
-                if self.phase is Phase.RUNNING else self._why_not("").partition(": ")[2]
-            raise CommandRefused(f"linechange refused: {why}")
-        running = None if self.line_change is None else self.line_change.shown(now)
-        if running is not None:
-            raise CommandRefused(f"linechange refused: a line change runs (stage "
-                                 f"{running['number']} of {running['stages']}, "
-                                 f"{running['stage']})")
-        self.line_change = LineChange(rule, now)
-        return [Notice("line change: " + ", ".join(
-            f"{stage} {rule.stage_s:g} s" for stage in rule.stages) + " (ISBHF 404b)")]
 
     def early_intermission(self, now: float) -> list[Effect]:
         """ISBHF 407 !2: after an unforeseen delay in the last minutes of a period before the
@@ -742,7 +559,7 @@ class Match:
                                  "has no early intermission")
         if self.phase is not Phase.PAUSED:
             why = "stop the clock for the delay first" if self.phase is Phase.RUNNING else \
-                self._why_not("").partition(": ")[2]
+                self.why_not("").partition(": ")[2]
             raise CommandRefused(f"early-intermission refused: {why}")
         if self.overtime or self.period >= self.profile.periods:
             raise CommandRefused("early-intermission refused: ISBHF 407 !2 allows it only in a "
@@ -750,44 +567,18 @@ class Match:
         if self._early_break_left_s is not None:
             raise CommandRefused("early-intermission refused: this period's intermission was "
                                  "already taken")
-        left = self._remaining_s(now)
+        left = self.remaining_s(now)
         if left > window:
             raise CommandRefused(f"early-intermission refused: {_mmss(left)} is left, and ISBHF "
                                  f"407 !2 allows it only in the last {_mmss(window)} of a period")
-        self._close_interruption(now)
+        self.close_interruption(now)
         self._early_break_left_s = left
         effects: list[Effect] = [Notice(f"early intermission: {_mmss(left)} of period "
                                         f"{self.period} follows it, on the same ends "
                                         "(ISBHF 407 !2)")]
         return effects + self._start_break("intermission", now, rest.length_s, rest.warning_s)
 
-    def goalie_change_begin(self, now: float, side_word: str) -> list[Effect]:
-        """ISBHF 408: `side` has no goalie who can go on; it gets ten minutes to dress
-        another player. The countdown ends with `goalie_change_end`, or with the faceoff."""
-        side = self._side(side_word)
-        if self.goalie_change is None:
-            raise CommandRefused(f"goalie-change refused: profile {self.profile.name} has no "
-                                 "goalie-change countdown")
-        if self.phase not in (Phase.PAUSED, Phase.BREAK):
-            why = "the clock is running; stop it first" if self.phase is Phase.RUNNING else \
-                self._why_not("").partition(": ")[2]
-            raise CommandRefused(f"goalie-change refused: {why}")
-        try:
-            self.goalie_change.begin(side, now)
-        except ValueError as exc:
-            raise CommandRefused(f"goalie-change refused: {exc}") from exc
-        return [Notice(f"goalie change {side}: {_mmss(self.goalie_change.length_s)} to dress "
-                       "a goalie (ISBHF 408)")]
-
-    def _penalties(self, command: str) -> PenaltyBox:
-        if self.penalty_box is None:
-            raise CommandRefused(f"{command} refused: profile {self.profile.name} has no "
-                                 "penalties")
-        if self.phase in (Phase.IDLE, Phase.PRE_SIGNAL, Phase.SHOOTOUT, Phase.FINISHED):
-            raise CommandRefused(self._why_not(command))
-        return self.penalty_box
-
-    def _why_not(self, command: str) -> str:
+    def why_not(self, command: str) -> str:
         hints = {
             Phase.IDLE: "no match is running; press START to begin",
             Phase.SCHEDULED: "a start is scheduled and the pre-signal follows by itself; "
@@ -829,9 +620,13 @@ class Match:
             effects.extend(fire(due))
         return effects
 
-    def _next_timed(self) -> tuple[float, Callable[[float], list[Effect]]] | None:
-        """The earliest timed step of the current phase, and what it does."""
-        steps: list[tuple[float, Callable[[float], list[Effect]]]] = []
+    def _next_timed(self) -> Step | None:
+        """The earliest timed step of the current phase, and what it does: the phase
+        machine's and the rule modules'. On a tie the one listed first wins: a module's step
+        `ahead_of_signals` (a penalty that runs out with the period ends in that period), then
+        the planned signal (a final ends the rest), then the others."""
+        steps = [step for rule in self.rules if rule.ahead_of_signals
+                 and (step := rule.next_step()) is not None]
         if self.phase is Phase.SCHEDULED and self.start_at is not None:
             steps.append((self.start_at - self.profile.pre_signal_lead_s, self._pre_signal_due))
         elif self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
@@ -841,41 +636,26 @@ class Match:
                 else self._begin_play
             steps.append((self.start_at, end))
         elif self.phase is Phase.RUNNING:
-            # Listed first: a penalty that runs out with the period ends in that period.
-            if self.penalty_box is not None and (p := self.penalty_box.next_end()) is not None:
-                due = self._when_played(p.ends_s() or 0.0)
-                if due is not None:
-                    steps.append((due, self._penalty_over))
             if self._next < len(self._plan):
                 due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
                 if due is not None:
                     steps.append((due, self._fire_planned))
             if self.guard.until_s is not None:
-                due = self._when_played(self.guard.until_s)
+                due = self.when_played(self.guard.until_s)
                 if due is not None:
                     steps.append((due, self._guard_over))
-            if (warning := self.passive.due_s()) is not None:
-                due = self._when_played(warning[0])
-                if due is not None:
-                    steps.append((due, self._passive_warning))
-        # Countdowns of real time, which exist only while the clock stands still.
-        if self.timeouts is not None and (at := self.timeouts.ends_at()) is not None:
-            steps.append((at, self._timeout_over))
-        if self.line_change is not None and (at := self.line_change.next_end()) is not None:
-            steps.append((at, self._line_change_stage))
-        if self.goalie_change is not None and (goalie := self.goalie_change.next_end()):
-            steps.append((goalie[0], self._goalie_change_over))
-        # Stable: on a tie the planned signal (listed first) wins, so a final ends the rest.
+        steps += [step for rule in self.rules if not rule.ahead_of_signals
+                  and (step := rule.next_step()) is not None]
         return min(steps, key=lambda s: s[0], default=None)
 
     def _pre_signal_due(self, at: float) -> list[Effect]:
         """A scheduled start (hall mode): the pre-signal, the profile's lead before the start
         instant (ITHF 4.4)."""
         effects = self._goto(Phase.PRE_SIGNAL)
-        effects.append(self._sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
+        effects.append(self.sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
         return effects
 
-    def _when_played(self, play_s: float) -> float | None:
+    def when_played(self, play_s: float) -> float | None:
         return self.clock.when_elapsed(play_s - self._played_before_s)
 
     def _begin_play(self, at: float) -> list[Effect]:
@@ -890,7 +670,7 @@ class Match:
         self._break_warning_at = None
         self._break_kind = None
         effects = self._goto(Phase.RUNNING)
-        effects.append(self._sound(kind, at, remaining_s=self._remaining_s(at)))
+        effects.append(self.sound(kind, at, remaining_s=self.remaining_s(at)))
         effects.extend(self._play_restarts(at))
         effects.extend(self._faceoff_at(at))
         return effects
@@ -916,19 +696,19 @@ class Match:
         self._break_warning_at = None
         self._break_kind = None
         effects = self._goto(Phase.PAUSED)
-        effects.append(self._sound(SignalKind.INTERMISSION_END, at,
-                                   remaining_s=self._remaining_s(at)))
+        effects.append(self.sound(SignalKind.INTERMISSION_END, at,
+                                   remaining_s=self.remaining_s(at)))
         return effects
 
     def _break_warning(self, at: float) -> list[Effect]:
         self._break_warning_at = None
         left = 0.0 if self.start_at is None else self.start_at - at
-        return [self._sound(SignalKind.BREAK_WARNING, at, remaining_s=left)]
+        return [self.sound(SignalKind.BREAK_WARNING, at, remaining_s=left)]
 
     def _fire_planned(self, due: float) -> list[Effect]:
         planned = self._plan[self._next]
         self._next += 1
-        effects: list[Effect] = [self._sound(planned.kind, due, planned.beeps,
+        effects: list[Effect] = [self.sound(planned.kind, due, planned.beeps,
                                              planned.remaining_s)]
         if planned.kind is SignalKind.HALF_PERIOD:
             self._half_switches += 1  # ISBHF 407 !3
@@ -936,80 +716,28 @@ class Match:
             effects.extend(self._end_period(planned.at_elapsed_s, due))
         return effects
 
-    def _penalty_over(self, at: float) -> list[Effect]:
-        box = self.penalty_box
-        ended = None if box is None else box.next_end()
-        if box is None or ended is None:
-            return []
-        started = box.expire(ended)
-        effects: list[Effect] = [
-            self._sound(SignalKind.PENALTY_END, at, remaining_s=self._remaining_s(at)),
-            Notice(f"penalty {ended.number} over: {_penalty_name(ended)}")]
-        return effects + _penalties_starting(started)
-
-    def _timeout_over(self, at: float) -> list[Effect]:
-        if self.timeouts is None or self.timeouts.end(at) is None:
-            return []
-        return [self._sound(SignalKind.TIMEOUT_END, at, remaining_s=self._remaining_s(at))]
-
-    def _line_change_stage(self, at: float) -> list[Effect]:
-        if self.line_change is None:
-            return []
-        _, number = self.line_change.finish_stage()
-        if self.line_change.over:
-            self.line_change = None
-        return [self._sound(SignalKind.LINE_CHANGE, at, number, self._remaining_s(at))]
-
-    def _goalie_change_over(self, at: float) -> list[Effect]:
-        due = None if self.goalie_change is None else self.goalie_change.next_end()
-        if self.goalie_change is None or due is None:
-            return []
-        self.goalie_change.end(due[1])
-        return [self._sound(SignalKind.GOALIE_CHANGE_END, at, remaining_s=self._remaining_s(at)),
-                Notice(f"goalie change {due[1]}: the time is over (ISBHF 408)")]
-
     def _play_restarts(self, now: float) -> list[Effect]:
         """The clock starts: the stoppage and whatever ran in it are over (the timeout, the
         line change, the goalie's dressing time)."""
-        effects: list[Effect] = []
-        if self.timeouts is not None:
-            ended = self.timeouts.play_started(now)
-            if ended is not None:
-                effects.append(Notice(f"timeout {ended.side} ended by the faceoff after "
-                                      f"{ended.lasted_s or 0.0:.0f} s"))
-        if self.line_change is not None:
-            effects.append(Notice("line change ended by the faceoff"))
-            self.line_change = None
-        if self.goalie_change is not None:
-            for side in list(self.goalie_change.ends_at):
-                self.goalie_change.end(side)
-                effects.append(Notice(f"goalie change {side} ended by the faceoff"))
-        return effects
+        return [effect for rule in self.rules for effect in rule.play_restarts(now)]
 
     def _guard_over(self, at: float) -> list[Effect]:
         self.guard.until_s = None
         return [FaceoffGuardChanged(active=False)]
 
-    def _passive_warning(self, at: float) -> list[Effect]:
-        warning = self.passive.due_s()
-        if warning is None:
-            return []
-        self.passive.warn(warning[1])
-        return [self._sound(SignalKind.PASSIVE_WARNING, at, remaining_s=self._remaining_s(at))]
-
     def _end_period(self, at_elapsed_s: float, at: float) -> list[Effect]:
         self.clock = self.clock.stopped_at_elapsed(at_elapsed_s)
         self.guard.clear()
-        self.passive.clear()
+        self._play_stops()
         self._log_period(at_elapsed_s)
         early = self._early_break_left_s is not None
         if self.overtime:  # a timed overtime ran out without a goal
-            ot = self.profile.overtime
-            rounds = None if ot is None else ot.shootout_rounds
-            if rounds is not None and self.sheet.tied():
-                self.shootout = Shootout(rounds)  # ISBHF 414b
-                return self._goto(Phase.SHOOTOUT)
-            return self._finish(Ending.OVERTIME, at)
+            if self.sheet.tied():
+                for rule in self.rules:  # ISBHF 414b: a shootout
+                    follows = rule.tied_after_overtime(at)
+                    if follows is not None:
+                        return [*self._goto(Phase.SHOOTOUT), *follows]
+            return self.finish(Ending.OVERTIME, at)
         if self.period < self.profile.periods:
             self._played_before_s += at_elapsed_s
             self._enter_period(self.period + 1)
@@ -1032,25 +760,19 @@ class Match:
             self._enter_overtime(ot)
             self.guard.on_resume = True
             return self._start_break("intermission", at, ot.break_s, ot.break_warning_s)
-        return self._finish(Ending.REGULAR, at)
+        return self.finish(Ending.REGULAR, at)
 
-    def _finish(self, how: Ending, at: float, side: Side | None = None,
+    def finish(self, how: Ending, at: float, side: Side | None = None,
                 winner: Side | None = None) -> list[Effect]:
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None
         self._break_kind = None
         self.guard.clear()
-        self.passive.clear()
         if self.clock.elapsed(at) > 0:
             self._log_period(self.clock.elapsed(at))
-        if self.penalty_box is not None:
-            self.penalty_box.close(self.play_s(at))
-        if self.timeouts is not None:
-            self.timeouts.end(at)
-        if self.goalie_change is not None:
-            self.goalie_change.ends_at.clear()
-        self.line_change = None
+        for rule in self.rules:
+            rule.finish(at)
         winner = winner or self.sheet.leader()
         points = None
         if self.profile.points:  # ISBHF 413a: win, tie, loss
@@ -1058,7 +780,7 @@ class Match:
             points = {s: tie if winner is None else win if s is winner else loss for s in Side}
         self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
                              self.clock.elapsed(at) if self.overtime else None, points,
-                             None if self.shootout is None else self.shootout.to_dict())
+                             self._records().get("shootout"))
         return self._goto(Phase.FINISHED)
 
     def _goal_rejection(self, now: float) -> GoalReason | None:
@@ -1077,7 +799,8 @@ class Match:
         return None
 
     def _faceoff_at(self, at: float) -> list[Effect]:
-        self.passive.clear()
+        for rule in self.rules:
+            rule.faceoff(at)
         if self.guard.faceoff(self.play_s(at)):
             return [FaceoffGuardChanged(active=True)]
         return []
@@ -1086,7 +809,7 @@ class Match:
         for side in Side:
             self.took_part.setdefault(side, evidence)
 
-    def _close_interruption(self, now: float) -> None:
+    def close_interruption(self, now: float) -> None:
         if self.paused_since is not None:
             self.interruptions.append(Interruption(
                 self.period, self.clock.elapsed(now), now - self.paused_since))
@@ -1101,20 +824,25 @@ class Match:
         self._played_before_s = 0.0
         self.overtime = False
         self.guard.clear()
-        self.passive.clear()
-        self.line_change = None
+        self._play_stops()
         self.periods_played = []
         self._half_switches = 0
         self._enter_period(1)
 
     def _fresh_records(self) -> None:
-        """Penalties, timeouts and countdowns as the profile has them, none used yet."""
-        rules = self.profile
-        self.penalty_box = None if rules.penalties is None else PenaltyBox(rules.penalties)
-        self.timeouts = None if rules.timeouts is None else Timeouts(rules.timeouts)
-        self.goalie_change = None if rules.goalie_change_s is None else \
-            GoalieChange(rules.goalie_change_s)
-        self.line_change = None
+        """The profile's rule modules, none used yet (penalties, timeouts, countdowns)."""
+        self.rules = [MODULES[name](self) for name in self.profile.rules]
+
+    def _play_stops(self) -> None:
+        for rule in self.rules:
+            rule.play_stops()
+
+    def _records(self) -> dict[str, Any]:
+        """What the rule modules keep in the result (penalties, timeouts, the shootout)."""
+        out: dict[str, Any] = {}
+        for rule in self.rules:
+            out.update(rule.record())
+        return out
 
     def _enter_period(self, period: int) -> None:
         self.period = period
@@ -1143,11 +871,11 @@ class Match:
                         "early_intermission_left_s": p.early_intermission_left_s})
         return out
 
-    def _remaining_s(self, now: float) -> float:
+    def remaining_s(self, now: float) -> float:
         remaining = self.clock.remaining(now)
         return remaining if math.isfinite(remaining) else 0.0
 
-    def _side(self, word: str) -> Side:
+    def side(self, word: str) -> Side:
         try:
             return parse_side(word)
         except ValueError as exc:
@@ -1157,23 +885,9 @@ class Match:
         previous, self.phase = self.phase, phase
         return [PhaseChanged(phase, previous)] if phase is not previous else []
 
-    def _sound(self, kind: SignalKind, due: float, beeps: int = 1,
+    def sound(self, kind: SignalKind, due: float, beeps: int = 1,
                remaining_s: float = 0.0) -> Signal:
         signal = Signal(kind, due, beeps, remaining_s, self.period)
         if kind not in ACKNOWLEDGEMENTS:
             self.last_signal = signal
         return signal
-
-
-def _penalties_starting(started: list[Penalty]) -> list[Effect]:
-    return [Notice(f"penalty {p.number} starts: {_penalty_name(p)}") for p in started]
-
-
-def _penalty_name(penalty: Penalty) -> str:
-    player = f" #{penalty.player}" if penalty.player else ""
-    return f"{penalty.side}{player} {penalty.kind}"
-
-
-def _mmss(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 60}:{whole % 60:02d}"

@@ -10,31 +10,22 @@ mean something under a profile.
 from __future__ import annotations
 
 from timerd.core.profile import Profile
+from timerd.core.rules import MODULES
 
 #: Every profile has these: the clock, the names, goals and their correction.
 ALWAYS = frozenset({"start", "teams", "pause", "stop", "resume", "toggle", "reset", "goal",
-                    "undo", "start_in", "forfeit", "replay"})
+                    "undo", "start_in"})
 
 
 def offered_commands(profile: Profile) -> frozenset[str]:
-    """The commands that `profile` has, by its data.
-
-    `faceoff` restarts the 3-s guard (ITHF 5.6), so a profile without a guard has no use for
-    it (ball hockey's faceoff is the referee's START, ISBHF 401). A forfeit (ITHF 4.6) and a
-    replay (4.5) are rulings any match may need, a walkout wherever the profile awards goals
-    for it (4.7).
-    """
+    """The commands that `profile` has: the phase machine's own, those of the rule modules it
+    lists (`rules`), `faceoff` where a guard runs after it (ITHF 5.6: ball hockey's faceoff
+    is the referee's START, ISBHF 401) and `early-intermission` where the intermission may
+    come early (ISBHF 407 !2)."""
+    modules = {command for name in profile.rules for command in MODULES[name].command_names}
     has = {
         "faceoff": profile.faceoff_guard_s is not None,
-        "passive": profile.passive_play_s is not None,  # ITHF 8.3
-        "walkout": profile.walkout_award > 0,  # ITHF 4.7's five extra goals, or none
-        "shot": profile.overtime is not None and profile.overtime.shootout_rounds is not None,
-        "timeout": profile.timeouts is not None,  # ISBHF 412
-        "penalty": profile.penalties is not None,
-        "penalty-cancel": profile.penalties is not None,
-        "linechange": profile.line_change is not None,  # ISBHF 404b
         "early-intermission": profile.intermission is not None
-        and profile.intermission.early_window_s is not None,  # ISBHF 407 !2
-        "goalie-change": profile.goalie_change_s is not None,  # ISBHF 408
+        and profile.intermission.early_window_s is not None,
     }
-    return ALWAYS | {name for name, present in has.items() if present}
+    return ALWAYS | modules | {name for name, present in has.items() if present}

@@ -184,12 +184,23 @@ class LineChangeRule:
             60, "ISBHF 404b: 5 s a stage", " s", stage_s=self.stage_s)
 
 
+#: The rule modules a profile may list (`timerd.core.rules.MODULES`): each is one feature.
+RULE_NAMES = ("passive", "rulings", "penalties", "timeouts", "line_change", "goalie_change",
+              "shootout")
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
     description: str = ""
-    #: False for training or house rules: lifts the ITHF-only checks below.
-    ithf_conformant: bool = True
+    #: The rule modules of this profile (RULE_NAMES): passive play (ITHF 8.3), the rulings
+    #: (4.5-4.7), penalties, timeouts (ISBHF 412), the line change (404b), the goalie change
+    #: (408), the shootout (414b). None listed: a bare clock. Their settings are the sections
+    #: below, or the rulebook's values where a section is left out.
+    rules: tuple[str, ...] = ()
+    #: True for an ITHF table hockey profile: its pre-signal and signals are checked against
+    #: ITHF 4.4. False (the neutral default) for ball hockey, training or house rules.
+    ithf_conformant: bool = False
     #: "running": time runs even when the puck is not in play (ITHF 4.2); a pause is an
     #: interruption. "stop": net time, started and stopped by the referee (ISBHF 407).
     clock: Literal["running", "stop"] = "running"
@@ -198,7 +209,7 @@ class Profile:
     pre_signal_lead_s: float = 20.0  # ITHF 4.4
     signals: tuple[PlacedSignal, ...] = ()
     #: ITHF 5.6: goals within this many seconds of a faceoff do not count (none: no guard).
-    faceoff_guard_s: float | None = 3.0
+    faceoff_guard_s: float | None = None
     #: ITHF 10.3: with a running clock, a goal during an interruption does not count. A stop
     #: clock (ISBHF 407) stops at every whistle, goals included, so it sets this true.
     goals_count_while_stopped: bool = False
@@ -236,7 +247,7 @@ class Profile:
         default_factory=lambda: MappingProxyType({}))
 
     def problems(self) -> list[str]:
-        out = []
+        out = self._rule_problems()
         if len(self.name) > 40 or not self.name.isprintable():
             out.append(f"name = {self.name[:50]!r}: at most 40 printable characters on one "
                        "line (the status and the results show it)")
@@ -292,6 +303,11 @@ class Profile:
                 out.append(f"{where}.beeps = {s.beeps}: at least one beep")
             out += at_most(MAX_BEEPS, "ITHF 4.4: a beep for each minute left; more cannot be "
                            "counted by ear", **{f"{where}.beeps": s.beeps})
+        placed = {s.signal for s in self.signals}
+        if self.ithf_conformant and not {SignalKind.INTERVAL, SignalKind.LAST_30} <= placed:
+            out.append("signals: ITHF 4.4 asks for interval signals (every minute or at "
+                       "thirds) and the cue for the last 30 seconds "
+                       "(set ithf_conformant = false for a training profile)")
         if len(self.signals) > MAX_SIGNALS:
             out.append(f"signals: at most {MAX_SIGNALS} placed signals (one a minute of an "
                        "hour's period)")
@@ -300,4 +316,15 @@ class Profile:
                        "(or none)")
         for kind, blast in self.horn.items():
             out += pattern(f"horn.{kind}", blast)
+        return out
+
+    def _rule_problems(self) -> list[str]:
+        out = [f"rules: {name!r} is not a rule module; known: {', '.join(RULE_NAMES)}"
+               for name in self.rules if name not in RULE_NAMES]
+        if len(set(self.rules)) < len(self.rules):
+            out.append("rules: a rule module is listed twice")
+        rounds = None if self.overtime is None else self.overtime.shootout_rounds
+        if ("shootout" in self.rules) != (rounds is not None):
+            out.append("rules: a shootout (ISBHF 414b) needs both `shootout` in rules and "
+                       "[overtime] shootout_rounds")
         return out

@@ -12,9 +12,21 @@ hands the sheet a finished entry.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+#: A player is entered by shirt number (or a short code): what a scoreboard can show.
+PLAYER = re.compile(r"[0-9A-Za-z]{1,3}")
+
+
+def parse_player(word: str) -> str:
+    """A player's shirt number as entered; ValueError says what is accepted."""
+    if not PLAYER.fullmatch(word):
+        raise ValueError(f"player must be a shirt number (1 to 3 letters or digits), "
+                         f"not {word!r}")
+    return word
 
 
 class Side(StrEnum):

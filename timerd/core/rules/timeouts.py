@@ -10,10 +10,13 @@ The match tells this module when the clock starts (`play_started`), which ends t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
 from timerd.core.profile import TimeoutRule
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Side
 
 
@@ -95,3 +98,61 @@ class Timeouts:
 
 def _count(n: int) -> str:
     return "timeout" if n == 1 else f"{n} timeouts"
+
+
+class TeamTimeouts(RuleModule):
+    """ISBHF 412 in a match: the `timeout` command (only while the clock is stopped), its
+    end as a timed step with `timeout_end`, the restart of play ending it early, and the
+    timeouts in the status and the result."""
+
+    name = "timeouts"
+    absent = "has no timeouts"
+    command_names = frozenset({"timeout"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.timeouts = Timeouts(match.profile.timeouts or TimeoutRule())
+
+    def commands(self) -> CommandTable:
+        return {"timeout": (self.timeout, ("home|away",))}
+
+    def timeout(self, now: float, side_word: str) -> list[Effect]:
+        """`side` takes its timeout: only while the clock is stopped, one per team per match,
+        not both teams in one stoppage. Its end sounds `timeout_end`."""
+        side = self.match.side(side_word)
+        if self.match.phase is not Phase.PAUSED:
+            why = "the clock is running; a timeout is asked for in a stoppage (ISBHF 412)" \
+                if self.match.phase is Phase.RUNNING else \
+                self.match.why_not("").partition(": ")[2]
+            raise CommandRefused(f"timeout refused: {why}")
+        try:
+            taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
+        except ValueError as exc:
+            raise CommandRefused(f"timeout refused: {exc}") from exc
+        return [Notice(f"timeout {side}: {taken.length_s:g} s (ISBHF 412)")]
+
+    def next_step(self) -> Step | None:
+        at = self.timeouts.ends_at()
+        return None if at is None else (at, self._over)
+
+    def _over(self, at: float) -> list[Effect]:
+        if self.timeouts.end(at) is None:
+            return []
+        return [self.match.sound(SignalKind.TIMEOUT_END, at,
+                                 remaining_s=self.match.remaining_s(at))]
+
+    def play_restarts(self, now: float) -> list[Effect]:
+        ended = self.timeouts.play_started(now)
+        if ended is None:
+            return []
+        return [Notice(f"timeout {ended.side} ended by the faceoff after "
+                       f"{ended.lasted_s or 0.0:.0f} s")]
+
+    def finish(self, at: float) -> None:
+        self.timeouts.end(at)
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"timeouts": self.timeouts.shown(now)}
+
+    def record(self) -> Mapping[str, Any]:
+        return {"timeouts": [t.record() for t in self.timeouts.taken]}

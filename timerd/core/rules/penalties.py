@@ -17,24 +17,16 @@ This module knows nothing of clocks or phases: the match passes play time in.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
 from timerd.core.profile import PenaltyKind, PenaltyRules
-from timerd.core.score import Side
-
-#: A player is entered by shirt number (or a short code): what a scoreboard can show.
-PLAYER = re.compile(r"[0-9A-Za-z]{1,3}")
-
-
-def parse_player(word: str) -> str:
-    """A player's shirt number as entered; ValueError says what is accepted."""
-    if not PLAYER.fullmatch(word):
-        raise ValueError(f"player must be a shirt number (1 to 3 letters or digits), "
-                         f"not {word!r}")
-    return word
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.score import Goal, Side, parse_player
 
 
 class PenaltyEnd(StrEnum):
@@ -189,3 +181,105 @@ class PenaltyBox:
             penalty.started_s = play_s
             started.append(penalty)
         return started
+
+
+class Penalties(RuleModule):
+    """ISBHF part 4 in a match: the `penalty` and `penalty-cancel` commands, each penalty's end
+    as a timed step while the game clock runs, the power-play goal (a counted goal against a
+    short-handed team ends its minor), and the penalties in the status and the result. The
+    durations come from the profile's `[penalties]` (minor 2:00, major 5:00, misconduct 10:00
+    by default)."""
+
+    name = "penalties"
+    absent = "has no penalties"
+    command_names = frozenset({"penalty", "penalty-cancel"})
+    ahead_of_signals = True  # a penalty that runs out with the period ends in that period
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.box = PenaltyBox(match.profile.penalties or PenaltyRules())
+
+    def commands(self) -> CommandTable:
+        kinds = "|".join(self.box.rules.kinds)
+        return {"penalty": (self.penalty, ("home|away", kinds, "player?")),
+                "penalty-cancel": (self.cancel, ("home|away", "number?"))}
+
+    def penalty(self, now: float, side_word: str, kind: str, player: str = "") -> list[Effect]:
+        """Give `side` a penalty of `kind` (minor, major, misconduct), optionally naming the
+        player. It is served in game time; it waits while two of the team's run."""
+        side = self.match.side(side_word)
+        self._allowed("penalty")
+        try:
+            given = self.box.give(side, kind, parse_player(player) if player else None,
+                                  self.match.play_s(now), self.match.period)
+        except ValueError as exc:
+            raise CommandRefused(f"penalty refused: {exc}") from exc
+        state = "running" if given.running else "waiting (two of the team's run)"
+        return [Notice(f"penalty {given.number}: {penalty_name(given)} "
+                       f"{mmss(given.rule.duration_s)}, {state}")]
+
+    def cancel(self, now: float, side_word: str, number: str = "") -> list[Effect]:
+        """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
+        a penalty entered by mistake. A waiting penalty may take its place."""
+        side = self.match.side(side_word)
+        self._allowed("penalty-cancel")
+        if number and not number.isdigit():
+            raise CommandRefused(f"penalty-cancel takes a penalty number, not {number!r}")
+        try:
+            lifted, started = self.box.cancel(side, int(number) if number else None,
+                                              self.match.play_s(now))
+        except ValueError as exc:
+            raise CommandRefused(f"penalty-cancel refused: {exc}") from exc
+        return [Notice(f"penalty {lifted.number} cancelled: {penalty_name(lifted)}"),
+                *_starting(started)]
+
+    def _allowed(self, command: str) -> None:
+        if self.match.phase in (Phase.IDLE, Phase.PRE_SIGNAL, Phase.SHOOTOUT, Phase.FINISHED):
+            raise CommandRefused(self.match.why_not(command))
+
+    def next_step(self) -> Step | None:
+        if self.match.phase is not Phase.RUNNING or (ending := self.box.next_end()) is None:
+            return None
+        due = self.match.when_played(ending.ends_s() or 0.0)
+        return None if due is None else (due, self._over)
+
+    def _over(self, at: float) -> list[Effect]:
+        ended = self.box.next_end()
+        if ended is None:
+            return []
+        started = self.box.expire(ended)
+        return [self.match.sound(SignalKind.PENALTY_END, at,
+                                 remaining_s=self.match.remaining_s(at)),
+                Notice(f"penalty {ended.number} over: {penalty_name(ended)}"),
+                *_starting(started)]
+
+    def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
+        if not goal.counted or goal.overtime:
+            return []
+        power_play = self.box.power_play_goal(goal.side, goal.match_time_s)
+        if power_play is None:
+            return []
+        ended, started = power_play
+        return [self.match.sound(SignalKind.PENALTY_END, now,
+                                 remaining_s=self.match.remaining_s(now)),
+                Notice(f"power-play goal: penalty {ended.number} ({penalty_name(ended)}) "
+                       "is over"),
+                *_starting(started)]
+
+    def finish(self, at: float) -> None:
+        self.box.close(self.match.play_s(at))
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"penalties": self.box.shown(self.match.play_s(now))}
+
+    def record(self) -> Mapping[str, Any]:
+        return {"penalties": [p.record() for p in self.box.penalties]}
+
+
+def _starting(started: list[Penalty]) -> list[Effect]:
+    return [Notice(f"penalty {p.number} starts: {penalty_name(p)}") for p in started]
+
+
+def penalty_name(penalty: Penalty) -> str:
+    player = f" #{penalty.player}" if penalty.player else ""
+    return f"{penalty.side}{player} {penalty.kind}"

@@ -1,0 +1,107 @@
+"""Sport features as rule modules (issue 14, invariant 2): a profile lists its rules, a
+profile without rules is a bare clock, and the phase machine holds no feature of its own."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from timerd import profiles
+from timerd.core.effects import CommandRefused
+from timerd.core.match import Match
+from timerd.core.offered import ALWAYS, offered_commands
+from timerd.core.profile import RULE_NAMES, Profile
+from timerd.core.rules import MODULES, RULE_COMMANDS
+from timerd.schema import SchemaError
+
+MATCH_PY = Path(__file__).resolve().parents[2] / "timerd" / "core" / "match.py"
+
+
+def running(profile: Profile, at: float = 60.0) -> Match:
+    match = Match(profile)
+    match.handle("start", 0.0)
+    match.poll(at)
+    return match
+
+
+@pytest.mark.parametrize("command", ["forfeit home", "walkout away", "replay"])
+def test_ball_hockey_refuses_the_ithf_rulings_as_not_part_of_its_profile(command: str) -> None:
+    # Before: isbhf took a forfeit 0:5 and a walk-out +5 by accident of ITHF defaults.
+    match = running(profiles.load("isbhf"))
+    match.handle("stop", 60.0)
+    word, *args = command.split()
+    with pytest.raises(CommandRefused, match=f"{word} refused: profile isbhf has no rulings"):
+        match.handle(word, 61.0, *args)
+
+
+def test_a_profile_without_rules_is_a_bare_clock() -> None:
+    bare = Profile(name="bare", pre_signal_lead_s=10)
+    assert set(Match(bare).commands()) == ALWAYS | {"faceoff", "early-intermission"}
+    assert offered_commands(bare) == ALWAYS
+    match = running(bare)
+    for command, args in (("passive", ["home"]), ("forfeit", ["home"]),
+                          ("penalty", ["home", "minor"]), ("timeout", ["away"])):
+        absent = RULE_COMMANDS[command].absent
+        with pytest.raises(CommandRefused, match=re.escape(f"profile bare {absent}")):
+            match.handle(command, 70.0, *args)
+    assert match.status(70.0).faceoff_guard_s is None  # no ITHF 5.6 guard by default
+
+
+def test_each_rule_module_brings_its_commands_and_nothing_else() -> None:
+    ithf = profiles.load("ithf")
+    for name in RULE_NAMES:
+        only = Match(replace(ithf, rules=(name,)) if name != "shootout" else
+                     profiles.load("isbhf-playoff"))
+        assert MODULES[name].command_names <= set(only.commands())
+    assert sorted(MODULES) == sorted(RULE_NAMES)
+
+
+def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
+    """match.py keeps no feature's state (`self.penalty_box`, `self.timeouts`, ...), imports
+    no rule module but the registry, and tests no module with `is None`."""
+    tree = next(n for n in ast.parse(MATCH_PY.read_text()).body
+                if isinstance(n, ast.ClassDef) and n.name == "Match")
+    features = {"penalty_box", "timeouts", "passive", "line_change", "goalie_change",
+                "shootout", "penalties"}
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    assert used & features == set()
+    imported = {n.module for n in ast.walk(ast.parse(MATCH_PY.read_text()))
+                if isinstance(n, ast.ImportFrom)}
+    assert {m for m in imported if m and m.startswith("timerd.core.rules")} == {
+        "timerd.core.rules"}
+    assert len(MATCH_PY.read_text().splitlines()) <= 900
+
+
+def test_an_ithf_profile_must_have_the_ithf_4_4_signals(tmp_path: Path) -> None:
+    path = tmp_path / "silent.toml"
+    path.write_text('extends = "ithf"\nname = "silent"\nsignals = []\n')
+    with pytest.raises(SchemaError, match=r"ITHF 4\.4 asks for interval signals"):
+        profiles.load(str(path))
+    path.write_text('extends = "ithf"\nname = "quiet"\nsignals = []\n'
+                    "ithf_conformant = false\n")
+    assert profiles.load(str(path)).signals == ()
+
+
+def test_a_club_profile_extends_a_built_in_one_in_two_lines(tmp_path: Path) -> None:
+    path = tmp_path / "club.toml"
+    path.write_text('extends = "ithf-playoff"\nname = "club"\n')
+    assert profiles.load(str(path)) == replace(profiles.load("ithf-playoff"), name="club")
+    (tmp_path / "a.toml").write_text('extends = "b.toml"\nname = "a"\n')
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\nname = "b"\n')
+    with pytest.raises(SchemaError,
+                       match=r"extends 'a\.toml' again: .*a\.toml -> .*b\.toml -> .*a\.toml"):
+        profiles.load(str(tmp_path / "a.toml"))
+
+
+def test_profiles_show_prints_a_profile_that_loads_back(tmp_path: Path) -> None:
+    shown = subprocess.run([sys.executable, "-m", "timerd", "profiles", "show", "isbhf"],
+                           capture_output=True, text=True, check=True).stdout
+    (tmp_path / "isbhf.toml").write_text(shown)
+    assert profiles.load(str(tmp_path / "isbhf.toml")) == profiles.load("isbhf")

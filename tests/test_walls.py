@@ -1,0 +1,113 @@
+"""The walls between the rooms (issue 14, docs/ARCHITECTURE.md), read from the code itself:
+each test fails when a change breaks its wall, naming the file and the import or call.
+
+- Adapters see ports, never the service, the app or each other (invariant 3): an adapter
+  imports the core, `ports`, `wire`, the config, the shared input limits (`limits`), the disk
+  writer (`disk`), the message catalogue, and its own protocol module.
+- `app.py` alone wires (invariant 4): only it constructs adapters and registers outputs,
+  commands, buttons and status keys with the service.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "timerd"
+ADAPTERS = ROOT / "adapters"
+
+#: What any adapter may import of timerd.
+SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.schema",
+          "timerd.limits", "timerd.disk", "timerd.i18n")
+#: An adapter's own documented format module, which only it imports.
+OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol"}
+#: The adapters' classes that stand for a part of the outside world.
+ADAPTER_CLASSES = {"GpioBoard", "Speaker", "EventStream", "SerialDisplay", "ControlSocket",
+                   "WebServer", "HallLink", "Journal", "ResultsFile", "SystemdNotifier",
+                   "TerminalDisplay", "Keyboard"}
+#: The service's registers that only the composition root fills.
+REGISTERS = {"outputs", "status_extras", "extra_commands", "buttons", "chords"}
+
+
+def _tree(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(), str(path))
+
+
+def timerd_imports(path: Path) -> set[str]:
+    """The timerd modules `path` imports (`from timerd import x` counts as `timerd.x`)."""
+    names = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.startswith("timerd")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "timerd":
+                names |= {f"timerd.{a.name}" for a in node.names}
+            elif node.module.startswith("timerd"):
+                names.add(node.module)
+    return names
+
+
+def adapter_wall_breaches(adapters: Path) -> set[str]:
+    out = set()
+    for path in sorted(adapters.glob("*.py")):
+        allowed = (*SHARED, OWN_PROTOCOL.get(path.stem, "-"))
+        for name in timerd_imports(path):
+            if name != "timerd" and not name.startswith(allowed) and name != "timerd.__version__":
+                out.add(f"{path.name}: {name}")
+    return out
+
+
+def wiring_outside_the_app(root: Path) -> set[str]:
+    """Adapters constructed, or the service's registers filled, anywhere but app.py (an
+    adapter may make itself, as in `Speaker.for_service`, and fill its own attributes)."""
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "app.py" and path.parent == root:
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else \
+                    func.value.id if isinstance(func, ast.Attribute) and \
+                    isinstance(func.value, ast.Name) else None
+                if name in ADAPTER_CLASSES and not _defines(path, name):
+                    out.add(f"{path.relative_to(root)}:{node.lineno}: constructs {name}")
+            if isinstance(node, ast.Attribute) and node.attr in REGISTERS and \
+                    _is_service(node.value) and path.name != "service.py":
+                out.add(f"{path.relative_to(root)}:{node.lineno}: service.{node.attr}")
+    return out
+
+
+def _is_service(node: ast.expr) -> bool:
+    """`service` or `anything.service`."""
+    return (isinstance(node, ast.Name) and node.id == "service") or \
+        (isinstance(node, ast.Attribute) and node.attr == "service")
+
+
+def _defines(path: Path, class_name: str) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name == class_name
+               for n in ast.walk(_tree(path)))
+
+
+def test_adapters_import_ports_not_the_service_the_app_or_each_other() -> None:
+    assert adapter_wall_breaches(ADAPTERS) == set()
+
+
+def test_only_the_app_constructs_adapters_and_fills_the_services_registers() -> None:
+    assert wiring_outside_the_app(ROOT) == set()
+
+
+def test_the_checks_see_a_breach(tmp_path: Path) -> None:
+    """Each check fails on code that breaks its wall (the way a regression would)."""
+    (tmp_path / "adapters").mkdir()
+    (tmp_path / "adapters" / "web.py").write_text(
+        "from timerd.service import Service\nfrom timerd.adapters.events import x\n"
+        "from timerd.ports import Control\n")
+    assert adapter_wall_breaches(tmp_path / "adapters") == {
+        "web.py: timerd.service", "web.py: timerd.adapters.events"}
+    (tmp_path / "tool.py").write_text(
+        "def run(service):\n    service.outputs.append(HallLink(None, service))\n"
+        "def enter(self):\n    self.service.status_extras.append(self.status_extra)\n")
+    assert wiring_outside_the_app(tmp_path) == {"tool.py:2: constructs HallLink",
+                                                "tool.py:2: service.outputs",
+                                                "tool.py:4: service.status_extras"}

@@ -1,0 +1,103 @@
+"""A sport feature as one module (issue 14): the RuleModule hooks and the MatchView it sees.
+
+`Match` is the phase machine: idle, the pre-signal, play, interruptions, breaks, overtime, the
+end. Everything else a rulebook adds (ITHF 8.3 passive play, the 4.5-4.7 rulings, ISBHF
+penalties, timeouts, the stoppage countdowns, the shootout) is a RuleModule in
+`timerd.core.rules`, present when the profile lists it (`rules = [...]`). The match asks every
+present module, in a loop, for its commands, its next timed step, and what it does when play
+restarts, a goal is entered, a faceoff is made, a period or the match ends; there is no
+per-feature branch in the phase machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from timerd.core.effects import Effect, Phase, Signal, SignalKind
+from timerd.core.profile import Profile
+from timerd.core.score import Ending, Goal, ScoreSheet, Side
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+#: A command's action (`now`, then its words) and the names of its arguments ("x?": optional).
+CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
+#: A timed step: when it is due (monotonic), and what it does then.
+Step = tuple[float, Callable[[float], list[Effect]]]
+
+
+class MatchView(Protocol):
+    """What a rule module sees of the match, and the phase machine's services it may call."""
+
+    profile: Profile
+    phase: Phase
+    period: int
+    overtime: bool
+    sheet: ScoreSheet
+    #: ITHF 4.6: what showed that a side was at the table after the start signal.
+    took_part: dict[Side, str]
+
+    def play_s(self, now: float) -> float: ...
+    def remaining_s(self, now: float) -> float: ...
+    def when_played(self, play_s: float) -> float | None: ...
+    def sound(self, kind: SignalKind, due: float, beeps: int = 1,
+              remaining_s: float = 0.0) -> Signal: ...
+    def side(self, word: str) -> Side: ...
+    def why_not(self, command: str) -> str: ...
+    def close_interruption(self, now: float) -> None: ...
+    def finish(self, how: Ending, at: float, side: Side | None = None,
+               winner: Side | None = None) -> list[Effect]: ...
+    def restart(self, now: float) -> list[Effect]: ...
+
+
+class RuleModule:
+    """One feature of a rulebook. Every hook does nothing unless the module overrides it."""
+
+    #: The name a profile lists it by (`rules = ["penalties"]`).
+    name: ClassVar[str]
+    #: The commands it adds, for a clear refusal under a profile without it.
+    command_names: ClassVar[frozenset[str]] = frozenset()
+    #: How a refusal says that a profile lacks it ("has no penalties").
+    absent: ClassVar[str]
+    #: Its timed step comes before a planned signal due at the same instant.
+    ahead_of_signals: ClassVar[bool] = False
+
+    def __init__(self, match: MatchView) -> None:
+        self.match = match
+
+    def commands(self) -> CommandTable:
+        return {}
+
+    def next_step(self) -> Step | None:
+        """Its earliest timed step in the current phase, if any."""
+        return None
+
+    def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
+        """After a goal is entered (and sounded); `goal.counted` says whether it counts."""
+        return []
+
+    def faceoff(self, at: float) -> None:
+        """A faceoff was made (the start signal, a marked one, a resume with one)."""
+
+    def play_restarts(self, now: float) -> list[Effect]:
+        """The clock starts again: the stoppage is over."""
+        return []
+
+    def play_stops(self) -> None:
+        """A period or the match ended, or the match is played again from the start."""
+
+    def tied_after_overtime(self, at: float) -> list[Effect] | None:
+        """A timed overtime ended tied: what follows, or None (the tie stands)."""
+        return None
+
+    def finish(self, at: float) -> None:
+        """The match ended at `at`: stop every clock of the module."""
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        """Its keys of the status (`Status` fields)."""
+        return {}
+
+    def record(self) -> Mapping[str, Any]:
+        """Its keys of the result."""
+        return {}

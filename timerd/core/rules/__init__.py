@@ -1,0 +1,19 @@
+"""The rule modules a profile may list (`rules = [...]`), by name. Each is one feature of a
+rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare clock."""
+
+from __future__ import annotations
+
+from timerd.core.rule import RuleModule
+from timerd.core.rules.passive import Passive
+from timerd.core.rules.penalties import Penalties
+from timerd.core.rules.rulings import Rulings
+from timerd.core.rules.shootout import Shootouts
+from timerd.core.rules.stoppage import GoalieChanges, LineChanges
+from timerd.core.rules.timeouts import TeamTimeouts
+
+#: Every rule module, by the name a profile lists it by.
+MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
+    Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Shootouts)}
+#: The commands rule modules add: refused with the reason under a profile without them.
+RULE_COMMANDS: dict[str, type[RuleModule]] = {
+    c: m for m in MODULES.values() for c in m.command_names}

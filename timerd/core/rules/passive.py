@@ -1,0 +1,126 @@
+"""Passive play (ITHF 8.1-8.3): PASSIVE HOME/AWAY starts a 5-s count for the side that holds
+the puck; the warning signal sounds when it runs out. Demanding the faceoff is the player's
+call: a faceoff, a goal, or the same button again clears the count.
+
+The count is kept in net play time (seconds the match clock has run), so an interruption
+freezes it with the clock (ITHF 10.2) and a resume without a faceoff (10.4) carries on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.score import Goal, Side
+
+
+@dataclass
+class PassivePlay:
+    """ITHF 8.1-8.3: a count started when one side holds the puck; a warning at `limit_s`.
+
+    Only one side can hold the puck, so starting a count for one side ends the other's.
+    Pressing the same side again, a goal, or a faceoff clears the count. After the warning the
+    side stays `warned` (the LED stays lit) until cleared.
+    """
+
+    limit_s: float | None  # None: this profile does not time passive play
+    started_s: dict[Side, float] = field(default_factory=dict)
+    warned: set[Side] = field(default_factory=set)
+
+    def press(self, side: Side, play_s: float) -> bool:
+        """Start `side`'s count, or clear it if it is counting or warned; True if started."""
+        if side in self.started_s or side in self.warned:
+            self.clear()
+            return False
+        self.clear()
+        self.started_s[side] = play_s
+        return True
+
+    def due_s(self) -> tuple[float, Side] | None:
+        """The play time of the next warning, and whose it is."""
+        if self.limit_s is None or not self.started_s:
+            return None
+        side, start = next(iter(self.started_s.items()))
+        return start + self.limit_s, side
+
+    def warn(self, side: Side) -> None:
+        self.started_s.pop(side, None)
+        self.warned.add(side)
+
+    def remaining_s(self, side: Side, play_s: float) -> float | None:
+        if side in self.warned:
+            return 0.0
+        if self.limit_s is None or side not in self.started_s:
+            return None
+        return max(0.0, self.started_s[side] + self.limit_s - play_s)
+
+    def clear(self) -> None:
+        self.started_s.clear()
+        self.warned.clear()
+
+
+class Passive(RuleModule):
+    """ITHF 8.3 in a match: the `passive SIDE` command while the clock runs, the warning as
+    a timed step, the count cleared by a goal, a faceoff or the end of play; the count per
+    side in the status (`passive`: seconds left, 0 once warned)."""
+
+    name = "passive"
+    absent = "does not time passive play"
+    command_names = frozenset({"passive"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.count = PassivePlay(match.profile.passive_play_s or 5.0)
+
+    def commands(self) -> CommandTable:
+        return {"passive": (self.press, ("home|away",))}
+
+    def press(self, now: float, side_word: str) -> list[Effect]:
+        """`side` holds the puck; warn after the profile's count unless it is pressed again
+        (cleared), or a goal or faceoff comes first."""
+        side = self.match.side(side_word)
+        if self.match.phase is not Phase.RUNNING:
+            raise CommandRefused(self.match.why_not("passive"))
+        play = self.match.play_s(now)
+        started = self.count.press(side, play)
+        if started:  # ITHF 8.1: the side holds the puck (ITHF 4.6: it is at the table)
+            self.match.took_part.setdefault(side, f"passive play at {mmss(play)}")
+        what = f"counting {self.count.limit_s:g} s" if started else "cleared"
+        return [Notice(f"passive play {side}: {what}")]
+
+    def next_step(self) -> Step | None:
+        warning = self.count.due_s()
+        if self.match.phase is not Phase.RUNNING or warning is None:
+            return None
+        due = self.match.when_played(warning[0])
+        return None if due is None else (due, self._warning)
+
+    def _warning(self, at: float) -> list[Effect]:
+        warning = self.count.due_s()
+        if warning is None:
+            return []
+        self.count.warn(warning[1])
+        return [self.match.sound(SignalKind.PASSIVE_WARNING, at,
+                                 remaining_s=self.match.remaining_s(at))]
+
+    def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
+        if self.match.phase is Phase.RUNNING:
+            self.count.clear()  # ITHF 8.3: a goal ends the count
+        return []
+
+    def faceoff(self, at: float) -> None:
+        self.count.clear()
+
+    def play_stops(self) -> None:
+        self.count.clear()
+
+    def finish(self, at: float) -> None:
+        self.count.clear()
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        play = self.match.play_s(now)
+        return {"passive": {s.value: self.count.remaining_s(s, play) for s in Side}}

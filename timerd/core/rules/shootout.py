@@ -1,0 +1,100 @@
+"""The shootout tracker (ISBHF 414b): a series of attempts per team, then one each until decided.
+
+Teams alternate: a team may not shoot again before the other has caught up. The tracker
+declares the winner as soon as the result can no longer change: during the series when one
+team's goals exceed what the other can still reach, afterwards when a round ends unequal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.rule import CommandTable, MatchView, RuleModule
+from timerd.core.score import Ending, Side
+
+
+@dataclass
+class Shootout:
+    rounds: int = 5  # ISBHF 414b: 5 per team, then 1 per team
+    attempts: dict[Side, list[bool]] = field(default_factory=lambda: {s: [] for s in Side})
+
+    def record(self, side: Side, scored: bool) -> None:
+        """Enter one attempt; ValueError says why it cannot be taken."""
+        if self.winner() is not None:
+            raise ValueError(f"the shootout is decided: {self.winner()} won")
+        if len(self.attempts[side]) > len(self.attempts[side.opponent]):
+            raise ValueError(f"{side.opponent} shoots next (teams alternate)")
+        self.attempts[side].append(scored)
+
+    def goals(self, side: Side) -> int:
+        return sum(self.attempts[side])
+
+    def winner(self) -> Side | None:
+        taken = {s: len(self.attempts[s]) for s in Side}
+        goals = {s: self.goals(s) for s in Side}
+        if max(taken.values()) <= self.rounds:  # the series: can the other still catch up?
+            for side in Side:
+                if goals[side] > goals[side.opponent] + self.rounds - taken[side.opponent]:
+                    return side
+            return None
+        if taken[Side.HOME] == taken[Side.AWAY] and goals[Side.HOME] != goals[Side.AWAY]:
+            return max(Side, key=lambda s: goals[s])  # sudden death: an unequal round
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rounds": self.rounds,
+                "attempts": {s.value: list(self.attempts[s]) for s in Side},
+                "goals": {s.value: self.goals(s) for s in Side},
+                "winner": None if self.winner() is None else str(self.winner())}
+
+
+class Shootouts(RuleModule):
+    """ISBHF 414b in a match: a timed overtime that ends tied goes to a shootout of the
+    profile's `overtime.shootout_rounds` (5), attempts entered with `shot SIDE scored|missed`;
+    the match ends once the shootout is decided."""
+
+    name = "shootout"
+    absent = "has no shootout"
+    command_names = frozenset({"shot"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        overtime = match.profile.overtime
+        self.rounds = (overtime.shootout_rounds if overtime else None) or 5
+        self.shootout: Shootout | None = None
+
+    def commands(self) -> CommandTable:
+        return {"shot": (self.shot, ("home|away", "scored|missed"))}
+
+    def shot(self, now: float, side_word: str, outcome: str) -> list[Effect]:
+        """Enter one attempt; the match ends once the shootout is decided."""
+        side = self.match.side(side_word)
+        if outcome not in ("scored", "missed"):
+            raise CommandRefused(f"shot takes scored or missed, not {outcome!r}")
+        if self.shootout is None or self.match.phase is not Phase.SHOOTOUT:
+            raise CommandRefused(self.match.why_not("shot"))
+        try:
+            self.shootout.record(side, outcome == "scored")
+        except ValueError as exc:
+            raise CommandRefused(f"shot refused: {exc}") from exc
+        goals = self.shootout.goals
+        effects: list[Effect] = [Notice(f"shootout: {side} {outcome}, "
+                                        f"{goals(Side.HOME)}:{goals(Side.AWAY)}")]
+        winner = self.shootout.winner()
+        if winner is not None:
+            effects.append(self.match.sound(SignalKind.FINAL, now))
+            effects.extend(self.match.finish(Ending.SHOOTOUT, now, winner=winner))
+        return effects
+
+    def tied_after_overtime(self, at: float) -> list[Effect] | None:
+        self.shootout = Shootout(self.rounds)
+        return []
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"shootout": None if self.shootout is None else self.shootout.to_dict()}
+
+    def record(self) -> Mapping[str, Any]:
+        return {"shootout": None if self.shootout is None else self.shootout.to_dict()}

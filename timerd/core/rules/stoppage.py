@@ -1,0 +1,191 @@
+"""Countdowns of real time during a stoppage: the line change (ISBHF 404b) and the time to dress
+a new goalie (408).
+
+Both run in monotonic time while the game clock stands still, each end is a deadline with a
+signal, and a restart of play ends them (the faceoff has come). Each is a rule module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.profile import LineChangeRule
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.score import Side
+
+
+@dataclass
+class LineChange:
+    """ISBHF 404b: consecutive stages (visitors 5 s, home 5 s, faceoff preparation 5 s) from
+    `started_at`, with a signal at the end of each. `done` counts the stages whose signal has
+    sounded."""
+
+    rule: LineChangeRule
+    started_at: float
+    done: int = 0
+
+    @property
+    def over(self) -> bool:
+        return self.done >= len(self.rule.stages)
+
+    def next_end(self) -> float | None:
+        """When the current stage ends."""
+        if self.over:
+            return None
+        return self.started_at + (self.done + 1) * self.rule.stage_s
+
+    def finish_stage(self) -> tuple[str, int]:
+        """The current stage is over: its name and number (1-based), counted as done."""
+        self.done += 1
+        return self.rule.stages[self.done - 1], self.done
+
+    def shown(self, now: float) -> dict[str, Any] | None:
+        end = self.next_end()
+        if end is None:
+            return None
+        return {"stage": self.rule.stages[self.done], "number": self.done + 1,
+                "stages": len(self.rule.stages), "remaining_s": round(max(0.0, end - now), 3)}
+
+
+@dataclass
+class GoalieChange:
+    """ISBHF 408: a team whose goalies cannot go on gets `length_s` to dress another player as
+    goalie; one countdown per team, from the command to its signal."""
+
+    length_s: float
+    ends_at: dict[Side, float] = field(default_factory=dict)
+
+    def begin(self, side: Side, now: float) -> float:
+        if side in self.ends_at:
+            raise ValueError(f"{side} is already dressing a goalie")
+        self.ends_at[side] = now + self.length_s
+        return self.ends_at[side]
+
+    def next_end(self) -> tuple[float, Side] | None:
+        return min(((at, side) for side, at in self.ends_at.items()), default=None)
+
+    def end(self, side: Side) -> None:
+        self.ends_at.pop(side, None)
+
+    def shown(self, now: float) -> dict[str, float]:
+        """Time left per team that is dressing a goalie."""
+        return {side.value: round(max(0.0, at - now), 3) for side, at in self.ends_at.items()}
+
+
+class LineChanges(RuleModule):
+    """ISBHF 404b in a match: the `linechange` command in a stoppage, a `line_change` signal
+    after each stage (as many beeps as its number), ended by the restart of play."""
+
+    name = "line_change"
+    absent = "has no line-change helper"
+    command_names = frozenset({"linechange"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.rule = match.profile.line_change or LineChangeRule()
+        self.running: LineChange | None = None
+
+    def commands(self) -> CommandTable:
+        return {"linechange": (self.begin, ())}
+
+    def begin(self, now: float) -> list[Effect]:
+        """Start the stages (visitors, home, faceoff preparation), each 5 s."""
+        if self.match.phase is not Phase.PAUSED:
+            why = "teams change lines in a stoppage (ISBHF 404b); stop the clock first" \
+                if self.match.phase is Phase.RUNNING else \
+                self.match.why_not("").partition(": ")[2]
+            raise CommandRefused(f"linechange refused: {why}")
+        shown = None if self.running is None else self.running.shown(now)
+        if shown is not None:
+            raise CommandRefused(f"linechange refused: a line change runs (stage "
+                                 f"{shown['number']} of {shown['stages']}, {shown['stage']})")
+        self.running = LineChange(self.rule, now)
+        return [Notice("line change: " + ", ".join(
+            f"{stage} {self.rule.stage_s:g} s" for stage in self.rule.stages) + " (ISBHF 404b)")]
+
+    def next_step(self) -> Step | None:
+        at = None if self.running is None else self.running.next_end()
+        return None if at is None else (at, self._stage_over)
+
+    def _stage_over(self, at: float) -> list[Effect]:
+        if self.running is None:
+            return []
+        _, number = self.running.finish_stage()
+        if self.running.over:
+            self.running = None
+        return [self.match.sound(SignalKind.LINE_CHANGE, at, number, self.match.remaining_s(at))]
+
+    def play_restarts(self, now: float) -> list[Effect]:
+        if self.running is None:
+            return []
+        self.running = None
+        return [Notice("line change ended by the faceoff")]
+
+    def play_stops(self) -> None:
+        self.running = None
+
+    def finish(self, at: float) -> None:
+        self.running = None
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"line_change": None if self.running is None else self.running.shown(now)}
+
+
+class GoalieChanges(RuleModule):
+    """ISBHF 408 in a match: `goalie-change SIDE` gives a team whose goalies cannot go on ten
+    minutes (the profile's `goalie_change_s`) to dress another player; a signal at the end,
+    or the faceoff ends it."""
+
+    name = "goalie_change"
+    absent = "has no goalie-change countdown"
+    command_names = frozenset({"goalie-change"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.countdowns = GoalieChange(match.profile.goalie_change_s or 600.0)
+
+    def commands(self) -> CommandTable:
+        return {"goalie-change": (self.begin, ("home|away",))}
+
+    def begin(self, now: float, side_word: str) -> list[Effect]:
+        side = self.match.side(side_word)
+        if self.match.phase not in (Phase.PAUSED, Phase.BREAK):
+            why = "the clock is running; stop it first" if self.match.phase is Phase.RUNNING \
+                else self.match.why_not("").partition(": ")[2]
+            raise CommandRefused(f"goalie-change refused: {why}")
+        try:
+            self.countdowns.begin(side, now)
+        except ValueError as exc:
+            raise CommandRefused(f"goalie-change refused: {exc}") from exc
+        return [Notice(f"goalie change {side}: {mmss(self.countdowns.length_s)} to dress "
+                       "a goalie (ISBHF 408)")]
+
+    def next_step(self) -> Step | None:
+        due = self.countdowns.next_end()
+        return None if due is None else (due[0], self._over)
+
+    def _over(self, at: float) -> list[Effect]:
+        due = self.countdowns.next_end()
+        if due is None:
+            return []
+        self.countdowns.end(due[1])
+        return [self.match.sound(SignalKind.GOALIE_CHANGE_END, at,
+                                 remaining_s=self.match.remaining_s(at)),
+                Notice(f"goalie change {due[1]}: the time is over (ISBHF 408)")]
+
+    def play_restarts(self, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        for side in list(self.countdowns.ends_at):
+            self.countdowns.end(side)
+            effects.append(Notice(f"goalie change {side} ended by the faceoff"))
+        return effects
+
+    def finish(self, at: float) -> None:
+        self.countdowns.ends_at.clear()
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"goalie_change": self.countdowns.shown(now)}

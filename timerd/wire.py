@@ -1,0 +1,110 @@
+"""Every public shape the daemon sends, built in one place and versioned (issue 14).
+
+- The status document (`timerctl status --json`, `GET /api/state`, the WebSocket, MQTT's
+  retained state, the serial frame's source): the core's `Status`, the clock face, and the
+  keys adapters add, with `format` (this shape's version). An adapter adds keys; it never
+  overwrites one of the core's.
+- Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
+- How an adapter command's arguments read on a score desk.
+
+The results line is built by `timerd.adapters.results`, and the serial frame by
+`timerd.adapters.serial_protocol`: each is the documented format of its own part, with a
+version of its own (docs/service.md, docs/serial-protocol.md).
+
+A change of a shape that a tool could trip over (a key renamed or removed, a meaning changed)
+raises its version; a key added beside the others does not.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
+from timerd.core.match import Status
+from timerd.core.score import Goal
+
+log = logging.getLogger("timerd.wire")
+
+#: The version of the status document's shape.
+STATUS_FORMAT = 1
+#: The version of an event record's shape.
+EVENT_FORMAT = 1
+
+
+def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The status as every tool sees it: the core's keys, then the adapters' (`extras`).
+
+    An extra key that would overwrite a core key is dropped with a log line: what the match
+    says is never hidden by an adapter (issue 14, invariant 5).
+    """
+    out = status.to_dict()
+    core = dict(out)
+    for extra in extras:
+        clash = sorted(k for k, v in extra.items()
+                       if k == "format" or (k in core and not _fills_in(core[k], v)))
+        if clash:
+            log.error("status keys %s of an adapter would change the match's; dropped",
+                      ", ".join(clash))
+        out.update((k, v) for k, v in extra.items() if k not in clash)
+    out["format"] = STATUS_FORMAT
+    return out
+
+
+def _fills_in(core: Any, given: Any) -> bool:
+    """Does `given` only fill in what the core left unknown? Entries of a list keep every
+    value the core gave and may add keys, or give a value where the core's is None (the
+    results file gives each goal the wall time the core cannot know)."""
+    if core is None or core == given:
+        return True
+    if isinstance(core, list) and isinstance(given, list) and len(core) == len(given):
+        return all(_fills_in(c, g) for c, g in zip(core, given, strict=True))
+    if isinstance(core, dict) and isinstance(given, dict):
+        return all(k in given and _fills_in(v, given[k]) for k, v in core.items())
+    return False
+
+
+def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
+    """The JSON-able record of one effect, without its time; None for effects not streamed.
+    The event stream, the WebSocket and MQTT's events topic all send these."""
+    record = _event_fields(effect, status)
+    return None if record is None else {"format": EVENT_FORMAT, **record}
+
+
+def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
+    if isinstance(effect, PhaseChanged):
+        return {"type": "state", "state": effect.phase.value,
+                "previous": effect.previous.value, "period": status.period,
+                "remaining_s": round(status.remaining_s, 3)}
+    if isinstance(effect, Signal):
+        return {"type": "signal", "signal": effect.kind.value, "beeps": effect.beeps,
+                "remaining_s": round(effect.remaining_s, 3), "period": effect.period}
+    if isinstance(effect, Goal):
+        record: dict[str, Any] = {"type": "goal", "side": effect.side.value,
+                                  "counted": effect.counted,
+                                  "reason": None if effect.reason is None
+                                  else effect.reason.value,
+                                  "match_time_s": round(effect.match_time_s, 3),
+                                  "score": status.score}
+        if effect.scorer is not None:  # ISBHF 420-422, when entered
+            record |= {"scorer": effect.scorer, "assists": list(effect.assists)}
+        return record
+    if isinstance(effect, FaceoffGuardChanged):
+        return {"type": "faceoff_guard", "active": effect.active}
+    if isinstance(effect, Notice):
+        return {"type": "notice", "message": effect.message}
+    return None
+
+
+
+def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """An adapter command's arguments as a desk shows them: `x`, optional `x?`, `x...`."""
+    names = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            names.append(f"{param.name}...")
+        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name + ("?" if param.default is not param.empty else ""))
+    return tuple(names)
