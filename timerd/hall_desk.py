@@ -481,11 +481,11 @@ async def command(config: HallConfig, args: argparse.Namespace,
         if not targets:
             print(f"timerd hall: no table of hall {config.hall} is known", file=sys.stderr)
             return EXIT_INCOMPLETE
+        if args.hall_command == "start-round":  # before the instant is fixed: acks take time
+            await _collect_before_start(desk, args, targets)
         message = make(desk)
         if message is None:
             return EXIT_USAGE
-        if message["command"] == "start_round":
-            await _collect_before_start(desk, args, targets)
         outcomes = await desk.ask(dict.fromkeys(targets, message), args.timeout,
                                   hall_wide=not args.table)
         return report(outcomes + left_out)
@@ -502,8 +502,8 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
         if view is not None and warning and view.link == "online":
             print(f"warning: {name}: {warning}; its start may be off by as much")
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
-    acks = await store_and_acknowledge(desk, ResultStore(args.store or default_store(
-        desk.config)), held, args.timeout)
+    acks = await store_and_acknowledge(
+        desk, ResultStore(args.store or default_store(desk.config)), held, args.timeout)
     for outcome in acks:
         if outcome.word == "ok":
             print(f"{outcome.table}: result stored and acknowledged")
@@ -567,7 +567,7 @@ async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
 
 
 async def results(config: HallConfig, args: argparse.Namespace) -> int:
-    store = ResultStore(Path(args.store) if args.store else default_store(config))
+    store = ResultStore(args.store or default_store(config))
     async with Desk(config) as desk:
         await desk.gather(args.wait)
         round_id = args.round or desk.hall.current_round()
@@ -633,7 +633,8 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
         return parser
 
     def store_option(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--store", metavar="DIR", help="where the desk keeps the results "
+        parser.add_argument("--store", metavar="DIR", type=Path,
+                            help="where the desk keeps the results "
                             "(default: $XDG_STATE_HOME/timerd/hall-desk/<hall>)")
 
     status_p = subcommand("status", "every table: state, clock, score, last seen, clock sync",
