@@ -60,7 +60,7 @@ def read_schedule(path: Path, round_id: str | None) -> tuple[str, list[Assignmen
     except OSError as exc:
         raise ScheduleError(f"{path}: {exc.strerror or exc}") from None
     if len(data) > MAX_SCHEDULE_BYTES:
-        raise ScheduleError(f"{path}: more than {MAX_SCHEDULE_BYTES >> 10} KiB; one hall's "
+        raise ScheduleError(f"{path}: larger than {MAX_SCHEDULE_BYTES:,} bytes; one hall's "
                             "rounds are far less")
     try:
         text = data.decode("utf-8-sig")
