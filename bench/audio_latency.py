@@ -43,8 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from timerd.adapters.audio import SimpleaudioPlayer, Sound, SoundBank, Speaker
 from timerd.config import Config
 from timerd.core.effects import Effect, Signal, SignalKind
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.profile import PlacedSignal, Profile
+from timerd.core.status import Status
 from timerd.service import Service
 
 

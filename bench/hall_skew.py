@@ -46,6 +46,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))  # the browser harness imports the tests' conftest
 
 from tests.hall_rig import (  # noqa: E402
     Broker,
@@ -145,7 +146,7 @@ def board_figures(broker: Broker, observer: Observer, tables: list[Table],
             all_shown = time.monotonic() - began
             updates = []
             for table in tables[:5]:
-                card = f'.card[data-table="{table.name}"] .label'
+                card = f'.card[data-table="{table.name}"] .c-label'
                 page.evaluate("""(selector) => { window.changedAt = null;
                     const label = document.querySelector(selector);
                     new MutationObserver(() => { if (label.textContent === 'paused')

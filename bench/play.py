@@ -45,9 +45,10 @@ from timerd.adapters.journal import Journal
 from timerd.adapters.results import ResultsFile
 from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
+from timerd.core.status import Status
 from timerd.service import Output, Service
 
 START_PAUSE_PIN = 17

@@ -17,7 +17,8 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from timerd import profiles
 from timerd.app import attach
 from timerd.core.effects import CommandRefused, Effect
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
+from timerd.core.status import Status
 from timerd.service import Service
 from timerd.timebase import virtual_loop
 from timerd.wire import EVENT_FORMAT, event_record

@@ -30,9 +30,10 @@ from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.config import Config, SignalOutput, private_directory
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
+from timerd.core.status import Status
 from timerd.disk import DiskWriter
 from timerd.i18n import Messages, resolve
 from timerd.service import Service

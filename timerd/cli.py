@@ -90,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--control", type=Path, metavar="PATH", help="control socket path")
     cfg = sub.add_parser("config", help="print the effective config, or every error in it")
     _config_args(cfg)
+    cfg.add_argument("--show-secrets", action="store_true",
+                     help="print web.token and hall.password as they are (masked by default)")
     shown = sub.add_parser("profiles", help="list the built-in rule profiles, or show one")
     shown.add_argument("show", nargs="?", choices=["show"], help="print a profile as TOML")
     shown.add_argument("name", nargs="?", help="the built-in profile to print")
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "config":
-        sys.stdout.write(config.to_toml())
+        sys.stdout.write(config.to_toml(secrets=args.show_secrets))
         return 0
     if args.command == "results":
         return _results(args.file or config.results_path(), args.n, args.json)

@@ -474,8 +474,20 @@ class Config:
             return None if self.results.path else self.state_directory() / "results.jsonl"
         return Path(self.results.path)
 
-    def to_toml(self) -> str:
-        return tomli_w.dumps(to_plain(self))
+    def to_toml(self, *, secrets: bool = False) -> str:
+        """The config as TOML; the secrets (`web.token`, `hall.password`) masked unless
+        `secrets`, so that `timerd config` can be pasted into a forum post or a bug report."""
+        plain = to_plain(self)
+        if not secrets:
+            for section, key in SECRETS:
+                if plain[section][key]:
+                    plain[section][key] = MASK
+        return tomli_w.dumps(plain)
+
+
+#: Config keys that hold a secret, and what `timerd config` shows for one that is set.
+SECRETS = (("web", "token"), ("hall", "password"))
+MASK = "********"
 
 
 def hall_outbox(config: HallConfig) -> Path:

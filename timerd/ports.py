@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from timerd.core.buttons import ButtonLogic, Gesture
 from timerd.core.effects import Effect
-from timerd.core.match import Status
 from timerd.core.profile import Profile
+from timerd.core.status import Status
 
 
 class Output(Protocol):

@@ -24,10 +24,11 @@ from typing import Any
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.display import next_change
 from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
 from timerd.core.score import Goal
+from timerd.core.status import Status
 from timerd.i18n import Messages
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
@@ -78,6 +79,10 @@ class Service:
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
+    #: The status document of the dispatch under way (None between dispatches).
+    _document: dict[str, Any] | None = None
+    #: How many status documents dispatches have built (one each; a test counts them).
+    documents_built: int = 0
     #: The line per command (from a socket, the web, MQTT, the serial display), at most one
     #: per kind per 30 s with a count (issue 13): a flood of commands must not push the line
     #: that holds an unwritten result out of journald's rate limit. The match journal keeps
@@ -104,7 +109,12 @@ class Service:
         return self.match.profile
 
     def status_dict(self) -> dict[str, Any]:
-        """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT)."""
+        """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT).
+
+        During a dispatch, the one document of that dispatch: every output that shows the
+        state shows the same one, built once (issue 14, invariant 5)."""
+        if self._document is not None:
+            return self._document
         return status_document(self.status(), [extra() for extra in self.status_extras])
 
     def offered(self) -> dict[str, tuple[str, ...]]:
@@ -286,6 +296,15 @@ class Service:
         if not effects:
             return
         status = self.match.status(now)
+        self._document = status_document(status, [extra() for extra in self.status_extras])
+        self.documents_built += 1
+        try:
+            self._hand_out(effects, status, now)
+        finally:
+            self._document = None
+        self._next_tick = _next_shown_change(status, now)
+
+    def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:
         for effect in effects:
             if isinstance(effect, Signal):
                 late = now - effect.due
@@ -301,7 +320,6 @@ class Service:
                 except Exception:
                     log.exception("output %s failed on %s; the match goes on",
                                   type(output).__name__, effect)
-        self._next_tick = _next_shown_change(status, now)
 
 
 def _settle(waiter: asyncio.Future[str]) -> None:

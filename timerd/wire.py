@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
-from timerd.core.match import Status
 from timerd.core.score import Goal
+from timerd.core.status import Status
 
 log = logging.getLogger("timerd.wire")
 

@@ -34,6 +34,9 @@ from timerd.core.match import Match
 from timerd.schema import SchemaError
 from timerd.service import Service
 
+#: A real mosquitto on loopback and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"}
 
 

@@ -13,22 +13,18 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
 
-from tests.adapters.web_harness import chromium
 from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
 from timerd.hall_board import BOARD_VERSION
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as browser:
-        yield browser
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
 
 
 def page_of(browser: Browser, width: int, height: int) -> Page:
@@ -83,23 +79,23 @@ def test_the_board_shows_real_tables_and_follows_them(
             cards = page.locator(".card")
             expect(cards).to_have_count(2)
             a1 = page.locator('.card[data-table="a1"]')
-            expect(a1.locator(".label")).to_have_text("ready")
-            expect(a1.locator(".clock")).to_have_text("1:00")  # the table's clock face
-            expect(a1.locator(".warn")).to_contain_text("clock sync unknown")
+            expect(a1.locator(".c-label")).to_have_text("ready")
+            expect(a1.locator(".c-clock")).to_have_text("1:00")  # the table's clock face
+            expect(a1.locator(".c-warn")).to_contain_text("clock sync unknown")
 
             assert desk(mosquitto, "round", "load", str(schedule)).returncode == 0
-            expect(a1.locator(".home")).to_have_text("Åsa Müller")
-            expect(page.locator('.card[data-table="a2"] .away')).to_have_text("Søren Ødegård")
+            expect(a1.locator(".c-home")).to_have_text("Åsa Müller")
+            expect(page.locator('.card[data-table="a2"] .c-away')).to_have_text("Søren Ødegård")
 
             assert desk(mosquitto, "start-round", "--in", "1s").returncode == 0
-            expect(a1.locator(".label")).to_have_text("running", timeout=15_000)
-            expect(a1).to_have_class(re.compile(r"\brunning\b"))  # the colour, too
-            expect(a1.locator(".clock")).to_have_text(re.compile(r"^0:5\d$"))
-            expect(a1.locator(".seen")).to_contain_text("R1")
+            expect(a1.locator(".c-label")).to_have_text("running", timeout=15_000)
+            expect(a1).to_have_attribute("data-phase", "running")  # the colour, too
+            expect(a1.locator(".c-clock")).to_have_text(re.compile(r"^0:5\d$"))
+            expect(a1.locator(".c-seen")).to_contain_text("R1")
 
             assert desk(mosquitto, "pause").returncode == 0
-            expect(a1.locator(".label")).to_have_text("paused")
-            expect(a1).to_have_class(re.compile(r"\bpaused\b"))
+            expect(a1.locator(".c-label")).to_have_text("paused")
+            expect(a1).to_have_attribute("data-phase", "paused")
             document = json.loads(page.evaluate("fetch('/api/board').then(r => r.text())"))
             assert document["version"] == BOARD_VERSION
             assert [t["table"] for t in document["tables"]] == ["a1", "a2"]
@@ -111,7 +107,7 @@ def test_the_board_shows_real_tables_and_follows_them(
     page = page_of(browser, 1280, 720)
     try:
         page.goto(f"{board.url}/")
-        expect(page.locator('.card[data-table="a1"] .label')).to_have_text("OFFLINE")
+        expect(page.locator('.card[data-table="a1"] .c-label')).to_have_text("OFFLINE")
     finally:
         page.close()
         board.stop()
@@ -133,7 +129,7 @@ def retained_table(observer: Observer, hall: str, name: str, phase: str) -> None
 def card_boxes(page: Page) -> list[dict[str, float]]:
     result: list[dict[str, float]] = page.evaluate("""() => [...document.querySelectorAll('.card')]
         .map((c) => { const r = c.getBoundingClientRect();
-                      const clock = c.querySelector('.clock');
+                      const clock = c.querySelector('.c-clock');
                       return {left: r.left, top: r.top, right: r.right, bottom: r.bottom,
                               width: r.width,
                               clock_px: parseFloat(getComputedStyle(clock).fontSize),
@@ -164,9 +160,9 @@ def test_the_board_fits_the_hall_on_a_1920x1080_screen(
         # Fewer tables reflow into bigger cards: readable from across the hall either way.
         width = min(b["width"] for b in boxes)
         assert width > (200 if tables == 40 else 800), width
-        assert min(b["clock_px"] for b in boxes) >= (40 if tables == 40 else 120)
-        expect(page.locator('.card[data-table="03"] .label')).to_have_text("paused")
-        expect(page.locator('.card[data-table="01"] .warn')).to_have_text(
+        assert min(b["clock_px"] for b in boxes) >= (36 if tables == 40 else 120)
+        expect(page.locator('.card[data-table="03"] .c-label')).to_have_text("paused")
+        expect(page.locator('.card[data-table="01"] .c-warn')).to_have_text(
             "clock not synchronised")
     finally:
         page.close()

@@ -16,6 +16,9 @@ from tests.conftest import wired
 from tests.hall_rig import Broker, Observer
 from timerd.adapters.hall import MAX_COMMAND_BYTES, HallLink, Outbox
 
+#: A real mosquitto on loopback and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 DEEP = b"[" * 100_000
 #: Under the size limit, but deeper than the interpreter's recursion limit (1000).
 DEEP_UNDER_THE_SIZE = b"[" * 3000

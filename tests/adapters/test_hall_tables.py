@@ -19,6 +19,9 @@ import pytest
 
 from tests.hall_rig import Broker, Observer, Table, stop_all, write_profile
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 #: The start signals of tables on one machine must agree to within this, once each table's
 #: own lateness in waking (`late_ms`: CPU contention, measured by bench/hall_skew.py) is taken
 #: out: that is the part the hall link decides (delivery ahead of time, the one conversion of

@@ -35,7 +35,8 @@ from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.serial_protocol import LineSplitter, checksum, frame
 from timerd.config import SerialConfig, load
 from timerd.core.effects import Effect, Signal
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
+from timerd.core.status import Status
 from timerd.schema import SchemaError
 from timerd.service import Service
 

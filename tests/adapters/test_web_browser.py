@@ -16,15 +16,19 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
-from web_harness import CLOCK_S, SPEED, Daemon, chromium, wait_clock_at_most
+from web_harness import (
+    CLOCK_S,
+    SPEED,
+    Daemon,
+    browser_fixture,  # noqa: F401 (the `browser` fixture)
+    wait_clock_at_most,
+)
 
+from timerd import __version__
 from timerd.core.display import shown_clock
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as browser:
-        yield browser
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
@@ -65,10 +69,10 @@ def test_page_counts_down_shows_pause_and_recovers_after_a_restart(
         wait_clock_at_most(page, 280)  # and on: it counts down
 
         daemon.command("pause")
-        expect(phase).to_have_text(re.compile(r"^Paused 0:0[2-9]"))  # the interruption counts
+        expect(phase).to_have_text(re.compile(r"^PAUSED 0:0[2-9]"))  # the interruption counts
         frozen = clock.text_content()
         assert frozen == shown_clock(daemon.state()["remaining_s"])
-        expect(phase).to_have_text(re.compile(r"^Paused 0:[1-9]\d"))  # ten more seconds
+        expect(phase).to_have_text(re.compile(r"^PAUSED 0:[1-9]\d"))  # ten more seconds
         assert clock.text_content() == frozen  # while the clock stood still
         expect(clock).to_have_class(re.compile(r"\bpaused\b"))
 
@@ -78,7 +82,7 @@ def test_page_counts_down_shows_pause_and_recovers_after_a_restart(
         expect(link).to_have_text("live", timeout=10_000)
         # The restarted daemon restores the match, paused where it stood (docs/service.md),
         # and the page shows it without a reload.
-        expect(phase).to_have_text(re.compile(r"^Paused"))
+        expect(phase).to_have_text(re.compile(r"^PAUSED"))
         expect(clock).to_have_text(frozen or "")
     finally:
         daemon.stop()
@@ -91,6 +95,13 @@ def test_kiosk_mode_hides_the_controls(page: Page, daemon: Daemon) -> None:
     page.goto(f"{daemon.url}/")
     expect(page.locator("#clock")).to_have_text("5:00")
     expect(page.locator("#controls")).to_be_visible()
+
+
+def test_the_scoreboard_and_the_desk_say_which_version_runs(page: Page, daemon: Daemon) -> None:
+    """Issue 17: a club (and the hall's desk) can see which timerd a table runs."""
+    for path in ("/", "/control"):
+        page.goto(f"{daemon.url}{path}")
+        expect(page.locator("#version")).to_have_text(f"timerd {__version__}")
 
 
 def test_page_clock_reads_like_timerd_display(page: Page, daemon: Daemon) -> None:
@@ -153,9 +164,9 @@ def test_score_period_penalties_timeouts_and_overtime_are_shown(
     expect(page.locator("#home-box")).to_have_text(f"#7{FIGURE * 2} 1:36  minor")
     expect(page.locator("#away-box")).to_have_text(f"{FIGURE * 4} 5:00  major")
     expect(page.locator("#timeout")).to_be_hidden()
-    expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
+    expect(page.locator("#timeouts-left")).to_have_text("Timeout left: Home")
     expect(page.locator("#clock")).to_have_text("7:02")
-    expect(page.locator("#last-signal")).to_have_text("Last signal: period end at 0:00")
+    expect(page.locator("#last-signal")).to_have_text("Last signal: PERIOD END at 0:00")
 
     push(fake_stream, {**BASE_STATE, "overtime": False})
     expect(page.locator("#period")).to_have_text("Period 2/3")
@@ -181,7 +192,7 @@ def test_shootout_line_change_goalie_change_and_the_winner_are_shown(
 
     push(fake_stream, {**tied, "phase": "finished", "shootout": {**shootout, "winner": "home"},
                        "result": {"winner": "home", "how": "shootout"}})
-    expect(page.locator("#phase")).to_have_text("Finished: HOME wins")
+    expect(page.locator("#phase")).to_have_text("Finished: Home wins")
     expect(page.locator("#home-box")).to_have_text("Shootout 2  ● ✕ ●")  # still on the board
 
     push(fake_stream, {**BASE_STATE, "goalie_change": {"away": 512.0},
@@ -217,7 +228,7 @@ def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
     phase = page.locator("#phase")
     expect(phase).to_have_text("Running")
     wait_clock_at_most(page, 30)
-    expect(phase).to_have_text("Last 30 s")  # the last 30 s are highlighted
+    expect(phase).to_have_text("LAST 30 S")  # the last 30 s are highlighted
     expect(page.locator("#clock")).to_have_class(re.compile(r"\blast30\b"))
     expect(page.locator("#away-box")).not_to_have_text(re.compile("2:00"))  # penalties run too
     page.wait_for_function(f"({CLOCK_S})() < 10", polling="raf")
@@ -226,7 +237,7 @@ def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
 
     push(fake_stream, {**BASE_STATE, "remaining_s": 200.0, "interruption_s": 0.0})
     expect(page.locator("#clock")).to_have_text("3:20")  # re-synced to the push
-    expect(phase).to_have_text(re.compile(r"^Paused 0:0\d"))
+    expect(phase).to_have_text(re.compile(r"^PAUSED 0:0\d"))
 
     push(fake_stream, {**BASE_STATE, "phase": "finished", "remaining_s": 0.0,
                        "interruption_s": None, "last_signal": "final"})
@@ -237,23 +248,27 @@ def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
 def test_control_page_needs_the_token_once_and_asks_before_a_reset(
         page: Page, daemon: Daemon) -> None:
     page.goto(f"{daemon.url}/control")
-    start = page.locator("button[data-command=start]")
+    toggle = page.locator("button[data-command=toggle]")
     reply, phase = page.locator("#reply"), page.locator("#phase")
-    start.click()
+    expect(page.locator("#token-form")).to_be_visible()  # no token in this browser yet
+    expect(toggle).to_have_text("START")
+    toggle.click()
     expect(reply).to_contain_text("Enter the token")
     assert daemon.state()["phase"] == "idle"
 
     page.fill("#token", daemon.token)
     page.click("#token-form button")
-    start.click()
-    expect(reply).to_have_text("start: done")
+    expect(page.locator("#token-form")).to_be_hidden()  # entered once
+    toggle.click()
+    expect(reply).to_have_text("START: done")
     expect(phase).to_have_text("Running")
-    page.click("button[data-command=pause]")
-    expect(phase).to_have_text(re.compile("^Paused"))
+    expect(toggle).to_have_text("PAUSE")
+    toggle.click()
+    expect(phase).to_have_text(re.compile("^PAUSED"))
 
     reset = page.locator("button[data-command=reset]")
     reset.click()
-    expect(reset).to_have_text("tap again to reset")
+    expect(reset).to_have_text("Tap again: RESET")
     assert daemon.state()["phase"] == "paused"  # one tap does nothing
     reset.click()
     expect(phase).to_have_text("Ready")
@@ -261,6 +276,7 @@ def test_control_page_needs_the_token_once_and_asks_before_a_reset(
 
     page.reload()  # the token is kept in this browser
     expect(page.locator("#token")).to_have_value(daemon.token)
+    expect(page.locator("#token-form")).to_be_hidden()
 
 
 class StreamRelay:
@@ -308,7 +324,7 @@ PENALTY_S = """player => {
 }"""
 
 
-#: Seconds on the timeout's clock ("Timeout AWAY 0:17" -> 17, "... 9.1" -> 9.1), or null.
+#: Seconds on the timeout's clock ("Timeout Away 0:17" -> 17, "... 9.1" -> 9.1), or null.
 TIMEOUT_S = """() => {
   const text = document.getElementById("timeout").textContent || "";
   const m = text.match(/(\\d+):(\\d\\d)$|(\\d+\\.\\d)$/);
@@ -343,8 +359,8 @@ def test_ball_hockey_penalties_and_a_timeout_on_a_real_isbhf_daemon(
         assert [p["player"] for p in waiting] == ["9"]
 
         timeout = page.locator("#timeout")
-        expect(timeout).to_have_text(re.compile(r"^Timeout AWAY 0:[23]\d$"))
-        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
+        expect(timeout).to_have_text(re.compile(r"^Timeout Away 0:[23]\d$"))
+        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: Home")
         assert home_rows(page) == [("penalty", "#17 2:00 minor"), ("penalty", "#4 2:00 minor"),
                                    ("penalty waiting", "#9 2:00 waiting")]
         relay.hold()  # from here the page counts the timeout down by itself
@@ -356,7 +372,7 @@ def test_ball_hockey_penalties_and_a_timeout_on_a_real_isbhf_daemon(
             "#17 2:00 minor", "#4 2:00 minor", "#9 2:00 waiting"]
         relay.release()
         expect(timeout).to_be_hidden()  # over (timeout_end) after its 30 s
-        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: HOME")
+        expect(page.locator("#timeouts-left")).to_have_text("Timeout left: Home")
 
         daemon.command("start")  # the faceoff
         expect(page.locator("#phase")).to_have_text("Running")

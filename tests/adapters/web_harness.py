@@ -16,14 +16,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+from conftest import require
 from playwright.sync_api import Browser, Page, sync_playwright
-
-from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "web scoreboard at"
@@ -32,19 +31,6 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-
-
-@contextmanager
-def chromium() -> Iterator[Browser]:
-    """Debian's chromium under playwright; the test is skipped (failed under
-    TIMERD_REQUIRE_ALL=1) where it is not installed."""
-    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 #: Daemon speed for browser tests: a minute of match time in three real seconds.
 SPEED = 20
 
@@ -61,6 +47,17 @@ def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -
 
 
 
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Browser]:
+    """`browser`: Debian's chromium, headless, for a test module (skipped where it is not
+    installed). A module takes it with `from web_harness import browser_fixture`."""
+    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -74,6 +71,8 @@ class Daemon:
     speed: float = 1.0
     token: str = "test-token"
     profile: str = "ithf"
+    #: More of the config file: `[table]`, `[ui]` sections.
+    extra_config: str = ""
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[str] | None = None
     log: list[str] = field(default_factory=list)
@@ -91,7 +90,8 @@ class Daemon:
         config.write_text(f'[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
                           f'token = "{self.token}"\n'
                           f'[state]\ndirectory = "{self.tmp / "state"}"\n'
-                          f'runtime_directory = "{self.tmp / "run"}"\n')
+                          f'runtime_directory = "{self.tmp / "run"}"\n'
+                          + self.extra_config)
         self.log.clear()
         self._ended = False
         self.proc = subprocess.Popen(

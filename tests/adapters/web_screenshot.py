@@ -1,9 +1,13 @@
 """Take the scoreboard screenshots in docs/: the real page of a real daemon, in headless chromium.
 
-    python tests/adapters/web_screenshot.py docs/scoreboard.png
-    python tests/adapters/web_screenshot.py --isbhf docs/scoreboard-isbhf.png
+    python tests/adapters/web_screenshot.py docs/scoreboard.png \
+        --desk docs/desk-phone.png --paused docs/scoreboard-paused.png
+    python tests/adapters/web_screenshot.py --isbhf docs/scoreboard-isbhf.png \
+        --desk docs/desk-isbhf-phone.png --paused docs/scoreboard-isbhf-paused.png
 
-Both shoot the kiosk page as a hall TV shows it (720p). The first runs a simulated ITHF match
+Both shoot the kiosk page as a hall TV shows it (720p); `--desk` the score desk on a 360x640
+phone in the same state, `--paused` the TV and the phone's scoreboard (`-phone` added to the
+name) after a pause. The first runs a simulated ITHF match
 at ten times speed, with goals entered, and shoots it in the last 30 seconds. The second runs
 ISBHF ball hockey at a hundred times speed through the first period and the intermission, then
 stops the second period's clock to enter goals, penalties (two running for home and a third
@@ -13,10 +17,14 @@ one waiting) and the away team's timeout, and shoots the second period running a
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Page, expect, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # web_harness takes tests/conftest
 from web_harness import CHROMIUM, CHROMIUM_ARGS, Daemon, wait_clock_at_most
 
 #: How long the ball hockey scene may take to reach the second period (real seconds).
@@ -55,19 +63,48 @@ def isbhf_scene(page: Page, daemon: Daemon) -> None:
     wait_clock_at_most(page, 14 * 60 + 20)
 
 
-def main(out: Path, isbhf: bool) -> None:
+PHONE = {"width": 360, "height": 640}
+TV = {"width": 1280, "height": 720}
+
+
+def shoot(page: Page, out: Path) -> None:
+    """A screenshot once the signal's flash is over."""
+    page.wait_for_function("!document.body.classList.contains('flash')")
+    page.screenshot(path=str(out))
+
+
+def main(out: Path, isbhf: bool, desk: Path | None, paused: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         daemon = Daemon(Path(tmp), speed=100 if isbhf else 10,
                         profile="isbhf" if isbhf else "ithf").start()
         try:
+            command(daemon, "teams", *(("HK Olimpija", "HC Košice", "2")
+                                       if isbhf else ("Jana Novak", "Peter Horvat", "QF 1")))
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                                      args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1280, "height": 720})
+                page = browser.new_page(viewport=TV)
                 page.goto(f"{daemon.url}/?kiosk=1")
                 (isbhf_scene if isbhf else ithf_scene)(page, daemon)
-                page.wait_for_function("!document.body.classList.contains('flash')")
-                page.screenshot(path=str(out))
+                command(daemon, "pause" if not isbhf else "stop")
+                expect(page.locator("#phase")).to_have_text(re.compile("^PAUSED"))
+                if paused is not None:
+                    shoot(page, paused)
+                    phone = browser.new_page(viewport=PHONE)
+                    phone.goto(f"{daemon.url}/")
+                    expect(phone.locator("#phase")).to_have_text(re.compile("^PAUSED"))
+                    shoot(phone, paused.with_name(f"{paused.stem}-phone.png"))
+                command(daemon, "start")
+                expect(page.locator("#phase")).not_to_have_text(re.compile("^PAUSED"))
+                shoot(page, out)
+                if desk is not None:
+                    context = browser.new_context(viewport=PHONE)
+                    context.add_init_script(
+                        f"localStorage.setItem('timerd.token', '{daemon.token}')")
+                    phone = context.new_page()
+                    phone.goto(f"{daemon.url}/control")
+                    expect(phone.locator("button[data-command=toggle]")).to_be_visible()
+                    shoot(phone, desk)
                 browser.close()
         finally:
             daemon.stop()
@@ -76,6 +113,8 @@ def main(out: Path, isbhf: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--isbhf", action="store_true", help="the ball hockey scene")
+    parser.add_argument("--desk", type=Path, help="the score desk on a phone, here")
+    parser.add_argument("--paused", type=Path, help="the scoreboard paused, here")
     parser.add_argument("out", type=Path)
     options = parser.parse_args()
-    main(options.out, options.isbhf)
+    main(options.out, options.isbhf, options.desk, options.paused)

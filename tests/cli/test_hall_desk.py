@@ -25,6 +25,9 @@ from timerd.core.match import Match
 from timerd.hall_desk import Hall, parse_duration, render_status, start_instant
 from timerd.service import Service
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 
 def desk(broker: Broker, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

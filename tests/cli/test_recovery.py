@@ -28,7 +28,10 @@ from timerd import config as config_mod
 from timerd import profiles
 from timerd.adapters.journal import HEARTBEAT_NAME, JOURNAL_NAME, parse_journal, recover
 from timerd.app import RunOptions, serve
-from timerd.core.match import signal_plan
+from timerd.core.plan import signal_plan
+
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
 
 KILLED_SPEED = 5.0
 RESTARTED_SPEED = 25.0

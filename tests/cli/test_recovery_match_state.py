@@ -21,6 +21,9 @@ from tests.hall_rig import wait_until
 from timerd.adapters.journal import JOURNAL_NAME
 from timerd.cli import request
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 KILLED_SPEED = 5.0
 RESTARTED_SPEED = 25.0
 #: How far (match seconds) an event may lag its plan on a loaded machine at x25.

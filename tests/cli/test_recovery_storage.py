@@ -20,6 +20,9 @@ from tests.hall_rig import wait_until
 from timerd import cli
 from timerd.cli import request
 
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
 #: Match seconds per real second: 34 s of match in about 7 s, time to fill the card mid-match.
 SPEED = 5.0
 

@@ -4,7 +4,8 @@ import pytest
 
 from timerd import profiles
 from timerd.core.display import ClockFace, FaceKind, elapsed_clock, next_change, shown_clock
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
+from timerd.core.status import Status
 
 
 @pytest.mark.parametrize(("remaining", "shown"), [

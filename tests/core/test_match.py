@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Match, signal_plan
+from timerd.core.match import Match
+from timerd.core.plan import signal_plan
 
 K = SignalKind
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from timerd import profiles
 from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Match, PlannedSignal, overtime_plan, signal_plan
+from timerd.core.match import Match
+from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 
 K = SignalKind
 

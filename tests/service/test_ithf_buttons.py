@@ -16,7 +16,8 @@ from timerd import profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
 from timerd.config import Config, GpioConfig
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
+from timerd.core.status import Status
 from timerd.service import Service
 
 Probe = Callable[[GpioBoard, Status], Any]

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.ports import Buzzer, Control, ExtraCommand
 
 log = logging.getLogger("timerd.audio")

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from timerd.core.effects import Effect
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.wire import event_record
 
 log = logging.getLogger("timerd.events")

@@ -40,8 +40,8 @@ from typing import Any
 from timerd.config import GpioConfig, SignalOutput
 from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
-from timerd.core.match import Status
 from timerd.core.pulses import pulses
+from timerd.core.status import Status
 from timerd.ports import ButtonBinding, Control
 
 log = logging.getLogger("timerd.gpio")

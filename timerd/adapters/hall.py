@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import CommandRefused, Effect, Phase, Signal, Tick
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control

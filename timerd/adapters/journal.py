@@ -71,9 +71,10 @@ from timerd.core.effects import (
     Signal,
     SignalKind,
 )
-from timerd.core.match import Match, Status
+from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.score import Goal
+from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe
 from timerd.schema import SchemaError, build, to_plain
 

@@ -44,11 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.match import Status
 from timerd.core.score import AWARDS, Goal
+from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")
+
+#: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
+RESULT_FORMAT = 1
 
 ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
@@ -130,6 +133,7 @@ class ResultsFile:
         result = status.result or {}
         finished = self.wall()
         return {
+            "format": RESULT_FORMAT,
             "match_id": self.match_id or _new_id(finished),
             "profile": status.profile,
             "teams": result.get("teams", status.teams),  # "" for a side nobody named

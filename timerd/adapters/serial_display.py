@@ -45,7 +45,7 @@ from timerd.adapters.serial_protocol import (
 )
 from timerd.config import SerialConfig
 from timerd.core.effects import Effect
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.limits import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
 from timerd.ports import Control
 

@@ -26,7 +26,7 @@ from types import TracebackType
 
 from timerd.core.display import FaceKind
 from timerd.core.effects import Effect, PhaseChanged
-from timerd.core.match import Status
+from timerd.core.status import Status
 
 log = logging.getLogger("timerd.systemd")
 

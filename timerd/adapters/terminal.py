@@ -25,8 +25,8 @@ from typing import Any, TextIO
 
 from timerd.core.display import FaceKind, shown_clock
 from timerd.core.effects import Effect, Notice, Phase, Signal
-from timerd.core.match import Status
 from timerd.core.score import Goal
+from timerd.core.status import Status
 from timerd.i18n import Messages
 
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).

@@ -56,7 +56,7 @@ from aiohttp import WSCloseCode, web
 from timerd import i18n
 from timerd.config import WebConfig
 from timerd.core.effects import Effect
-from timerd.core.match import Status
+from timerd.core.status import Status
 from timerd.limits import (
     InputRefused,
     RateLimitedFilter,
@@ -193,6 +193,7 @@ class WebServer:
         self.clients: set[StreamClient] = set()  # the browsers on the stream now
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         self._state_pending = False
+        self._pending_state: dict[str, Any] | None = None
         self._runners: list[web.AppRunner] = []
         self._listeners: list[asyncio.Server] = []
         self._log = RateLimitedLog(log)
@@ -315,19 +316,23 @@ class WebServer:
             message = json.dumps({"type": "event", "event": {"t": t, **record}})
             for client in self.clients:
                 client.push_event(message)
+        # The dispatch's one document (issue 14), pushed once after it: several effects of
+        # one command (phase change, signal) make one state push.
+        self._pending_state = self.service.status_dict()
         if not self._state_pending:
-            # Several effects of one command (phase change, signal) make one state push.
             self._state_pending = True
             self.service.loop.call_soon(self._push_state)
 
     def _push_state(self) -> None:
         self._state_pending = False
-        message = self._state_message()
+        message = self._state_message(self._pending_state)
         for client in self.clients:
             client.push_state(message)
 
-    def _state_message(self) -> str:
-        return _dumps({"type": "state", "state": self.service.status_dict(), "rate": self.rate})
+    def _state_message(self, state: dict[str, Any] | None = None) -> str:
+        """A state push: `state` (a dispatch's document), or the status now."""
+        return _dumps({"type": "state", "state": state or self.service.status_dict(),
+                       "rate": self.rate})
 
     # -- handlers --------------------------------------------------------------------------
 

@@ -1,107 +1,293 @@
-// The control page: a big button for every command the daemon's profile takes (from
-// GET /api/commands), inputs for commands with arguments, and a second tap to confirm the
-// destructive ones. The token is entered once and kept in this browser (localStorage).
+// The score desk (`/control`): the clock and the score always in view, and one big button per
+// action the daemon's profile has now (GET /api/commands lists only those; timerd.core.offered):
+// START/PAUSE, a goal per side, FACEOFF and PASSIVE for table hockey (ITHF 5.6, 8.3); scorer
+// and assists, penalties, timeouts, the line change and, in a shootout, its attempts for ball
+// hockey (ISBHF 420, 412, 404b, 414b). UNDO and RESET take a second tap: a stray touch must
+// not throw away a goal or a match. Every refusal, and a goal that did not count, is shown
+// with its reason. The rarer rulings (names, forfeit, replay...) are under "More". The token
+// is entered once and kept in this browser (localStorage).
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const { t } = timerd;
+  const SIDES = ["home", "away"];
   const CONFIRM_MS = 4000; // how long a destructive button stays armed for its second tap
 
+  let table = { commands: [], control: true }; // GET /api/commands
+  let loadedFor = null; // the profile the desk was built for
+  let now = () => ({}); // the state at this instant, once the stream runs (timerd.run)
+  const sideName = (s, side) => timerd.sideName(side, s.teams);
+  // Labels and visibility that follow the state (team names, START or PAUSE, a shootout).
+  const labels = new Map();
+  const shownWhen = new Map();
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // -- replies -------------------------------------------------------------------------------
+
+  function say(text, ok) {
+    const reply = $("reply");
+    reply.textContent = text;
+    reply.className = ok ? "reply ok" : "reply error";
+    if (!ok) {
+      void reply.offsetWidth; // restart the flash
+      reply.classList.add("flashing");
+    }
+  }
+
+  async function send(command, args, label) {
+    const reply = await timerd.command(command, args);
+    if (reply.ok) {
+      // A goal is always entered, counted or not (ITHF 5.1, 5.6, 10.3): "done" would hide
+      // that it did not count, so its verdict is shown instead.
+      const goal = command === "goal" ? reply.status?.goals?.at(-1) : null;
+      if (goal && !goal.counted) {
+        say(t("goal.not_counted", { side: sideName(reply.status, goal.side),
+          reason: timerd.reason(goal.reason) }), false);
+        timerd.showNoGoal($("no-goal"), goal);
+      } else {
+        say(t("ctl.done", { what: label }), true);
+      }
+    } else if (reply.http === 401) {
+      say(t("ctl.need_token", { error: reply.error }), false);
+      showToken(true);
+      $("token").focus();
+    } else {
+      say(t("ctl.refused", { what: label, error: reply.error }), false);
+    }
+  }
+
+  // -- the token -----------------------------------------------------------------------------
+
+  function showToken(visible) { $("token-form").hidden = !visible; }
   $("token").value = timerd.token();
+  showToken(!timerd.token());
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     timerd.setToken($("token").value);
-    say("Token saved in this browser.", true);
+    showToken(false);
+    say(t("ctl.token_saved"), true);
   });
+  $("token-show").addEventListener("click", () => showToken($("token-form").hidden));
 
-  function say(text, ok) {
-    $("reply").textContent = text;
-    $("reply").className = ok ? "reply ok" : "reply error";
-  }
+  // -- buttons -------------------------------------------------------------------------------
 
-  async function send(name, inputs) {
-    const args = inputs.map((input) => input.value.trim()).filter((v) => v !== "");
-    const reply = await timerd.command(name, args);
-    if (reply.ok) {
-      say(`${[name, ...args].join(" ")}: done`, true);
-    } else if (reply.http === 401) {
-      say(`${name}: ${reply.error}. Enter the token above.`, false);
-      $("token").focus();
-    } else {
-      say(`${name}: ${reply.error}`, false);
-    }
-  }
-
-  function commandRow({ command, args, confirm }) {
-    const row = document.createElement("div");
-    row.className = "command";
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = command;
-    button.dataset.command = command;
-    if (confirm) button.classList.add("destructive");
-    row.append(button);
-    const inputs = args.map((arg) => {
-      const input = document.createElement("input");
-      input.placeholder = arg;
-      input.setAttribute("aria-label", `${command} ${arg}`);
-      row.append(input);
-      return input;
-    });
+  // A big button whose label follows the state; `confirm` asks for a second tap.
+  function button(labelOf, action, { cls = "", confirm = false, data = {} } = {}) {
+    const b = el("button", `act ${cls}`.trim(), labelOf(now()));
+    b.type = "button";
+    Object.assign(b.dataset, data);
+    labels.set(b, labelOf);
     let armed = null;
-    button.addEventListener("click", () => {
+    const disarm = () => {
+      clearTimeout(armed);
+      armed = null;
+      b.classList.remove("armed");
+      b.textContent = labelOf(now());
+    };
+    b.addEventListener("click", () => {
+      const label = labelOf(now());
       if (confirm && armed === null) {
-        // A destructive command needs a second tap: a stray touch must not end a match.
-        button.classList.add("armed");
-        button.textContent = `tap again to ${command}`;
-        armed = setTimeout(() => {
-          armed = null;
-          button.classList.remove("armed");
-          button.textContent = command;
-        }, CONFIRM_MS);
+        b.classList.add("armed");
+        b.textContent = t("ctl.confirm", { what: label });
+        armed = setTimeout(disarm, CONFIRM_MS);
         return;
       }
-      if (armed !== null) {
-        clearTimeout(armed);
-        armed = null;
-        button.classList.remove("armed");
-        button.textContent = command;
-      }
-      send(command, inputs);
+      if (armed !== null) disarm();
+      action(label);
     });
+    return b;
+  }
+
+  // An input for an optional number (a player, a scorer); its label is its placeholder.
+  function numberInput(key, name) {
+    const input = el("input", "number");
+    Object.assign(input, { inputMode: "numeric", maxLength: 3, name });
+    input.placeholder = t(key);
+    input.setAttribute("aria-label", t(key));
+    return input;
+  }
+
+  const values = (inputs) => inputs.map((i) => i.value.trim()).filter((v) => v !== "");
+
+  // A pair of buttons, one per side: `labelKey` with {side}, sending `command side ...args()`.
+  function sidePair(command, labelKey, { args = () => [], after = () => {}, cls = "" } = {}) {
+    const row = el("div", `row pair ${cls}`.trim());
+    row.append(...SIDES.map((side) => button(
+      (s) => t(labelKey, { side: sideName(s, side) }),
+      (label) => { send(command, [side, ...args()], label); after(); },
+      { cls: side, data: { command, side } })));
     return row;
   }
 
-  async function loadCommands() {
+  // ISBHF 420-422: the scorer and up to two assists, optional, for the next goal entered.
+  function goalDetails() {
+    const box = el("details", "goal-details");
+    box.append(el("summary", "", t("ctl.details")));
+    const inputs = [numberInput("ctl.scorer", "scorer"), numberInput("ctl.assist", "assist1"),
+      numberInput("ctl.assist", "assist2")];
+    box.append(el("div", "row inputs"));
+    box.lastChild.append(...inputs);
+    return [box, inputs];
+  }
+
+  // ISBHF: a penalty's kind and player, then the side's button.
+  function penaltyRows(usage) {
+    const kinds = (usage.args[1] || "").split("|").filter(Boolean);
+    const kind = el("select", "kind");
+    kind.setAttribute("aria-label", t("ctl.kind"));
+    kind.append(...kinds.map((k) => new Option(timerd.textOr(`kind.${k}`, k), k)));
+    const player = numberInput("ctl.player", "player");
+    const inputs = el("div", "row inputs");
+    inputs.append(kind, player);
+    const buttons = sidePair("penalty", "ctl.penalty", {
+      args: () => [kind.value, ...values([player])], after: () => { player.value = ""; } });
+    return [inputs, buttons];
+  }
+
+  // A command of "More": its name and an input or a side choice per argument.
+  function genericRow({ command, args, confirm }) {
+    const row = el("div", "row generic");
+    const inputs = args.map((arg) => {
+      const name = arg.replace(/[?.]+$/, "");
+      if (arg === "home|away") {
+        const select = el("select");
+        select.append(...SIDES.map((side) => new Option(t(`side.${side}`), side)));
+        select.setAttribute("aria-label", t("web.side"));
+        return select;
+      }
+      const input = el("input");
+      input.placeholder = timerd.textOr(`ctl.arg.${name}`, arg);
+      input.setAttribute("aria-label", input.placeholder);
+      return input;
+    });
+    const label = () => timerd.textOr(`ctl.cmd.${command}`, command);
+    row.append(button(label, (what) => send(command, values(inputs), what),
+      { confirm, cls: confirm ? "destructive" : "", data: { command } }), ...inputs);
+    return row;
+  }
+
+  // The desk for the commands the profile has: the match's main actions as big buttons, in
+  // the order a desk uses them, the rest under "More".
+  function buildDesk() {
+    labels.clear();
+    shownWhen.clear();
+    const offered = new Map(table.commands.map((row) => [row.command, row]));
+    const used = new Set();
+    const take = (name) => { used.add(name); return offered.get(name); };
+    const rows = [];
+    // Table hockey has the faceoff guard (ITHF 5.6): its match is paused (10.2), its goals
+    // have no scorers; in ball hockey the referee's whistle stops the clock and the sheet
+    // names the scorer and the assists (ISBHF 420-422).
+    const tableHockey = offered.has("faceoff");
+    if (offered.has("toggle")) {
+      ["toggle", "start", "pause", "stop"].forEach(take);
+      rows.push(button((s) => (s.phase === "running" ? t(tableHockey ? "ctl.pause" : "ctl.stop")
+        : s.phase === "paused" && s.interruption_s != null && tableHockey ? t("ctl.resume")
+          : t("ctl.start")), (label) => send("toggle", [], label),
+      { cls: "main", data: { command: "toggle" } }));
+    }
+    if (offered.has("goal")) {
+      const details = take("goal").args.length > 1 && !tableHockey ? goalDetails() : null;
+      const inputs = details ? details[1] : [];
+      rows.push(sidePair("goal", "ctl.goal_home", { cls: "goals",
+        args: () => values(inputs), after: () => inputs.forEach((i) => { i.value = ""; }) }));
+      if (details) rows.push(details[0]);
+    }
+    const pair = el("div", "row pair");
+    if (offered.has("faceoff")) {
+      take("faceoff");
+      pair.append(button(() => t("ctl.faceoff"), (label) => send("faceoff", [], label),
+        { data: { command: "faceoff" } }));
+    }
+    if (offered.has("undo")) {
+      take("undo");
+      pair.append(button(() => t("ctl.undo"), (label) => send("undo", [], label),
+        { confirm: true, cls: "destructive", data: { command: "undo" } }));
+    }
+    if (pair.children.length) rows.push(pair);
+    if (offered.has("passive") && take("passive")) rows.push(sidePair("passive", "ctl.passive"));
+    if (offered.has("timeout") && take("timeout")) rows.push(sidePair("timeout", "ctl.timeout"));
+    if (offered.has("linechange") && take("linechange")) {
+      rows.push(button(() => t("ctl.linechange"), (label) => send("linechange", [], label),
+        { data: { command: "linechange" } }));
+    }
+    if (offered.has("penalty")) rows.push(...penaltyRows(take("penalty")));
+    if (offered.has("shot") && take("shot")) { // ISBHF 414b: only in the shootout
+      const shots = el("div", "row shots");
+      for (const side of SIDES) {
+        for (const [result, key] of [["scored", "ctl.shot_scored"], ["missed", "ctl.shot_missed"]]) {
+          shots.append(button((s) => t(key, { side: sideName(s, side) }),
+            (label) => send("shot", [side, result], label),
+            { cls: side, data: { command: "shot", side, result } }));
+        }
+      }
+      shownWhen.set(shots, (s) => s.phase === "shootout");
+      rows.push(shots);
+    }
+    if (offered.has("reset")) {
+      take("reset");
+      rows.push(button(() => t("ctl.reset"), (label) => send("reset", [], label),
+        { confirm: true, cls: "destructive", data: { command: "reset" } }));
+    }
+    $("desk").replaceChildren(...rows);
+    const rest = table.commands.filter((row) => !used.has(row.command));
+    $("more").hidden = rest.length === 0;
+    $("more-commands").replaceChildren(...rest.map(genericRow));
+  }
+
+  async function loadCommands(profile) {
+    loadedFor = profile; // once per profile, however many states come while it loads
     try {
-      const table = await (await fetch("/api/commands")).json();
+      table = await (await fetch("/api/commands")).json();
       $("control-off").hidden = table.control;
-      $("commands").replaceChildren(...table.commands.map(commandRow));
+      buildDesk();
     } catch (err) {
-      say(`cannot load the commands (${err.message}); retrying`, false);
-      setTimeout(loadCommands, 2000);
+      say(t("ctl.cannot_load", { error: err.message }), false);
+      loadedFor = null; // the next state tries again
     }
   }
 
-  let sync = null;
-  const frame = () => {
-    if (sync) {
-      const s = timerd.current(sync);
-      const [phase, cls] = timerd.phaseText(s);
-      $("clock").textContent = timerd.mainClock(s);
-      $("phase").textContent = phase;
-      $("phase").className = `phase ${cls}`;
-    }
-    requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
+  // -- the head: clock and score, always in view ---------------------------------------------
 
-  timerd.connect({
-    onState: (next) => { sync = next; },
+  function render(s) {
+    const [phase, cls] = timerd.phaseText(s);
+    $("clock").textContent = timerd.mainClock(s);
+    $("clock").className = `mini-clock ${cls}`;
+    $("phase").textContent = phase;
+    $("phase").className = `phase ${cls}`;
+    for (const side of SIDES) {
+      $(side).textContent = String(s.score?.[side] ?? 0);
+      $(`${side}-name`).textContent = sideName(s, side);
+    }
+    for (const [b, labelOf] of labels) {
+      const text = labelOf(s);
+      if (!b.classList.contains("armed") && b.textContent !== text) b.textContent = text;
+    }
+    for (const [node, when] of shownWhen) node.hidden = !when(s);
+    document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
+  }
+
+  timerd.languageSwitch($("language"));
+  document.addEventListener("timerd-language", buildDesk);
+
+  now = timerd.run({
+    render,
+    // A restarted daemon, or the reset that ends a recovered match, may bring another
+    // profile, with other commands.
+    onState: (next) => { if (next.state.profile !== loadedFor) loadCommands(next.state.profile); },
+    onEvent: (event) => {
+      if (event.type === "goal" && !event.counted) timerd.showNoGoal($("no-goal"), event);
+    },
     onLink: (up) => {
-      $("link").textContent = up ? "live" : "offline – reconnecting…";
-      $("link").className = up ? "link up" : "link down";
-      if (up) loadCommands(); // a restarted daemon may run another profile
+      timerd.showLink($("link"), up);
+      if (up) loadedFor = null; // reload the commands with the first state
     },
   });
 })();

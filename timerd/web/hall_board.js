@@ -53,16 +53,19 @@ function draw(board) {
       cards.set(row.table, card);
     }
     const offline = row.link !== "online";
-    const className = `card ${row.phase}${offline ? " offline" : ""}`;
+    // The phase as a data attribute: timerd.css gives the scoreboard's phase classes
+    // (.running, .paused) colours and sizes of their own.
+    if (card.dataset.phase !== row.phase) card.dataset.phase = row.phase;
+    const className = offline ? "card offline" : "card";
     if (card.className !== className) card.className = className;
-    set(card, ".name", row.table);
-    set(card, ".label", offline ? "OFFLINE" : (LABELS[row.phase] || row.phase));
-    set(card, ".home", row.home || "Home");
-    set(card, ".away", row.away || "Away");
-    set(card, ".clock", row.clock);
-    set(card, ".score", row.score);
-    set(card, ".seen", [row.round, row.seen && `seen ${row.seen}`].filter(Boolean).join(" · "));
-    set(card, ".warn", row.warnings.join("; "));
+    set(card, ".c-name", row.table);
+    set(card, ".c-label", offline ? "OFFLINE" : (LABELS[row.phase] || row.phase));
+    set(card, ".c-home", row.home || "Home");
+    set(card, ".c-away", row.away || "Away");
+    set(card, ".c-clock", row.clock);
+    set(card, ".c-score", row.score);
+    set(card, ".c-seen", [row.round, row.seen && `seen ${row.seen}`].filter(Boolean).join(" · "));
+    set(card, ".c-warn", row.warnings.join("; "));
   }
   const newOrder = board.tables.map((t) => t.table).join("\n");
   if (newOrder !== order) {  // a table came or went: the cards in the board's order

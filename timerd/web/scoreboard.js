@@ -1,11 +1,13 @@
-// The scoreboard page: renders the pushed state every animation frame, running the clocks
-// locally between pushes. What a profile adds to the state (score, overtime, and for ball
-// hockey penalties, timeouts, line change, goalie change, shootout; docs/ball-hockey.md) is
-// shown when present and hidden when not.
+// The scoreboard page, for a hall TV (`/?kiosk=1`) and spectators' phones: renders the pushed
+// state every animation frame, running the clocks locally between pushes. What a profile adds
+// to the state (score, overtime, and for ball hockey penalties, timeouts, line change, goalie
+// change, shootout; docs/ball-hockey.md) is shown when present and hidden when not. It has no
+// match controls: spectators get a link to the score desk, which asks for the token.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const { t } = timerd;
   const kiosk = new URLSearchParams(location.search).get("kiosk") === "1";
   if (kiosk) {
     $("controls").hidden = true;
@@ -21,8 +23,6 @@
   };
 
   const SIDES = ["home", "away"];
-  const SIDE_NAMES = { home: "HOME", away: "AWAY" };
-  const sideName = (side) => SIDE_NAMES[side] || String(side).toUpperCase();
   const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
   // Fill `box` with one div per row, each row [className, text], reusing the divs it has.
@@ -41,8 +41,8 @@
     // Padded with figure spaces (as wide as a digit) so the times line up under each other.
     const who = (p.player != null && p.player !== "" ? `#${p.player}` : "").padEnd(4, "\u2007");
     const left = isNumber(p.remaining_s) ? timerd.shownClock(p.remaining_s) : "";
-    return [p.running ? "penalty" : "penalty waiting",
-      `${who} ${left}  ${p.running ? p.kind : "waiting"}`];
+    const kind = p.running ? timerd.textOr(`kind.${p.kind}`, p.kind) : t("web.penalty_waiting");
+    return [p.running ? "penalty" : "penalty waiting", `${who} ${left}  ${kind}`];
   }
 
   // ISBHF 414b: each attempt as a mark (● scored, ✕ missed) and the goals.
@@ -50,7 +50,7 @@
     const attempts = shootout.attempts?.[side] ?? [];
     const marks = attempts.map((scored) => (scored ? "●" : "✕")).join(" ");
     const goals = shootout.goals?.[side] ?? attempts.filter(Boolean).length;
-    return ["shots", `Shootout ${goals}${marks ? `  ${marks}` : ""}`];
+    return ["shots", `${t("web.shootout", { goals })}${marks ? `  ${marks}` : ""}`];
   }
 
   // What each team has on its side of the board: shootout attempts, the goalie's dressing
@@ -59,26 +59,31 @@
     const rows = [];
     if (s.shootout && typeof s.shootout === "object") rows.push(shootoutRow(s.shootout, side));
     const goalie = s.goalie_change && s.goalie_change[side];
-    if (isNumber(goalie)) rows.push(["goalie", `Goalie change ${timerd.shownClock(goalie)}`]);
+    if (isNumber(goalie)) {
+      rows.push(["goalie", t("web.goalie_change", { time: timerd.shownClock(goalie) })]);
+    }
     const penalties = Array.isArray(s.penalties) ? s.penalties : [];
     for (const p of penalties) if (p && p.side === side) rows.push(penaltyRow(p));
     return rows;
   }
 
-  // ISBHF 412: a running timeout as "Timeout AWAY 0:23", and which teams have one left.
-  function timeoutTexts(timeouts) {
-    const entries = Object.entries(timeouts).filter(([, t]) => t && typeof t === "object");
-    const running = entries.filter(([, t]) => isNumber(t.remaining_s))
-      .map(([side, t]) => [side, `Timeout ${sideName(side)} ${timerd.shownClock(t.remaining_s)}`]);
-    const left = entries.filter(([, t]) => t.left > 0)
-      .map(([side, t]) => (t.left > 1 ? `${sideName(side)} ${t.left}` : sideName(side)));
-    const leftText = left.length ? `Timeout left: ${left.join(" · ")}` : "No timeouts left";
+  // ISBHF 412: a running timeout as "Timeout Away 0:23", and which teams have one left.
+  function timeoutTexts(s) {
+    const entries = Object.entries(s.timeouts).filter(([, x]) => x && typeof x === "object");
+    const name = (side) => timerd.sideName(side, s.teams);
+    const running = entries.filter(([, x]) => isNumber(x.remaining_s))
+      .map(([side, x]) => [side, t("web.timeout_running",
+        { side: name(side), time: timerd.shownClock(x.remaining_s) })]);
+    const left = entries.filter(([, x]) => x.left > 0)
+      .map(([side, x]) => (x.left > 1 ? `${name(side)} ${x.left}` : name(side)));
+    const leftText = left.length ? t("web.timeouts_left", { sides: left.join(" · ") })
+      : t("web.no_timeouts");
     return [running[0] || null, leftText];
   }
 
   function renderTimeouts(s) {
     const has = s.timeouts != null && typeof s.timeouts === "object";
-    const [running, leftText] = has ? timeoutTexts(s.timeouts) : [null, ""];
+    const [running, leftText] = has ? timeoutTexts(s) : [null, ""];
     show($("timeout"), running !== null);
     setText($("timeout"), running ? running[1] : "");
     setClass($("timeout"), "timeout", running ? running[0] : "");
@@ -93,20 +98,29 @@
     show($("line-change"), on);
     if (!on) return;
     const left = isNumber(change.remaining_s) ? timerd.shownClock(change.remaining_s) : "";
-    setText($("line-change"),
-      `Line change: ${change.stage} ${left} (${change.number}/${change.stages})`);
+    setText($("line-change"), t("web.line_change", {
+      stage: timerd.textOr(`stage.${change.stage}`, change.stage), time: left,
+      n: change.number, of: change.stages }));
+  }
+
+  // The header: the profile's title, in hall mode the table and the round, the period.
+  function renderHeader(s) {
+    setText($("title"), timerd.profileTitle(s.profile));
+    const where = [s.table, s.round ? t("web.round", { round: s.round }) : ""].filter(Boolean);
+    show($("where"), where.length > 0);
+    setText($("where"), where.join(" · "));
+    const periods = s.periods || 1;
+    // In overtime the period count goes past `periods`: the header says "Overtime" instead.
+    show($("period"), periods > 1 && !s.overtime);
+    setText($("period"), t("web.period", { n: s.period, of: periods }));
+    show($("overtime"), Boolean(s.overtime));
+    show($("ends"), Boolean(s.ends_switched)); // ISBHF 401
+    document.title = `${timerd.profileTitle(s.profile)} – ${t("web.title")}`;
   }
 
   // Draw one state, as it stands at this instant.
   function render(s) {
-    setText($("profile"), s.profile || "");
-    const periods = s.periods || 1;
-    // In overtime the period count goes past `periods`: the header says "Overtime" instead.
-    show($("period"), periods > 1 && !s.overtime);
-    setText($("period"), `Period ${s.period}/${periods}`);
-    show($("overtime"), Boolean(s.overtime));
-    show($("ends"), Boolean(s.ends_switched)); // ISBHF 401
-
+    renderHeader(s);
     const [phase, cls] = timerd.phaseText(s);
     setText($("clock"), timerd.mainClock(s));
     setClass($("clock"), "clock", cls);
@@ -116,8 +130,10 @@
     const score = s.score && typeof s.score === "object" ? s.score : null;
     show($("score"), score !== null);
     if (score) {
-      setText($("home"), String(score.home ?? 0));
-      setText($("away"), String(score.away ?? 0));
+      for (const side of SIDES) {
+        setText($(side), String(score[side] ?? 0));
+        setText($(`${side}-name`), timerd.sideName(side, s.teams));
+      }
     }
     renderTimeouts(s);
     renderLineChange(s.line_change);
@@ -126,30 +142,31 @@
     show($("boxes"), boxes);
     SIDES.forEach((side, i) => setRows($(`${side}-box`), rows[i]));
     // With a score and the teams' boxes on screen the clock gives up some height, so all
-    // fits a TV.
+    // fits a TV (and keeps at least 40% of it).
     for (const [name, on] of [["full", score !== null], ["rink", boxes]]) {
       if (document.body.classList.contains(name) !== on) document.body.classList.toggle(name, on);
     }
-    const last = s.last_signal
-      ? `Last signal: ${timerd.signalName(s.last_signal)}`
-        + (s.last_signal_remaining_s != null
-          ? ` at ${timerd.shownClock(s.last_signal_remaining_s)}` : "")
-      : "";
+    const last = !s.last_signal ? ""
+      : s.last_signal_remaining_s != null
+        ? t("web.last_signal_at", { signal: timerd.signalName(s.last_signal),
+          time: timerd.shownClock(s.last_signal_remaining_s) })
+        : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
   }
 
-  let sync = null;
-  const frame = () => {
-    if (sync) render(timerd.current(sync));
-    requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
+  document.body.addEventListener("animationend", (e) => {
+    if (e.target === document.body) document.body.classList.remove("flash");
+  });
 
-  document.body.addEventListener("animationend", () => document.body.classList.remove("flash"));
+  timerd.languageSwitch($("language"));
+  $("fullscreen").addEventListener("click", () => {
+    document.documentElement.requestFullscreen?.();
+  });
 
-  timerd.connect({
-    onState: (next) => { sync = next; render(timerd.current(sync)); },
+  timerd.run({
+    render,
     onEvent: (event) => {
+      if (event.type === "goal" && !event.counted) timerd.showNoGoal($("no-goal"), event);
       if (event.type !== "signal") return;
       // A visible flash with every signal: the hall sees what it hears.
       document.body.classList.remove("flash");
@@ -157,18 +174,8 @@
       document.body.classList.add("flash");
     },
     onLink: (up) => {
-      setText($("link"), up ? "live" : "offline – reconnecting…");
-      setClass($("link"), "link", up ? "up" : "down");
+      timerd.showLink($("link"), up);
       document.body.classList.toggle("offline", !up);
     },
-  });
-
-  $("toggle").addEventListener("click", async () => {
-    if (!timerd.token()) { location.href = "/control"; return; }
-    const reply = await timerd.command("toggle");
-    setText($("feedback"), reply.ok ? "" : reply.error);
-  });
-  $("fullscreen").addEventListener("click", () => {
-    document.documentElement.requestFullscreen?.();
   });
 })();

@@ -1,5 +1,5 @@
-// Shared by the scoreboard and the control page: how the clock reads, the live state stream,
-// and sending commands. Plain script (no build step, no network): served by the daemon.
+// Shared by the scoreboard and the control page: how the clock reads, the texts in the chosen
+// language (the catalogue, timerd/i18n), the live state stream, and sending commands. Plain script (no build step, no network): served by the daemon.
 "use strict";
 
 const timerd = (() => {
@@ -83,37 +83,144 @@ const timerd = (() => {
     return shownClock(face.value_s);
   }
 
-  // One line for where the match stands, and a CSS class for its colour.
+  // -- texts (timerd/i18n, GET /api/i18n) ---------------------------------------------------
+
+  // The catalogues and the language shown. The language: the page's own choice (?lang= or
+  // the switch, kept in this browser), else `[ui] language` when the config fixes one, else
+  // the browser's languages (Accept-Language, as the daemon read it), else English.
+  const LANG_KEY = "timerd.language";
+  const i18n = {
+    texts: { en: {} }, names: {}, browser: null, fixed: "auto", language: "en", shown: false,
+  };
+
+  async function loadTexts() {
+    for (;;) {
+      try {
+        const reply = await (await fetch("/api/i18n")).json();
+        Object.assign(i18n, reply);
+        break;
+      } catch {
+        await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+      }
+    }
+    chooseLanguage();
+  }
+
+  const chosen = () => new URLSearchParams(location.search).get("lang")
+    || localStorage.getItem(LANG_KEY) || "auto";
+
+  function chooseLanguage(fixed = i18n.fixed) {
+    i18n.fixed = fixed || "auto";
+    const wanted = [chosen(), i18n.fixed, i18n.browser, "en"];
+    const language = wanted.find((code) => code && code !== "auto" && i18n.texts[code]);
+    if (i18n.shown && language === i18n.language) return;
+    i18n.language = language || "en";
+    i18n.shown = true; // the page's texts are in i18n.language
+    document.documentElement.lang = i18n.language;
+    translatePage();
+  }
+
+  function setLanguage(code) {
+    if (code === "auto") localStorage.removeItem(LANG_KEY);
+    else localStorage.setItem(LANG_KEY, code);
+    chooseLanguage();
+  }
+
+  // A text of the catalogue with its {placeholders} filled; English when the language lacks
+  // the key (the catalogue test keeps that from happening), the key itself when none has it.
+  function t(key, values = {}) {
+    const text = i18n.texts[i18n.language]?.[key] ?? i18n.texts.en?.[key] ?? key;
+    return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values
+      ? String(values[name]) : whole));
+  }
+
+  // The static texts of a page: `data-i18n` (its text), `data-i18n-placeholder`.
+  function translatePage() {
+    for (const el of document.querySelectorAll("[data-i18n]")) {
+      el.textContent = t(el.dataset.i18n);
+    }
+    for (const el of document.querySelectorAll("[data-i18n-placeholder]")) {
+      el.placeholder = t(el.dataset.i18nPlaceholder);
+    }
+    document.dispatchEvent(new Event("timerd-language"));
+  }
+
+  // The language switch: "Automatic" and each language by its own name; a choice is kept in
+  // this browser.
+  function languageSwitch(select) {
+    const fill = () => {
+      const options = [["auto", t("web.language_auto")], ...Object.entries(i18n.names)];
+      select.replaceChildren(...options.map(([code, name]) => new Option(name, code)));
+      select.value = localStorage.getItem(LANG_KEY) || "auto";
+    };
+    fill();
+    document.addEventListener("timerd-language", fill);
+    select.addEventListener("change", () => setLanguage(select.value));
+  }
+
+  // The connection badge: "live", or "offline – reconnecting…" in red.
+  function showLink(el, up) {
+    el.textContent = t(up ? "web.live" : "web.offline");
+    el.className = up ? "link up" : "link down";
+  }
+
+  // A goal that did not count: "NO GOAL - faceoff guard (ITHF 5.6)" in `el`, flashing, for
+  // NO_GOAL_MS; the hall and the desk see why the score did not change.
+  const NO_GOAL_MS = 6000;
+  let noGoalTimer = null;
+  function showNoGoal(el, goal) {
+    el.textContent = t("goal.no_goal", { reason: reason(goal.reason) });
+    el.hidden = false;
+    el.classList.remove("flashing");
+    void el.offsetWidth; // restart the animation
+    el.classList.add("flashing");
+    clearTimeout(noGoalTimer);
+    noGoalTimer = setTimeout(() => { el.hidden = true; }, NO_GOAL_MS);
+  }
+
+  // A side by its team's name when `teams` gives one, else "Home"/"Away" in the language.
+  const sideName = (side, teams) => (teams && teams[side]) || t(`side.${side}`);
+  // Why a goal did not count, with its rule (ITHF 5.6...).
+  const reason = (code) => t(`reason.${code}`);
+  // A signal as it sounds ("BEEP x3", "FINAL"), as timerd.i18n.Messages.signal says it.
+  function signalName(kind, beeps = 1) {
+    if (kind === "interval") return t("signal.beeps", { n: beeps });
+    const name = t(`signal.${kind}`);
+    return beeps > 1 ? `${name} x${beeps}` : name;
+  }
+  // The text of `key`, or `fallback` when no catalogue has it (a value the daemon sent that
+  // none names: a custom profile, a custom penalty kind), as Messages.get does.
+  const textOr = (key, fallback) => (t(key) === key ? String(fallback ?? "") : t(key));
+  // The profile's title ("Table hockey · ITHF"), its name when the catalogue has none.
+  const profileTitle = (name) => textOr(`profile.${name}`, name);
+
+  // One line for where the match stands, and a CSS class for its look (colour, a blink).
   function phaseText(s) {
-    const startIn = s.start_in_s == null ? "Start soon" : `Start in ${shownClock(s.start_in_s)}`;
+    const startIn = s.start_in_s == null ? t("phase.start_soon")
+      : t("phase.pre", { time: shownClock(s.start_in_s) });
     switch (s.phase) {
-      case "idle": return ["Ready", "idle"];
+      case "idle": return [t("phase.idle"), "idle"];
       case "scheduled": return [startIn, "pre"]; // hall mode: a start instant is set
-      case "pre_signal": return [startIn, "pre"];
+      case "pre_signal": return [startIn, "pre"]; // ITHF 4.4: the pre-signal's lead
       case "running":
-        if (s.count_up) return ["Golden goal", "last30"]; // ITHF 4.8: the first goal wins
-        return s.remaining_s <= 30 ? ["Last 30 s", "last30"] : ["Running", "running"];
+        if (s.count_up) return [t("phase.golden_goal"), "last30"]; // ITHF 4.8
+        return s.remaining_s <= 30 ? [t("phase.last30"), "last30"] : [t("phase.running"), "running"];
       case "paused":
         // No interruption runs: a new period waits for its faceoff (ISBHF 401).
-        return s.interruption_s == null ? ["Ready", "idle"]
-          : [`Paused ${elapsedClock(s.interruption_s)}`, "paused"];
+        return s.interruption_s == null ? [t("phase.idle"), "idle"]
+          : [t("phase.paused_for", { time: elapsedClock(s.interruption_s) }), "paused"];
       case "break":
-        return [s.break_kind === "intermission" && !s.overtime ? "Intermission"
-          : "Break before overtime", "break"];
-      case "shootout": return ["Shootout", "last30"];
+        return [s.break_kind === "intermission" && !s.overtime ? t("phase.intermission")
+          : t("phase.break"), "break"];
+      case "shootout": return [t("phase.shootout"), "last30"];
       case "finished": {
         const winner = s.result?.winner;
-        return [winner ? `Finished: ${String(winner).toUpperCase()} wins` : "Finished",
-          "finished"];
+        return [winner ? t("phase.won", { side: sideName(winner, s.teams) })
+          : t("phase.finished"), "finished"];
       }
       default: return [String(s.phase), "idle"];
     }
   }
-
-  const SIGNAL_NAMES = {
-    pre_signal: "pre-signal", last_30: "last 30 s", period_end: "period end",
-  };
-  const signalName = (kind) => SIGNAL_NAMES[kind] || String(kind).replaceAll("_", " ");
 
   // The state stream: calls onState(sync) on every push, onEvent(record) for each event, and
   // onLink(true/false) when the connection comes and goes; reconnects by itself, forever,
@@ -141,6 +248,36 @@ const timerd = (() => {
     open();
   }
 
+  // A page's life: the texts first, then the state stream, and `render(state)` on every
+  // animation frame with the clocks run on to that instant. The language follows each state
+  // (`[ui] language` may be fixed); `onState(sync)` sees each push as it comes.
+  function run({ render, onState = () => {}, onEvent, onLink }) {
+    let sync = null;
+    const frame = () => {
+      if (sync) render(current(sync));
+      requestAnimationFrame(frame);
+    };
+    loadTexts().then(() => {
+      requestAnimationFrame(frame);
+      connect({
+        onState: (next) => {
+          sync = next;
+          chooseLanguage(next.state.language);
+          // Which timerd runs (issue 17): in the page's footer, on every page that has one.
+          const version = document.getElementById("version");
+          if (version && next.state.version) {
+            version.textContent = t("web.version", { version: next.state.version });
+          }
+          render(current(sync)); // now, not at the next frame: a goal shows at once
+          onState(next);
+        },
+        onEvent,
+        onLink,
+      });
+    });
+    return () => (sync ? current(sync) : {});
+  }
+
   const TOKEN_KEY = "timerd.token";
   const token = () => localStorage.getItem(TOKEN_KEY) || "";
   const setToken = (value) => localStorage.setItem(TOKEN_KEY, value.trim());
@@ -156,12 +293,13 @@ const timerd = (() => {
       const reply = await response.json();
       return { ...reply, http: response.status };
     } catch (err) {
-      return { ok: false, error: `timerd unreachable (${err.message})`, http: 0 };
+      return { ok: false, error: t("ctl.unreachable", { error: err.message }), http: 0 };
     }
   }
 
   return {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, connect, token, setToken,
-    command,
+    command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
+    sideName, reason, profileTitle,
   };
 })();

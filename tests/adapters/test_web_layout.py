@@ -1,0 +1,297 @@
+"""Issue 18: the score desk and the TV scoreboard at phone, tablet and TV sizes, in Debian's
+headless chromium against a real daemon.
+
+At 360x640, 390x844, 768x1024, 1280x720 and 1920x1080: no horizontal overflow, every visible
+button has a label inside the viewport, the clock's box is at least 40% of the height on a TV
+and the goals 15%, PAUSED shows, and every text passes WCAG AA contrast. A goal entered on the
+desk reaches the scoreboard within 200 ms in each profile (measured in the pages with
+performance.now); a goal that does not count and a refusal are shown with their reasons; the
+language follows the switch, the browser and `[ui] language`. Waits are on conditions with
+generous timeouts (a loaded 2-core machine). The desk-to-scoreboard time is measured in the
+pages; the test holds it to a bound a loaded machine keeps (the e2e tier's margin), and the
+200 ms budget itself is measured by `bench/desk_latency.py`, which reports what it sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+from web_harness import (
+    SPEED,
+    Daemon,
+    browser_fixture,  # noqa: F401 (the `browser` fixture)
+)
+
+from timerd.i18n import Messages
+
+#: Real daemons, a browser and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
+SIZES = [(360, 640), (390, 844), (768, 1024), (1280, 720), (1920, 1080)]
+TV_SIZES = {(1280, 720), (1920, 1080)}
+#: From the desk's tap to the scoreboard's new score: the issue's budget is 200 ms (a figure
+#: for the benchmark); the test allows ten times that, so a loaded machine does not fail it,
+#: while a scoreboard that polled or reloaded instead of being pushed would.
+GOAL_TO_SCOREBOARD_MS = 2000
+TIMEOUT_MS = 20_000
+
+#: What the layout checks measure, in the page: overflow, buttons, boxes, contrast.
+LAYOUT = """() => {
+  const vw = document.documentElement.clientWidth, vh = window.innerHeight;
+  const visible = (el) => {
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && cs.visibility !== "hidden" && cs.display !== "none";
+  };
+  const buttons = [...document.querySelectorAll("button, a.button, select")].filter(visible)
+    .map((b) => { const r = b.getBoundingClientRect();
+      return { text: (b.textContent || "").trim(), left: r.left, right: r.right, top: r.top,
+        bottom: r.bottom, clipped: b.scrollWidth > b.clientWidth + 1, id: b.id,
+        command: b.dataset.command || "" }; });
+  const box = (id) => { const el = document.getElementById(id);
+    return el && visible(el) ? el.getBoundingClientRect().height / vh : 0; };
+  // WCAG 2.1 contrast of each visible text against the first opaque background behind it.
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (el) => { for (let e = el; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0.5) return c;
+  } return [0, 0, 0]; };
+  const poor = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !visible(el) || el.tagName === "OPTION") continue;
+    const cs = getComputedStyle(el);
+    const [a, b] = [lum(rgb(cs.color)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const large = parseFloat(cs.fontSize) >= 24 || (parseFloat(cs.fontSize) >= 18.66
+      && Number(cs.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) poor.push(`${el.id || el.className}: ${ratio.toFixed(2)}`);
+  }
+  return { scrollWidth: document.documentElement.scrollWidth, clientWidth: vw, vh, buttons,
+    clock: box("clock"), goals: box("home"), poor };
+}"""
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """An ITHF match with names, a goal, paused: the state every size is checked in."""
+    d = Daemon(tmp_path_factory.mktemp("web-layout"), speed=SPEED,
+               extra_config='[table]\nname = "Table 3"\n').start()
+    for command in (["teams", "Jana Novak-Kovač", "Peter Horvat", "QF 2"], ["start"]):
+        assert d.command(*command)[0] == 200
+    page_wait(lambda: d.state()["phase"] == "running" and d.state()["faceoff_guard_s"] is None)
+    assert d.command("goal", "home")[0] == 200
+    assert d.command("pause")[0] == 200
+    yield d
+    d.stop()
+
+
+def page_wait(condition: Any, timeout_s: float = TIMEOUT_MS / 1000) -> None:
+    """Poll the daemon until `condition()` (a daemon's state, not a page's: no page yet)."""
+    import time  # noqa: PLC0415 (only this helper polls)
+
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def context(browser: Browser, daemon: Daemon, size: tuple[int, int] = (1280, 720), *,
+            token: bool = True, locale: str = "en-GB") -> BrowserContext:
+    """A browser profile at `size`, with the desk's token stored (as after entering it once)."""
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale=locale)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    if token:
+        ctx.add_init_script(f"localStorage.setItem('timerd.token', '{daemon.token}')")
+    return ctx
+
+
+def open_page(ctx: BrowserContext, daemon: Daemon, path: str) -> Page:
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{daemon.url}{path}")
+    expect(page.locator("#link")).to_have_class("link up")  # "live", in any language
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_size_fits_labels_its_buttons_and_reads_from_afar(
+        browser: Browser, paused: Daemon, size: tuple[int, int]) -> None:
+    ctx = context(browser, paused, size)
+    try:
+        for path in ("/", "/?kiosk=1", "/control"):
+            page = open_page(ctx, paused, path)
+            phase = page.locator("#phase")
+            expect(phase).to_have_text(re.compile(r"^PAUSED \d:\d\d$"))
+            expect(phase).to_be_visible()
+            expect(page.locator("#home")).to_have_text("1")
+            m = page.evaluate(LAYOUT)
+            assert m["scrollWidth"] <= m["clientWidth"], (path, m["scrollWidth"])
+            for b in m["buttons"]:
+                assert b["text"], (path, b)
+                assert b["left"] >= 0, (path, b)
+                assert b["right"] <= m["clientWidth"] + 0.5, (path, b)
+                assert not b["clipped"], (path, b)
+            assert m["poor"] == [], (path, m["poor"])
+            if path != "/control" and size in TV_SIZES:
+                assert m["clock"] >= 0.40, (path, m["clock"])
+                assert m["goals"] >= 0.15, (path, m["goals"])
+            if path == "/control" and size == (360, 640):
+                # One-handed on the smallest phone: the whole ITHF desk without scrolling.
+                desk = [b for b in m["buttons"] if b["command"]
+                        and b["command"] in {"toggle", "goal", "faceoff", "undo", "passive",
+                                             "reset"}]
+                assert len(desk) == 8
+                assert all(b["bottom"] <= m["vh"] for b in desk), desk
+            if path == "/?kiosk=1":
+                expect(page.locator("#controls")).to_be_hidden()
+                expect(page.locator("#title")).to_have_text("Table hockey · ITHF")
+                expect(page.locator("#where")).to_have_text("Table 3 · Round QF 2")
+                expect(page.locator("#home-name")).to_have_text("Jana Novak-Kovač")
+            if path.startswith("/"):
+                # Spectators get no match controls: only the desk link, full screen, language.
+                assert page.locator("#controls button[data-command]").count() == 0
+            assert page.errors == []  # type: ignore[attr-defined]
+            page.close()
+    finally:
+        ctx.close()
+
+
+#: In the scoreboard: window.scoreSeen resolves with performance.timeOrigin + now() when
+#: #home reads `goals` (the same clock as the desk's tap: both pages' origin plus now).
+SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
+  const home = document.getElementById("home");
+  new MutationObserver(() => {
+    if (home.textContent === goals) resolve(performance.timeOrigin + performance.now());
+  }).observe(home, { childList: true, characterData: true, subtree: true });
+}); }"""
+
+
+@pytest.mark.parametrize("profile", ["ithf", "ithf-thirds", "ithf-playoff", "isbhf",
+                                     "isbhf-playoff"])
+def test_a_goal_from_the_desk_is_pushed_to_the_scoreboard(
+        browser: Browser, tmp_path: Path, profile: str) -> None:
+    daemon = Daemon(tmp_path, speed=SPEED, profile=profile).start()
+    ctx = context(browser, daemon)
+    try:
+        board = open_page(ctx, daemon, "/?kiosk=1")
+        desk = open_page(ctx, daemon, "/control")
+        assert daemon.command("start")[0] == 200
+        expect(board.locator("#phase")).to_have_text("Running", timeout=TIMEOUT_MS)
+        # ITHF 5.6: past the faceoff guard, so the goal counts.
+        page_wait(lambda: daemon.state()["faceoff_guard_s"] is None)
+        board.evaluate(SCORE_SEEN, "1")
+        goal = desk.locator("button[data-command=goal][data-side=home]")
+        goal.evaluate("b => b.addEventListener('click', () => { window.tapped = "
+                      "performance.timeOrigin + performance.now(); }, { capture: true })")
+        goal.click()
+        expect(desk.locator("#reply")).to_have_text(re.compile(": done$"))
+        shown_at = board.evaluate("window.scoreSeen")
+        tapped_at = desk.evaluate("window.tapped")
+        assert 0 <= shown_at - tapped_at <= GOAL_TO_SCOREBOARD_MS, shown_at - tapped_at
+        expect(desk.locator("#home")).to_have_text("1")
+    finally:
+        ctx.close()
+        daemon.stop()
+
+
+def test_a_refusal_and_a_goal_that_does_not_count_show_their_reasons(
+        browser: Browser, tmp_path: Path) -> None:
+    # Speed 2: the pre-signal's 20 s lead (ITHF 4.4) lasts 10 real seconds, time enough to
+    # enter a goal in it on a loaded machine.
+    daemon = Daemon(tmp_path, speed=2).start()
+    ctx = context(browser, daemon, (390, 844))
+    try:
+        board = open_page(ctx, daemon, "/?kiosk=1")
+        desk = open_page(ctx, daemon, "/control")
+        reply = desk.locator("#reply")
+        goal = desk.locator("button[data-command=goal][data-side=away]")
+        goal.click()  # no match yet: refused, with the core's reason
+        expect(reply).to_have_text(re.compile(r"^GOAL Away: goal refused: .*START"))
+        expect(reply).to_have_class(re.compile(r"\berror\b"))
+
+        desk.click("button[data-command=toggle]")
+        expect(desk.locator("#phase")).to_have_text(re.compile("^Start in"))
+        goal.click()  # ITHF 5.1: entered, not counted before the start signal
+        expect(reply).to_have_text("goal Away NOT counted: before the start (ITHF 5.1)")
+        expect(reply).to_have_class(re.compile(r"\berror\b"))
+        for page in (desk, board):
+            no_goal = page.locator("#no-goal")
+            expect(no_goal).to_have_text("NO GOAL - before the start (ITHF 5.1)")
+            expect(no_goal).to_have_class(re.compile(r"\bflashing\b"))
+            expect(no_goal).to_be_hidden(timeout=TIMEOUT_MS)  # after a few seconds
+        expect(board.locator("#away")).to_have_text("0")
+    finally:
+        ctx.close()
+        daemon.stop()
+
+
+def test_the_scoreboard_shows_why_a_goal_did_not_count(browser: Browser, tmp_path: Path) -> None:
+    """ITHF 5.6, from the event the daemon streams: the guard's window is too short to hit
+    from a test on a loaded machine, so the event is sent into the page's stream."""
+    daemon = Daemon(tmp_path, speed=SPEED).start()
+    ctx = context(browser, daemon)
+    try:
+        page = ctx.new_page()
+        routes: list[Any] = []
+        page.route_web_socket(re.compile(r"/api/stream$"),
+                              lambda r: (routes.append(r), r.connect_to_server()))
+        page.goto(f"{daemon.url}/?kiosk=1")
+        expect(page.locator("#link")).to_have_text("live")
+        routes[0].send('{"type": "event", "event": {"t": 1.0, "type": "goal", "side": "home",'
+                       ' "counted": false, "reason": "faceoff_guard", "match_time_s": 12.0,'
+                       ' "score": {"home": 0, "away": 0}}}')
+        expect(page.locator("#no-goal")).to_have_text("NO GOAL - faceoff guard (ITHF 5.6)")
+    finally:
+        ctx.close()
+        daemon.stop()
+
+
+def test_the_language_follows_the_switch_the_browser_and_the_config(
+        browser: Browser, tmp_path: Path) -> None:
+    daemon = Daemon(tmp_path, speed=SPEED).start()
+    sl, sk = Messages("sl"), Messages("sk")
+    try:
+        ctx = context(browser, daemon)
+        board = open_page(ctx, daemon, "/")
+        desk = open_page(ctx, daemon, "/control")
+        expect(board.locator("#phase")).to_have_text("Ready")
+        board.select_option("#language", "sl")
+        expect(board.locator("#phase")).to_have_text(sl("phase.idle"))
+        expect(board.locator("#title")).to_have_text(sl("profile.ithf"))
+        expect(board.locator("#home-name")).to_have_text(sl("side.home"))
+        desk.reload()  # the choice is kept in this browser, for both pages
+        expect(desk.locator("button[data-command=toggle]")).to_have_text(sl("ctl.start"))
+        expect(desk.locator("button[data-command=faceoff]")).to_have_text(sl("ctl.faceoff"))
+        desk.select_option("#language", "sk")
+        expect(desk.locator("button[data-command=faceoff]")).to_have_text(sk("ctl.faceoff"))
+        expect(desk.locator("#phase")).to_have_text(sk("phase.idle"))
+        desk.select_option("#language", "auto")
+        expect(desk.locator("button[data-command=faceoff]")).to_have_text("FACEOFF")
+        ctx.close()
+
+        ctx = context(browser, daemon, locale="sk-SK")  # no choice: the browser's language
+        board = open_page(ctx, daemon, "/?kiosk=1")
+        expect(board.locator("#phase")).to_have_text(sk("phase.idle"))
+        ctx.close()
+    finally:
+        daemon.stop()
+
+    fixed = Daemon(tmp_path / "fixed", speed=SPEED, extra_config='[ui]\nlanguage = "sl"\n')
+    (tmp_path / "fixed").mkdir()
+    fixed.start()
+    try:
+        ctx = context(browser, fixed, locale="sk-SK")  # the config's language wins
+        board = open_page(ctx, fixed, "/?kiosk=1")
+        expect(board.locator("#phase")).to_have_text(sl("phase.idle"))
+        ctx.close()
+    finally:
+        fixed.stop()
