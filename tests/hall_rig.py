@@ -21,7 +21,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -238,3 +239,28 @@ def stop_all(tables: list[Table]) -> None:
             table.proc.terminate()
     for table in tables:
         table.stop()
+
+
+def link_is(observer: Observer, table: str, link: bytes) -> bool:
+    found = observer.last(table, "status")
+    return found is not None and found.payload == link
+
+
+@contextmanager
+def running_tables(broker: Broker, directory: Path, names: tuple[str, ...], period_s: float,
+                   lead_s: float) -> Iterator[tuple[Observer, list[Table]]]:
+    """Tables `names` (daemon processes, a training profile) online on `broker`; stopped
+    after, with the observer that watched them come online."""
+    profile = write_profile(directory / "round.toml", period_s=period_s, lead_s=lead_s)
+    tables = [Table(directory, name, broker.port, profile) for name in names]
+    observer = Observer(broker.port)
+    for table in tables:
+        table.start()
+    try:
+        for table in tables:
+            observer.wait_for(lambda _, t=table: link_is(observer, t.name, b"online"), 20,
+                              f"{table.name} online")
+        yield observer, tables
+    finally:
+        observer.close()
+        stop_all(tables)

@@ -385,6 +385,9 @@ class HallConfig:
     outbox: str = ""
     #: How chrony is asked for the clock offset; "none": do not ask.
     chronyc: str = "chronyc"
+    #: Where chrony is not installed, systemd-timesyncd is asked through this (Raspberry Pi
+    #: OS's default); "none": do not ask.
+    timedatectl: str = "timedatectl"
     clock_check_s: float = 60.0
     #: The desk warns about a table whose clock is further off than this, or unsynchronised.
     max_offset_ms: float = 20.0

@@ -1,4 +1,5 @@
-"""The tournament desk: `timerd hall status | start-round | pause | resume | results`.
+"""The tournament desk: `timerd hall status | round load | start-round | pause | resume |
+reset | results | board`.
 
 The desk is a plain MQTT client of the hall's broker (same `[hall]` config section as the
 tables: host, port, TLS, login, hall name). It learns which tables exist from their retained
@@ -7,10 +8,22 @@ online in this hall is known until its retained topics are cleared.
 
 - `status` shows every table: link, phase, clock, score, round, last seen, clock sync, and
   warns about tables whose clock is not synchronised (their start would be off by as much).
+- `round load FILE` gives each table its sides' names and the round from the schedule (CSV).
 - `start-round --in 60s | --at HH:MM:SS` sends one `start_round` with the start instant in
-  epoch seconds to the whole hall (or `--table`s) and prints each table's answer.
+  epoch seconds to the whole hall (or `--table`s). Results the tables still hold are stored
+  and acknowledged first, so a finished table resets itself (no walk across the hall).
 - `pause` / `resume`: the hall-wide interruption (ITHF 10.1: the lights went out).
-- `results` collects the round's results and names the tables still missing.
+- `reset TABLE... | --all-finished`: a new match on tables start-round would not reset.
+- `results` collects the round's results into the desk's store, acknowledges them, prints
+  them as a table, exports them (`--csv`, `--json`) and names the tables still missing.
+- `board` (timerd.hall_board): the hall on a big screen.
+
+Every command that asks the tables lists every known table with its outcome (`ok`, `REFUSED
+why`, `OFFLINE`, `no answer`) and exits 1 when one did not take it: no table is skipped
+silently. Each message from the broker is parsed within `MAX_PAYLOAD_BYTES` and `MAX_DEPTH`,
+at most `MAX_TABLES` tables are followed and `MAX_REPLIES` replies kept per table, so a
+foreign client cannot exhaust the desk; however fast messages come, the board sends at most
+one document per `hall_board.COALESCE_S`.
 """
 
 from __future__ import annotations
@@ -25,23 +38,41 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.hall import HallUnavailable, Topics, import_aiomqtt, mqtt_client, table_of
-from timerd.config import Config, HallConfig
+from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
+from timerd.hall_round import (
+    ResultStore,
+    ScheduleError,
+    csv_text,
+    export_document,
+    mapping_of,
+    match_row,
+    read_schedule,
+)
+from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 
 if TYPE_CHECKING:
     import aiomqtt
 
 EXIT_INCOMPLETE = 1  # a table refused, did not answer, or has no result
 EXIT_USAGE = 2
-#: Retained messages arrive in a burst right after subscribing; this much silence ends it.
+#: Retained messages arrive in a burst right after subscribing; this long without one ends
+#: it (live messages do not count: a hall of 100 tables is never quiet for 0.3 s).
 QUIET_S = 0.3
 #: A table not heard from for this many heartbeats is flagged as stale.
 STALE_HEARTBEATS = 3
+#: The largest message the desk parses (a result with every goal is a few KiB).
+MAX_PAYLOAD_BYTES = 256 * 1024
+#: The most tables the desk follows; more ids are a foreign client, not a hall.
+MAX_TABLES = 1000
+#: Replies kept per table, newest last (a command waits for one; the board runs for days).
+MAX_REPLIES = 32
 
 
 # -- what the desk knows about each table -------------------------------------------------
@@ -55,14 +86,36 @@ class TableView:
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by command id
 
     @property
+    def hall(self) -> dict[str, Any]:
+        hall = (self.state or {}).get("hall")
+        return hall if isinstance(hall, dict) else {}
+
+    @property
     def round(self) -> str | None:
-        hall = (self.state or {}).get("hall") or {}
-        value = hall.get("round")
+        value = self.hall.get("round")
         return None if value is None else str(value)
 
     @property
     def clock(self) -> dict[str, Any]:
-        return dict(((self.state or {}).get("hall") or {}).get("clock") or {})
+        clock = self.hall.get("clock")
+        return dict(clock) if isinstance(clock, dict) else {}
+
+    @property
+    def phase(self) -> str:
+        return str((self.state or {}).get("phase", "?"))
+
+    def held_result(self) -> dict[str, Any]:
+        """What the table's status says of its latest result: {"id", "round", "acked"}."""
+        held = self.hall.get("result")
+        return held if isinstance(held, dict) else {}
+
+    def unacknowledged(self) -> dict[str, Any] | None:
+        """The result message this table holds for the desk: its status names it (the
+        table's `hall.result`) and the broker has it (the retained `results`)."""
+        held = self.held_result()
+        if not held or held.get("acked") or self.result is None:
+            return None
+        return self.result if self.result.get("id") == held.get("id") else None
 
 
 class Hall:
@@ -72,19 +125,22 @@ class Hall:
         self.hall = hall
         self.tables: dict[str, TableView] = {}
         self.changed = asyncio.Event()
+        self.retained = asyncio.Event()  # a retained message came (the burst on subscribing)
 
-    def take(self, topic: str, payload: bytes) -> None:
+    def take(self, topic: str, payload: bytes, retained: bool = False) -> None:
         table = table_of(topic)
         if table is None or not topic.startswith(f"timerd/{self.hall}/"):
+            return
+        if table not in self.tables and len(self.tables) >= MAX_TABLES:
             return
         view = self.tables.setdefault(table, TableView(table))
         kind = topic.rsplit("/", 1)[-1]
         if kind == "status":
-            view.link = payload.decode(errors="replace")
+            view.link = payload[:16].decode(errors="replace")
         elif kind in ("state", "results", "events"):
             try:
-                data = json.loads(payload)
-            except ValueError:
+                data = loads_bounded(payload, MAX_PAYLOAD_BYTES, MAX_DEPTH)
+            except InputRefused:
                 return  # not from a timerd table; the desk shows what it can
             if not isinstance(data, dict):
                 return
@@ -94,14 +150,25 @@ class Hall:
                 view.result = data
             elif data.get("type") == "reply" and isinstance(data.get("id"), str):
                 view.replies[data["id"]] = data
+                while len(view.replies) > MAX_REPLIES:
+                    del view.replies[next(iter(view.replies))]
         self.changed.set()
+        if retained:
+            self.retained.set()
 
     def online(self) -> list[TableView]:
         return [v for v in self.tables.values() if v.link == "online"]
 
     def current_round(self) -> str | None:
-        """The round most tables are in (the last start_round they took)."""
+        """The round most tables are in (the last start_round or names they took)."""
         rounds = Counter(v.round for v in self.tables.values() if v.round is not None)
+        return rounds.most_common(1)[0][0] if rounds else None
+
+    def next_round(self) -> str | None:
+        """The round most tables were given names for (`round load`) and have no result of
+        yet: what a start-round without --round starts."""
+        rounds = Counter(v.round for v in self.tables.values() if v.round is not None
+                         and v.held_result().get("round") != v.round)
         return rounds.most_common(1)[0][0] if rounds else None
 
 
@@ -150,7 +217,7 @@ def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, s
 
 
 def shown_time(state: dict[str, Any], now: float) -> str:
-    """The table's clock as it reads now, extrapolated from when the state was sent."""
+    """The table's clock face as it reads now, extrapolated from when the state was sent."""
     age = max(0.0, now - float(state.get("wall", now)))
     phase = state.get("phase")
     if phase in ("scheduled", "pre_signal") and state.get("start_in_s") is not None:
@@ -173,30 +240,84 @@ def score_text(state: dict[str, Any]) -> str:
     return "" if score is None else str(score)
 
 
+def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]:
+    """What the desk shows of one table, in `timerd hall status` and on the board alike."""
+    state = view.state or {}
+    teams = mapping_of(state.get("teams"))
+    seen_s = None if "wall" not in state else max(0.0, now - float(state["wall"]))
+    online = view.link == "online"
+    warnings = []
+    if online and seen_s is not None and seen_s > STALE_HEARTBEATS * config.heartbeat_s:
+        warnings.append(f"not heard from for {seen_s:.0f} s")
+    sync, sync_warning = clock_sync_text(view.clock, config.max_offset_ms)
+    if sync_warning and online:
+        warnings.append(sync_warning)
+    face = mapping_of(state.get("clock_face"))
+    return {"table": view.name, "link": view.link or "?", "phase": view.phase,
+            "clock": shown_time(state, now) if state else "", "clock_kind": face.get("kind"),
+            "score": score_text(state), "home": str(teams.get("home") or ""),
+            "away": str(teams.get("away") or ""), "round": view.round or "",
+            "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,
+            "sync": sync, "warnings": warnings}
+
+
+def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of cells as aligned text lines (the first row is the header)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
 def render_status(hall: Hall, now: float, config: HallConfig) -> tuple[list[str], list[str]]:
     """The status table's lines and the warnings below it."""
-    header = ("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN", "CLOCK SYNC")
-    rows = [header]
-    warnings = []
+    rows = [("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN", "CLOCK SYNC")]
+    warnings: list[str] = []
     for name in sorted(hall.tables):
-        view = hall.tables[name]
-        state = view.state or {}
-        seen = ""
-        if "wall" in state:
-            age = now - float(state["wall"])
-            seen = f"{age:.0f} s ago"
-            if view.link == "online" and age > STALE_HEARTBEATS * config.heartbeat_s:
-                warnings.append(f"{name}: not heard from for {age:.0f} s")
-        sync, warning = clock_sync_text(view.clock, config.max_offset_ms)
-        if warning and view.link == "online":
-            warnings.append(f"{name}: {warning}")
-        rows.append((name, view.link or "?", str(state.get("phase", "?")),
-                     shown_time(state, now) if state else "", score_text(state),
-                     view.round or "", seen, sync))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
-    return lines, warnings
+        row = table_row(hall.tables[name], now, config)
+        warnings.extend(f"{name}: {w}" for w in row["warnings"])
+        rows.append(tuple(row[k] for k in ("table", "link", "phase", "clock", "score",
+                                           "round", "seen", "sync")))
+    return format_table(rows), warnings
+
+
+def _mmss(seconds: Any) -> str:
+    return "-" if not isinstance(seconds, int | float) else elapsed_clock(float(seconds))
+
+
+def render_results(rows: list[dict[str, Any]]) -> list[str]:
+    """The results table: one line per match (`match_row`s)."""
+    lines = [("TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME", "DURATION")]
+    lines += [(str(r["table"]), r["home"] or "-", r["away"] or "-",
+               f"{r['home_goals']}:{r['away_goals']}", str(r["how"] or "?"),
+               _mmss(r["overtime_s"]), _mmss(r["duration_s"] or r["played_s"]))
+              for r in rows]
+    return format_table(lines)
+
+
+# -- the tables' answers ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one table took a desk command: `ok`, `REFUSED`, `OFFLINE`, `no answer`,
+    `UNKNOWN` (never seen), or `-` (not asked: not one of the command's tables)."""
+
+    table: str
+    word: str
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.word not in ("ok", "-")
+
+    def line(self) -> str:
+        return f"{self.table:12} {self.word:8} {self.detail}".rstrip()
+
+
+def report(outcomes: list[Outcome]) -> int:
+    """Print every outcome; EXIT_INCOMPLETE when a table asked did not take the command."""
+    for outcome in sorted(outcomes, key=lambda o: o.table):
+        print(outcome.line())
+    return EXIT_INCOMPLETE if any(o.failed for o in outcomes) else 0
 
 
 # -- talking to the broker ----------------------------------------------------------------
@@ -230,11 +351,18 @@ class Desk:
         async for message in client.messages:
             payload = message.payload
             self.hall.take(str(message.topic),
-                           payload if isinstance(payload, bytes) else str(payload).encode())
+                           payload if isinstance(payload, bytes) else str(payload).encode(),
+                           retained=bool(message.retain))
+
+    async def lost(self) -> None:
+        """Wait until the connection to the broker ends; raise its error."""
+        assert self._reader is not None
+        await asyncio.shield(self._reader)
 
     async def gather(self, max_s: float, until: Callable[[], bool] | None = None) -> bool:
-        """Take messages until `until()` holds (True), or none came for QUIET_S when there
-        is no `until`, or `max_s` passed (False)."""
+        """Take messages until `until()` holds (True), or no retained one came for QUIET_S
+        when there is no `until` (the tables' retained topics are in), or `max_s` passed
+        (False)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_s
         while True:
@@ -243,25 +371,79 @@ class Desk:
             left = deadline - loop.time()
             if left <= 0:
                 return False
-            self.hall.changed.clear()
+            event = self.hall.changed if until is not None else self.hall.retained
+            event.clear()
             wait = left if until is not None else min(left, QUIET_S)
             try:
-                await asyncio.wait_for(self.hall.changed.wait(), wait)
+                await asyncio.wait_for(event.wait(), wait)
             except TimeoutError:
                 if until is None:
                     return True
             if self._reader is not None and self._reader.done():
                 self._reader.result()  # the broker went away: raise its error
 
-    async def send(self, command: dict[str, Any], tables: list[str]) -> str:
-        """Publish `command` to the hall (or to each of `tables`); returns its id."""
+    async def ask(self, orders: dict[str, dict[str, Any]], timeout_s: float, *,
+                  hall_wide: bool = False) -> list[Outcome]:
+        """Send each online table of `orders` its command (one id for all; `hall_wide`: the
+        one command once, on the hall's topic, so every table gets it at the same moment)
+        and wait for the answers; an outcome for every table of `orders`."""
         assert self._client is not None
+        tables = self.hall.tables
+        online = [t for t in orders if t in tables and tables[t].link == "online"]
         command_id = uuid.uuid4().hex[:12]
-        payload = json.dumps({**command, "hall": self.config.hall, "id": command_id})
-        for topic in [Topics(self.config.hall, t).table_cmd for t in tables] or [
-                Topics(self.config.hall, "").hall_cmd]:
-            await self._client.publish(topic, payload, qos=1)
-        return command_id
+        if online:
+            envelope = {"hall": self.config.hall, "id": command_id}
+            if hall_wide:
+                await self._client.publish(Topics(self.config.hall, "").hall_cmd, json.dumps(
+                    {**orders[online[0]], **envelope}), qos=1)
+            for name in [] if hall_wide else online:
+                await self._client.publish(Topics(self.config.hall, name).table_cmd,
+                                           json.dumps({**orders[name], **envelope}), qos=1)
+            await self.gather(timeout_s, until=lambda: all(
+                command_id in tables[t].replies for t in online))
+        out = []
+        for name in orders:
+            view = tables.get(name)
+            reply = None if view is None else view.replies.get(command_id)
+            if view is None:
+                out.append(Outcome(name, "UNKNOWN", f"never seen in hall {self.config.hall}"))
+            elif name not in online:
+                out.append(Outcome(name, "OFFLINE", f"last state {view.phase}"))
+            elif reply is None:
+                out.append(Outcome(name, "no answer", f"within {timeout_s:g} s"))
+            elif reply.get("ok"):
+                out.append(Outcome(name, "ok", str(reply.get("detail", ""))))
+            else:
+                out.append(Outcome(name, "REFUSED", str(reply.get("error", ""))))
+        return out
+
+    def targets(self, asked: list[str]) -> tuple[list[str], list[Outcome]]:
+        """The tables a command is for (`asked`, or every known one), and the known tables
+        left out (listed as not asked, so no table is skipped silently)."""
+        known = sorted(self.hall.tables)
+        if not asked:
+            return known, []
+        return sorted(set(asked)), [Outcome(t, "-", "not asked") for t in known
+                                    if t not in asked]
+
+
+def default_store(config: HallConfig) -> Path:
+    """Where the desk keeps the results it received (and acknowledged)."""
+    return state_dir() / "hall-desk" / config.hall
+
+
+async def store_and_acknowledge(desk: Desk, store: ResultStore,
+                                messages: list[dict[str, Any]], timeout_s: float,
+                                ) -> list[Outcome]:
+    """Write each result message to the store (fsynced, in a worker thread), then tell its
+    table the desk has it: only then may the table reset for a new round."""
+    stored = await asyncio.to_thread(lambda: [m for m in messages if store.save(m)])
+    orders = {}
+    for message in stored:
+        view = desk.hall.tables.get(str(message.get("table")))
+        if view is not None and view.unacknowledged() is message:
+            orders[view.name] = {"command": "ack", "result": message["id"]}
+    return await desk.ask(orders, timeout_s) if orders else []
 
 
 # -- the subcommands ----------------------------------------------------------------------
@@ -290,45 +472,44 @@ async def status(config: HallConfig, args: argparse.Namespace) -> int:
 
 
 async def command(config: HallConfig, args: argparse.Namespace,
-                  make: Callable[[], dict[str, Any] | None]) -> int:
-    """Send the command `make()` gives (after the tables are known) and print each table's
-    answer; exit 1 unless every table took it."""
+                  make: Callable[[Desk], dict[str, Any] | None]) -> int:
+    """Send the command `make(desk)` gives (once the tables are known) to every known table
+    (or the `--table`s) and print every table's outcome; exit 1 unless each one took it."""
     async with Desk(config) as desk:
         await desk.gather(args.wait)
-        targets = sorted(args.table or [v.name for v in desk.hall.online()])
+        targets, left_out = desk.targets(args.table)
         if not targets:
-            print(f"timerd hall: no table of hall {config.hall} is online", file=sys.stderr)
+            print(f"timerd hall: no table of hall {config.hall} is known", file=sys.stderr)
             return EXIT_INCOMPLETE
-        message = make()
+        if args.hall_command == "start-round":  # before the instant is fixed: acks take time
+            await _collect_before_start(desk, args, targets)
+        message = make(desk)
         if message is None:
             return EXIT_USAGE
-        for name in targets:
-            view = desk.hall.tables.get(name)
-            if view is None:
-                print(f"warning: {name}: unknown table (never seen in hall {config.hall})")
-                continue
-            _, warning = clock_sync_text(view.clock, config.max_offset_ms)
-            if warning and message["command"] == "start_round":
-                print(f"warning: {name}: {warning}; its start may be off by as much")
-        command_id = await desk.send(message, args.table)
+        outcomes = await desk.ask(dict.fromkeys(targets, message), args.timeout,
+                                  hall_wide=not args.table)
+        return report(outcomes + left_out)
 
-        def answered() -> bool:
-            return all(command_id in desk.hall.tables.get(n, TableView(n)).replies
-                       for n in targets)
 
-        await desk.gather(args.timeout, until=answered)
-        complete = True
-        for name in targets:
-            reply = desk.hall.tables.get(name, TableView(name)).replies.get(command_id)
-            if reply is None:
-                complete = False
-                print(f"{name:12} no reply")
-            elif reply.get("ok"):
-                print(f"{name:12} ok       {reply.get('detail', '')}")
-            else:
-                complete = False
-                print(f"{name:12} REFUSED  {reply.get('error', '')}")
-        return 0 if complete else EXIT_INCOMPLETE
+async def _collect_before_start(desk: Desk, args: argparse.Namespace,
+                                targets: list[str]) -> None:
+    """Store and acknowledge the results the finished tables still hold, so start_round
+    resets them; warn about clocks that would start the round off."""
+    for name in targets:
+        view = desk.hall.tables.get(name)
+        _, warning = clock_sync_text({} if view is None else view.clock,
+                                     desk.config.max_offset_ms)
+        if view is not None and warning and view.link == "online":
+            print(f"warning: {name}: {warning}; its start may be off by as much")
+    held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
+    acks = await store_and_acknowledge(
+        desk, ResultStore(args.store or default_store(desk.config)), held, args.timeout)
+    for outcome in acks:
+        if outcome.word == "ok":
+            print(f"{outcome.table}: result stored and acknowledged")
+        else:
+            print(f"warning: {outcome.table}: result stored, acknowledgement {outcome.word} "
+                  f"{outcome.detail}".rstrip())
 
 
 def _round_start(args: argparse.Namespace, now: float) -> float | None:
@@ -343,14 +524,14 @@ async def start_round(config: HallConfig, args: argparse.Namespace) -> int:
     if _round_start(args, time.time()) is None:
         return EXIT_USAGE  # before bothering the broker
 
-    def make() -> dict[str, Any] | None:
+    def make(desk: Desk) -> dict[str, Any] | None:
         # Read the clock only now: `--in 60s` counts from when the command goes out.
         now = time.time()
         at = _round_start(args, now)
         if at is None:
             return None
         start = dt.datetime.fromtimestamp(at)
-        round_id = args.round or start.strftime("%Y-%m-%d %H:%M:%S")
+        round_id = args.round or desk.hall.next_round() or start.strftime("%Y-%m-%d %H:%M:%S")
         print(f"round {round_id}: start signal at {start.strftime('%H:%M:%S.%f')[:-3]} "
               f"(in {at - now:.1f} s)")
         return {"command": "start_round", "at": at, "round": round_id}
@@ -358,28 +539,79 @@ async def start_round(config: HallConfig, args: argparse.Namespace) -> int:
     return await command(config, args, make)
 
 
+async def reset(config: HallConfig, args: argparse.Namespace) -> int:
+    if bool(args.table) == args.all_finished:
+        print("timerd hall reset: name the tables, or --all-finished", file=sys.stderr)
+        return EXIT_USAGE
+    message = {"command": "reset", "finished_only": args.all_finished}
+    return await command(config, args, lambda _: message)
+
+
+async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
+    """`round load FILE`: each table of the round gets its names and the round (`teams`)."""
+    try:
+        round_id, assignments = await asyncio.to_thread(read_schedule, Path(args.file),
+                                                        args.round)
+    except ScheduleError as exc:
+        print(f"timerd hall round load: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    async with Desk(config) as desk:
+        await desk.gather(args.wait)
+        print(f"round {round_id}: {len(assignments)} matches from {args.file}")
+        orders = {a.table: {"command": "teams", "home": a.home, "away": a.away,
+                            "round": round_id} for a in assignments}
+        outcomes = await desk.ask(orders, args.timeout)
+        idle = [Outcome(t, "-", f"no match in round {round_id}") for t in desk.hall.tables
+                if t not in orders]
+        return report(outcomes + idle)
+
+
 async def results(config: HallConfig, args: argparse.Namespace) -> int:
+    store = ResultStore(args.store or default_store(config))
     async with Desk(config) as desk:
         await desk.gather(args.wait)
         round_id = args.round or desk.hall.current_round()
+        stored = await asyncio.to_thread(store.of_round, round_id) if round_id else {}
 
-        def of_round(view: TableView) -> dict[str, Any] | None:
-            result = view.result
-            return result if result is not None and result.get("round") == round_id else None
+        def live() -> dict[str, dict[str, Any]]:
+            return {n: v.result for n, v in desk.hall.tables.items()
+                    if v.result is not None and v.result.get("round") == round_id}
 
-        await desk.gather(args.timeout, until=lambda: all(
-            of_round(v) for v in desk.hall.tables.values()))
-        got = {n: r for n, v in sorted(desk.hall.tables.items()) if (r := of_round(v))}
+        await desk.gather(args.timeout, until=lambda: set(desk.hall.tables) <= {
+            *stored, *live()})
+        got = {**stored, **live()}
+        acks = await store_and_acknowledge(desk, store, list(live().values()), args.timeout)
+        rows = [match_row(got[name]) for name in sorted(got)]
         missing = sorted(set(desk.hall.tables) - set(got))
-        if args.json:
-            print(json.dumps({"round": round_id, "results": got, "missing": missing}, indent=2))
-        else:
-            print(f"round {round_id}: {len(got)} of {len(desk.hall.tables)} results")
-            for name, result in got.items():
-                print(f"{name:12} {json.dumps(result.get('result'))}")
-            if missing:
-                print("missing: " + ", ".join(missing))
-        return EXIT_INCOMPLETE if missing or not desk.hall.tables else 0
+        print(f"round {round_id}: {len(got)} of {len(set(desk.hall.tables) | set(got))} "
+              "results")
+        if rows:
+            print("\n".join(render_results(rows)))
+        if missing:
+            print("missing: " + ", ".join(missing))
+        for outcome in acks:
+            if outcome.failed:
+                print(f"warning: {outcome.table}: stored, but the acknowledgement was "
+                      f"{outcome.word} {outcome.detail}".rstrip())
+        await asyncio.to_thread(_export, args, config.hall, round_id, rows, missing)
+        return EXIT_INCOMPLETE if missing or not got else 0
+
+
+def _export(args: argparse.Namespace, hall: str, round_id: str | None,
+            rows: list[dict[str, Any]], missing: list[str]) -> None:
+    """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
+    if args.csv:
+        _write_out(args.csv, csv_text(rows))
+    if args.json:
+        document = export_document(hall, round_id, rows, missing)
+        _write_out(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _write_out(target: str, text: str) -> None:
+    if target == "-":
+        sys.stdout.write(text)
+    else:
+        Path(target).write_text(text, encoding="utf-8")
 
 
 # -- the command line ---------------------------------------------------------------------
@@ -389,36 +621,66 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
     hall = sub.add_parser("hall", help="the tournament desk for hall mode (docs/hall.md)")
     desk = hall.add_subparsers(dest="hall_command", required=True)
 
-    def subcommand(name: str, help_text: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = desk.add_parser(name, help=help_text)
+    def subcommand(name: str, help_text: str, parent: Any = desk,
+                   timeout_s: float | None = 5.0) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = parent.add_parser(name, help=help_text)
         config_args(parser)
         parser.add_argument("--wait", type=float, default=2.0, metavar="S",
                             help="longest wait for the tables' retained state (default 2)")
+        if timeout_s is not None:
+            parser.add_argument("--timeout", type=float, default=timeout_s, metavar="S",
+                                help=f"how long to wait for the tables (default {timeout_s:g})")
         return parser
 
-    status_p = subcommand("status", "every table: state, clock, score, last seen, clock sync")
+    def store_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--store", metavar="DIR", type=Path,
+                            help="where the desk keeps the results "
+                            "(default: $XDG_STATE_HOME/timerd/hall-desk/<hall>)")
+
+    status_p = subcommand("status", "every table: state, clock, score, last seen, clock sync",
+                          timeout_s=None)
     status_p.add_argument("--once", action="store_true", help="print once and exit")
     status_p.add_argument("--json", action="store_true", help="print what is known as JSON")
+    rounds = desk.add_parser("round", help="a round's schedule").add_subparsers(
+        dest="round_command", required=True)
+    load_p = subcommand("load", "give every table its names and round from a CSV "
+                        "(round,table,home,away)", parent=rounds)
+    load_p.add_argument("file", metavar="FILE")
+    load_p.add_argument("--round", metavar="NAME", help="which round of FILE (default: its "
+                        "only one)")
     for name, help_text in (("start-round", "start a round on every table at one instant"),
                             ("pause", "pause every running table (ITHF 10.1)"),
-                            ("resume", "resume every paused table")):
+                            ("resume", "resume every paused table"),
+                            ("reset", "reset tables for a new match (not a match in play)")):
         parser = subcommand(name, help_text)
+        if name == "reset":
+            parser.add_argument("table", nargs="*", metavar="TABLE")
+            parser.add_argument("--all-finished", action="store_true",
+                                help="every table whose match has finished")
+            continue
         parser.add_argument("--table", action="append", default=[], metavar="ID",
-                            help="only this table (repeatable); default: every online table")
-        parser.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                            help="how long to wait for the tables' answers (default 5)")
+                            help="only this table (repeatable); default: every known table")
         if name == "start-round":
+            store_option(parser)
             when = parser.add_mutually_exclusive_group(required=True)
             when.add_argument("--in", dest="in_", metavar="DURATION",
                               help="start this long from now: 60s, 2m, 1m30s")
             when.add_argument("--at", metavar="HH:MM:SS", help="start at this local time today")
-            parser.add_argument("--round", metavar="NAME",
-                                help="the round's name (default: its start time)")
-    results_p = subcommand("results", "collect the round's results; name the missing tables")
+            parser.add_argument("--round", metavar="NAME", help="the round's name (default: "
+                                "the round loaded, else the start time)")
+    results_p = subcommand("results", "collect, acknowledge and export the round's results; "
+                           "name the missing tables", timeout_s=2.0)
+    store_option(results_p)
     results_p.add_argument("--round", metavar="NAME", help="default: the tables' current round")
-    results_p.add_argument("--timeout", type=float, default=2.0, metavar="S",
-                           help="how long to wait for missing results (default 2)")
-    results_p.add_argument("--json", action="store_true", help="print as JSON")
+    results_p.add_argument("--csv", metavar="FILE", help="export one row per match as CSV "
+                           "(- for standard output)")
+    results_p.add_argument("--json", metavar="FILE", help="export the round as JSON")
+    board_p = subcommand("board", "serve the hall board, a web page for a big screen",
+                         timeout_s=None)
+    board_p.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",
+                         help="listen on this address (0.0.0.0: every network; default "
+                         "127.0.0.1)")
+    board_p.add_argument("--port", type=int, default=8090, help="HTTP port (default 8090)")
 
 
 def main(config: Config, args: argparse.Namespace) -> int:
@@ -428,12 +690,17 @@ def main(config: Config, args: argparse.Namespace) -> int:
     except HallUnavailable as exc:
         print(f"timerd hall: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.hall_command == "board":
+        from timerd.hall_board import serve  # noqa: PLC0415 (aiohttp only for the board)
     run: dict[str, Callable[[], Any]] = {
         "status": lambda: status(hall, args),
+        "round": lambda: load_round(hall, args),
         "start-round": lambda: start_round(hall, args),
-        "pause": lambda: command(hall, args, lambda: {"command": "pause"}),
-        "resume": lambda: command(hall, args, lambda: {"command": "resume"}),
+        "pause": lambda: command(hall, args, lambda _: {"command": "pause"}),
+        "resume": lambda: command(hall, args, lambda _: {"command": "resume"}),
+        "reset": lambda: reset(hall, args),
         "results": lambda: results(hall, args),
+        "board": lambda: serve(hall, args),
     }
     try:
         code: int = asyncio.run(run[args.hall_command]())

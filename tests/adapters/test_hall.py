@@ -24,10 +24,12 @@ from timerd.adapters.hall import (
     Outbox,
     import_aiomqtt,
     parse_chrony_tracking,
+    parse_timesync_status,
     read_clock_sync,
     table_of,
 )
 from timerd.config import HallConfig
+from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.schema import SchemaError
 from timerd.service import Service
@@ -40,7 +42,8 @@ SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"
 
 def hall_config(broker: Broker | None = None, **overrides: Any) -> HallConfig:
     values: dict[str, Any] = {"enabled": True, "host": "127.0.0.1", "hall": "hall",
-                              "table": "t1", "reconnect_max_s": 0.05, "chronyc": "none"}
+                              "table": "t1", "reconnect_max_s": 0.05, "chronyc": "none",
+                              "timedatectl": "none"}
     if broker is not None:
         values["port"] = broker.port
     values.update(overrides)
@@ -109,6 +112,89 @@ def test_start_round_converts_the_wall_instant_once_to_the_loop_clock() -> None:
     ahead_at_command, _, round_id = asyncio.run(main())
     assert ahead_at_command == pytest.approx(60.0, abs=0.01)
     assert round_id == "R7"
+
+
+def replies_of(link: HallLink) -> list[dict[str, Any]]:
+    return [e for e in link._events if e["type"] == "reply"]
+
+
+def send(link: HallLink, **command: Any) -> dict[str, Any]:
+    """`command` from the desk to this table; its reply."""
+    link.on_message("timerd/hall/tables/t1/cmd", json.dumps(command).encode())
+    return replies_of(link)[-1]
+
+
+def test_teams_from_the_desk_name_the_sides_and_the_round_through_the_match() -> None:
+    async def main() -> None:
+        svc = service()
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")))
+        ok = send(link, command="teams", home="Åsa Müller", away="Jiří Novák", round="R3")
+        assert ok["ok"], ok
+        status = svc.status_dict()
+        assert status["teams"] == {"home": "Åsa Müller", "away": "Jiří Novák"}
+        assert status["round"] == "R3"
+        assert link.status_extra()["hall"]["round"] == "R3"
+        too_long = send(link, command="teams", home="x" * 41, away="B", round="R3")
+        assert not too_long["ok"]
+        assert "at most 40 printable characters" in too_long["error"]  # the match's own rule
+        assert not send(link, command="teams", home=1, away="B")["ok"]
+        svc.match.phase = Phase.RUNNING  # a match in play keeps its round's names
+        refused = send(link, command="teams", home="C", away="D", round="R4")
+        assert refused["error"] == ("teams refused: the match of round R3 is running; names "
+                                    "for round R4 after it")
+        assert svc.status().round == "R3"
+        fixed = send(link, command="teams", home="Åsa Müller", away="J. Novák", round="R3")
+        assert fixed["ok"]  # the same round: a name put right mid-match
+
+    asyncio.run(main())
+
+
+def test_start_round_resets_a_finished_table_only_once_the_desk_has_its_result() -> None:
+    async def main() -> None:
+        svc = service()
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")), wall=lambda: 1000.0)
+        link.outbox.add = lambda message: None  # type: ignore[assignment,method-assign,return-value]
+        svc.match.phase = Phase.FINISHED  # a match that ended (its rules are the core's tests)
+        first = send(link, command="start_round", at=1030.0, round="R2", id="s1")
+        assert not first["ok"]
+        assert "not at the desk yet (no result sent by this run)" in first["error"]
+        result_id = link.publish_result(SAMPLE_RESULT)
+        assert link.status_extra()["hall"]["result"] == {"id": result_id, "round": None,
+                                                         "acked": False}
+        second = send(link, command="start_round", at=1030.0, round="R2")
+        assert not second["ok"]
+        assert f"result {result_id} not acknowledged" in second["error"]
+        wrong = send(link, command="ack", result="nonsense")
+        assert not wrong["ok"]
+        assert send(link, command="ack", result=result_id)["ok"]
+        assert link.status_extra()["hall"]["result"]["acked"] is True
+        third = send(link, command="start_round", at=1030.0, round="R2")
+        assert third["ok"], third
+        assert third["detail"].startswith("reset (result acknowledged), scheduled")
+        assert svc.match.phase is Phase.SCHEDULED
+
+    asyncio.run(main())
+
+
+def test_the_desk_resets_a_finished_or_idle_table_never_a_match_in_play() -> None:
+    async def main() -> None:
+        svc = service()
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")))
+        assert send(link, command="reset", finished_only=True)["detail"] == "idle already"
+        svc.match.phase = Phase.FINISHED
+        done = send(link, command="reset")
+        assert done["ok"]
+        assert done["detail"].startswith("idle (no result sent by this run: it stays")
+        svc.match.phase = Phase.PAUSED
+        for finished_only in (False, True):
+            refused = send(link, command="reset", finished_only=finished_only)
+            assert not refused["ok"]
+            assert "the match is paused; only a long press of RESET" in refused["error"]
+        svc.match.phase = Phase.SCHEDULED
+        refused = send(link, command="reset", finished_only=True)
+        assert refused["error"] == "reset refused: the match is scheduled, not finished"
+
+    asyncio.run(main())
 
 
 def test_table_of_reads_the_table_from_a_topic() -> None:
@@ -211,7 +297,10 @@ def test_a_result_left_in_the_outbox_by_a_stopped_daemon_is_sent_by_the_next_run
     observer = Observer(mosquitto.port)
 
     async def second_run() -> None:
-        async with wired(HallLink(hall_config(mosquitto), service(), Outbox(outbox_dir))):
+        async with wired(HallLink(hall_config(mosquitto), service(),
+                                  Outbox(outbox_dir))) as link:
+            # It holds that result for the desk, as the run that made it did.
+            assert link.result == {"id": result_id, "round": None, "acked": False}
             await asyncio.to_thread(observer.wait_for, lambda _: observer.last(
                 "t1", "results"), 15, "the earlier run's result")
 
@@ -255,13 +344,77 @@ def test_chrony_tracking_is_read_as_offset_and_sync_state() -> None:
     assert parse_chrony_tracking("506 Cannot talk to daemon").synced is None
 
 
+# Captured from systemd 252 (Debian 12, Raspberry Pi OS bookworm) and 255 (a UTF-8 locale).
+TIMESYNC_SYNCED = """\
+       Server: 192.168.10.1 (desk.local)
+Poll interval: 34min 8s (min: 32s; max 34min 8s)
+         Leap: normal
+      Version: 4
+      Stratum: 3
+    Reference: C0A80A01
+    Precision: 1us (-25)
+Root distance: 1.201ms (max: 5s)
+       Offset: -1.017ms
+        Delay: 1.123ms
+       Jitter: 412us
+ Packet count: 42
+    Frequency: +12.345ppm
+"""
+TIMESYNC_BEHIND = TIMESYNC_SYNCED.replace("-1.017ms", "+1min 2.5s").replace(
+    "412us", "870μs")
+TIMESYNC_NO_ANSWER = """\
+       Server: n/a (desk.local)
+Poll interval: 0 (min: 32s; max 34min 8s)
+ Packet count: 0
+"""
+
+
+def test_timesyncd_status_is_read_as_offset_and_sync_state() -> None:
+    # timesyncd's offset is the server's time minus this clock's: -1.017 ms is 1.017 ahead.
+    assert parse_timesync_status(TIMESYNC_SYNCED) == ClockSync(
+        "timesyncd", synced=True, offset_ms=1.017,
+        detail="leap normal, server 192.168.10.1 (desk.local)")
+    assert parse_timesync_status(TIMESYNC_BEHIND).offset_ms == -62500.0
+    unsynced = parse_timesync_status(TIMESYNC_SYNCED.replace("normal", "not synchronized"))
+    assert unsynced.synced is False
+    none_yet = parse_timesync_status(TIMESYNC_NO_ANSWER)
+    assert (none_yet.synced, none_yet.offset_ms) == (False, None)
+    assert "no NTP answer yet" in none_yet.detail
+    assert parse_timesync_status("Failed to connect to bus: Host is down").synced is None
+
+
+def fake_tools(directory: Path, name: str, argument: str, output: str,
+               error: str) -> tuple[Path, Path]:
+    """A `name` that prints `output` when given `argument`, and one that fails with `error`."""
+    fake, down = directory / name, directory / f"{name}-down"
+    fake.write_text(f"#!/bin/sh\n[ \"$1\" = {argument} ] && cat <<'X'\n{output}X\n")
+    down.write_text(f"#!/bin/sh\necho '{error}' >&2\nexit 1\n")
+    for tool in (fake, down):
+        tool.chmod(0o755)
+    return fake, down
+
+
+def test_timesyncd_is_asked_where_chrony_is_not_installed(tmp_path: Path) -> None:
+    fake, down = fake_tools(tmp_path, "timedatectl", "timesync-status", TIMESYNC_SYNCED,
+                            "Failed to connect to bus: Host is down")
+    no_chrony = str(tmp_path / "chronyc")
+
+    async def main() -> list[ClockSync]:
+        return [await read_clock_sync(no_chrony, 5.0, str(p))
+                for p in (fake, down, tmp_path / "missing")]
+
+    ok, failing, neither = asyncio.run(main())
+    assert (ok.source, ok.synced, ok.offset_ms) == ("timesyncd", True, 1.017)
+    assert (failing.source, failing.synced) == ("timesyncd", None)
+    assert failing.detail == "Failed to connect to bus: Host is down"
+    assert neither.source == "none"
+    assert "chronyc: No such file" in neither.detail
+    assert "missing: No such file" in neither.detail
+
+
 def test_chronyc_is_run_and_its_absence_or_failure_is_reported(tmp_path: Path) -> None:
-    fake = tmp_path / "chronyc"
-    fake.write_text(f"#!/bin/sh\n[ \"$1\" = tracking ] && cat <<'X'\n{CHRONY_SYNCED}X\n")
-    fake.chmod(0o755)
-    failing = tmp_path / "chronyc-down"
-    failing.write_text("#!/bin/sh\necho '506 Cannot talk to daemon' >&2\nexit 1\n")
-    failing.chmod(0o755)
+    fake, failing = fake_tools(tmp_path, "chronyc", "tracking", CHRONY_SYNCED,
+                               "506 Cannot talk to daemon")
 
     async def main() -> list[ClockSync]:
         return [await read_clock_sync(str(p), 5.0)

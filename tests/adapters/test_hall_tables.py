@@ -22,9 +22,14 @@ from tests.hall_rig import Broker, Observer, Table, stop_all, write_profile
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
 
-#: The start signals of tables on one machine must agree to within this (measured: ~1 ms;
-#: generous for a loaded CI machine; bench/hall_skew.py measures the real figures).
+#: The start signals of tables on one machine must agree to within this, once each table's
+#: own lateness in waking (`late_ms`: CPU contention, measured by bench/hall_skew.py) is taken
+#: out: that is the part the hall link decides (delivery ahead of time, the one conversion of
+#: the instant to the loop's clock). Measured: ~1 ms; generous for a loaded CI machine.
 SKEW_LIMIT_S = 0.05
+#: Including the lateness: 3 daemons waking at one instant on 2 cores shared with other work
+#: (bench/hall_skew.py: 8 ms at 10 tables on a loaded machine, 571 ms in its busiest round).
+LOADED_SKEW_LIMIT_S = 1.0
 
 
 @pytest.fixture
@@ -50,6 +55,13 @@ def wall_of(observer: Observer, table: str, signal_kind: str) -> float | None:
                  if e["type"] == "signal" and e["signal"] == signal_kind), None)
 
 
+def planned_wall_of(observer: Observer, table: str, signal_kind: str) -> float | None:
+    """When the table meant to give the signal, on its wall clock: the signal's `wall` less
+    how late its loop woke for it (`late_ms`)."""
+    return next((e["wall"] - e["late_ms"] / 1000 for e in observer.events(table)
+                 if e["type"] == "signal" and e["signal"] == signal_kind), None)
+
+
 def reply(observer: Observer, table: str, command_id: str) -> dict[str, Any] | None:
     return next((e for e in observer.events(table)
                  if e["type"] == "reply" and e.get("id") == command_id), None)
@@ -66,9 +78,11 @@ def test_tables_give_their_start_signal_at_the_same_instant(
                                          "id": "go"})
     starts = {t.name: observer.wait_for(lambda _, t=t: wall_of(observer, t.name, "start"),
                                         20, f"{t.name} start signal") for t in tables}
-    skew = max(starts.values()) - min(starts.values())
-    assert skew < SKEW_LIMIT_S, starts
-    for name, wall in starts.items():
+    assert max(starts.values()) - min(starts.values()) < LOADED_SKEW_LIMIT_S, starts
+    planned = {t.name: observer.wait_for(lambda _, t=t: planned_wall_of(
+        observer, t.name, "start"), 5, "start event") for t in tables}
+    assert max(planned.values()) - min(planned.values()) < SKEW_LIMIT_S, planned
+    for name, wall in planned.items():
         assert abs(wall - at) < SKEW_LIMIT_S, (name, wall - at)
     for table in tables:
         # On the table's own clock: scheduled, pre-signal 0.5 s before the start (the lead).
@@ -138,7 +152,8 @@ def test_a_late_start_round_shortens_the_pre_signal_or_is_refused(
     refused = observer.wait_for(lambda _: reply(observer, "too-late", "a"), 20, "refusal")
     assert refused["ok"] is False
     assert "too late for the 15 s pre-signal ITHF 4.4" in refused["error"]
-    started = observer.wait_for(lambda _: wall_of(observer, "late", "start"), 25, "late start")
+    started = observer.wait_for(lambda _: planned_wall_of(observer, "late", "start"), 25,
+                                "late start")
     assert abs(started - (now + 9.95)) < SKEW_LIMIT_S
     late = tables[0]
     start = late.wait_event(lambda e: e.get("signal") == "start", 5, "start in file")

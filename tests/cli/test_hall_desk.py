@@ -12,12 +12,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import wired
-from tests.hall_rig import ROOT, Broker, Observer, Table, stop_all, write_profile
-from timerd import profiles
+from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
+from timerd import hall_desk, profiles
 from timerd.adapters.hall import HallLink, Outbox
 from timerd.config import HallConfig
 from timerd.core.match import Match
@@ -97,23 +98,29 @@ def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() ->
     assert hall.current_round() == "R2"
 
 
+def test_the_desk_bounds_what_it_takes_from_the_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hall_desk, "MAX_TABLES", 3)
+    hall = Hall("hall")
+    big = json.dumps({"phase": "running", "pad": "x" * hall_desk.MAX_PAYLOAD_BYTES}).encode()
+    hall.take("timerd/hall/tables/t1/state", big)
+    hall.take("timerd/hall/tables/t1/state", b"[" * 100 + b"]" * 100)
+    assert hall.tables["t1"].state is None  # too big, too deep: not parsed, not kept
+    for number in range(100):
+        hall.take("timerd/hall/tables/t1/events", json.dumps(
+            {"type": "reply", "id": f"c{number}", "ok": True}).encode())
+    assert list(hall.tables["t1"].replies) == [f"c{n}" for n in range(68, 100)]
+    for name in ("t2", "t3", "t4", "t5"):
+        hall.take(f"timerd/hall/tables/{name}/status", b"online")
+    assert sorted(hall.tables) == ["t1", "t2", "t3"]  # a fourth id is not a table we follow
+
+
 # -- a whole round against real tables -------------------------------------------------------
 
 @pytest.fixture
 def two_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
-    profile = write_profile(tmp_path / "round.toml", period_s=60, lead_s=0.3)
-    tables = [Table(tmp_path, name, mosquitto.port, profile) for name in ("a1", "a2")]
-    observer = Observer(mosquitto.port)
-    for table in tables:
-        table.start()
-    try:
-        for table in tables:
-            observer.wait_for(lambda _, t=table: (m := observer.last(t.name, "status"))
-                              is not None and m.payload == b"online", 20, f"{table.name} online")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=60, lead_s=0.3) as (
+            _, tables):
         yield mosquitto, tables
-    finally:
-        observer.close()
-        stop_all(tables)
 
 
 def test_a_round_from_the_desk_start_pause_resume_status(
@@ -148,8 +155,8 @@ def test_a_round_from_the_desk_start_pause_resume_status(
 
     resumed = desk(broker, "resume", "--table", "a2")
     assert resumed.returncode == 0
-    assert "a2" in resumed.stdout
-    assert "a1" not in resumed.stdout
+    assert "a2           ok       running" in resumed.stdout
+    assert "a1           -        not asked" in resumed.stdout  # every table is listed
     tables[1].wait_event(lambda e: e.get("state") == "running" and e.get("previous") ==
                          "paused", 5, "resumed")
     assert not any(e.get("previous") == "paused" for e in tables[0].events())
@@ -169,7 +176,7 @@ def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
             await link.__aenter__()
             link.round = "R3"
             links.append(link)
-        links[0].publish_result({"home": "Ann", "away": "Bob", "goals": [5, 2]})
+        links[0].publish_result(RECORD)
         deadline = time.monotonic() + 10
         while links[0].outbox.pending() or not all(link.connected for link in links):
             assert time.monotonic() < deadline, "results not acknowledged"
@@ -181,11 +188,21 @@ def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
     def check_desk() -> None:
         out = desk(mosquitto, "results", "--timeout", "0.2")
         assert out.returncode == 1, out.stdout + out.stderr
-        assert "round R3: 1 of 2 results" in out.stdout
-        assert 'b1           {"home": "Ann", "away": "Bob", "goals": [5, 2]}' in out.stdout
-        assert "missing: b2" in out.stdout
+        assert out.stdout.splitlines() == [
+            "round R3: 1 of 2 results",
+            "TABLE  HOME        AWAY        SCORE  ENDED     OVERTIME  DURATION",
+            "b1     Åsa Müller  Jiří Novák  5:2    overtime  0:31      5:48",
+            "missing: b2"]
 
     asyncio.run(tables())
+
+
+#: A result record as the results file writes it (timerd.adapters.results), trimmed.
+RECORD = {"match_id": "20240314T100000Z-abc123", "profile": "ithf-playoff",
+          "teams": {"home": "Åsa Müller", "away": "Jiří Novák"}, "round": "R3",
+          "started": "2024-03-14T10:00:00.000+00:00", "finished": "2024-03-14T10:05:48.250+00:00",
+          "score": {"home": 5, "away": 2}, "how": "overtime", "winner": "home", "side": None,
+          "played_s": 331.0, "overtime_s": 31.0, "replays": 0, "goals": []}
 
 
 def test_the_desk_says_when_the_broker_cannot_be_reached(mosquitto: Broker) -> None:
@@ -194,3 +211,113 @@ def test_the_desk_says_when_the_broker_cannot_be_reached(mosquitto: Broker) -> N
     assert out.returncode == 2
     assert f"broker 127.0.0.1:{mosquitto.port}" in out.stderr
     assert "refused" in out.stderr.lower()
+
+
+# -- a round from the schedule to the results, without walking -------------------------------
+
+SCHEDULE = """round,table,home,away
+R1,a1,Åsa Müller,Jiří Novák
+R1,a2,Łukasz Żółw,Søren Ødegård
+R2,a1,Åsa Müller,Łukasz Żółw
+"""
+
+
+@pytest.fixture
+def short_tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
+    """Three tables whose matches last 1.5 s: a1 and a2 play, a3 goes offline."""
+    with running_tables(mosquitto, tmp_path, ("a1", "a2", "a3"), period_s=1.5,
+                        lead_s=0.3) as (observer, tables):
+        tables[2].stop()  # a clean stop: retained "offline"
+        observer.wait_for(lambda _: link_is(observer, "a3", b"offline"), 20, "a3 offline")
+        yield mosquitto, tables[:2]
+
+
+def lines_of(out: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """The outcome line per table of a desk command's output."""
+    return {line.split()[0]: line for line in out.stdout.splitlines()
+            if line[:2] in ("a1", "a2", "a3", "a9")}
+
+
+def test_a_round_from_the_schedule_to_the_results_without_walking(
+        short_tables: tuple[Broker, list[Table]], tmp_path: Path) -> None:
+    broker, tables = short_tables
+    schedule = tmp_path / "schedule.csv"
+    schedule.write_text(SCHEDULE, encoding="utf-8")
+    several = desk(broker, "round", "load", str(schedule))
+    assert several.returncode == 2
+    assert "holds 2 rounds (R1, R2); say which with --round" in several.stderr
+
+    loaded = desk(broker, "round", "load", str(schedule), "--round", "R1")
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    rows = lines_of(loaded)
+    assert rows["a1"].split(None, 2)[1:] == ["ok", "Åsa Müller - Jiří Novák, round R1"]
+    assert "ok       Łukasz Żółw - Søren Ødegård, round R1" in rows["a2"]
+    assert rows["a3"] == "a3           -        no match in round R1"
+
+    started = desk(broker, "start-round", "--in", "1s")  # the round loaded: R1
+    assert "round R1: start signal at" in started.stdout
+    assert started.returncode == 1  # a3 is offline, and said so
+    rows = lines_of(started)
+    assert rows["a3"] == "a3           OFFLINE  last state idle"
+    assert "ok       scheduled: start signal in" in rows["a1"]
+    for table in tables:
+        table.wait_event(lambda e: e.get("state") == "finished", 20, "finished")
+
+    again = desk(broker, "start-round", "--in", "2s", "--round", "R2", "--table", "a1",
+                 "--table", "a2")
+    # Both results are stored and acknowledged, so both tables reset themselves.
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "a1: result stored and acknowledged" in again.stdout
+    assert "ok       reset (result acknowledged), scheduled" in lines_of(again)["a2"]
+    assert "a3           -        not asked" in again.stdout
+    busy = desk(broker, "start-round", "--in", "5s", "--table", "a1")
+    assert busy.returncode == 1
+    assert "REFUSED  start refused:" in lines_of(busy)["a1"]
+
+    export_csv, export_json = tmp_path / "r1.csv", tmp_path / "r1.json"
+    got = desk(broker, "results", "--round", "R1", "--csv", str(export_csv),
+               "--json", str(export_json))
+    assert "round R1: 2 of 3 results" in got.stdout  # from the desk's store
+    table = got.stdout.splitlines()
+    assert table[1].split() == ["TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME",
+                                "DURATION"]
+    assert table[2].startswith("a1     Åsa Müller   Jiří Novák     0:0    regular  -")
+    assert "missing: a3" in got.stdout
+    assert got.returncode == 1
+    check_export_against_the_docs(export_csv.read_text(encoding="utf-8"),
+                                  json.loads(export_json.read_text(encoding="utf-8")))
+
+    for table in tables:  # round 2 over, its results not collected: reset from the desk
+        wait_until(lambda t=table: sum(e.get("state") == "finished" for e in t.events()) == 2,
+                   20, f"{table.name}: round 2 finished")
+    reset = desk(broker, "reset", "--all-finished")
+    assert reset.returncode == 1  # a3 is offline
+    assert "ok       idle (result " in lines_of(reset)["a1"]
+    assert "not acknowledged: it stays in the outbox" in lines_of(reset)["a2"]
+    assert lines_of(reset)["a3"].startswith("a3           OFFLINE")
+
+
+def docs_block(after: str) -> str:
+    """The first fenced block after the line `after` in docs/hall.md."""
+    text = (ROOT / "docs" / "hall.md").read_text(encoding="utf-8")
+    rest = text[text.index(after):]
+    start = rest.index("```")
+    body = rest[rest.index("\n", start) + 1:]
+    return body[:body.index("```")]
+
+
+def check_export_against_the_docs(csv_text: str, document: dict[str, Any]) -> None:
+    """docs/hall.md's examples have the columns and the types of the real export."""
+    documented_csv = docs_block("Results for the tournament software").splitlines()
+    real_csv = csv_text.splitlines()
+    assert documented_csv[0] == real_csv[0]
+    assert len(documented_csv[1].split(",")) == len(real_csv[1].split(","))
+    documented = json.loads(docs_block("The same round as JSON"))
+    assert documented.keys() == document.keys()
+    assert documented["version"] == document["version"]
+    assert documented["columns"] == document["columns"] == real_csv[0].split(",")
+    real_row, documented_row = document["matches"][0], documented["matches"][0]
+    assert list(documented_row) == list(real_row)
+    for column, value in real_row.items():
+        assert type(documented_row[column]) is type(value) or None in (
+            value, documented_row[column]), column

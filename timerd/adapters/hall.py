@@ -12,8 +12,14 @@ Every table of a hall publishes under `timerd/<hall>/tables/<table>/`:
 
 It takes commands on `timerd/<hall>/cmd` (the whole hall) and `.../tables/<table>/cmd`:
 `start_round` (a start instant as epoch seconds, ITHF 4.4 pre-signal before it), `pause` and
-`resume` (the lights went out, ITHF 10.1). Anything else, malformed JSON, or a command for
-another hall is ignored with a log line: nothing from the broker can stop a match.
+`resume` (the lights went out, ITHF 10.1), `teams` (the names and the round from the desk's
+schedule), `ack` (the desk has stored a result) and `reset`. Anything else, malformed JSON, or
+a command for another hall is ignored with a log line: nothing from the broker can stop a match.
+
+A finished match's result stays on the table (its status shows it, `hall.result`) until the
+desk acknowledges it: only then does a `start_round` reset the table by itself, so no result is
+lost to a new round (issue 19). The desk's `reset` resets a finished table whose result is not
+acknowledged (the result stays in the outbox and the results file), never a match in play.
 
 A command payload is at most `MAX_COMMAND_BYTES` bytes and `MAX_DEPTH` levels deep, checked
 before it is parsed (`untrusted.loads_bounded`): a 40 MiB message is not parsed at all, and
@@ -37,6 +43,7 @@ import json
 import logging
 import math
 import re
+import shutil
 import ssl
 import time
 import uuid
@@ -48,7 +55,7 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from timerd.config import HallConfig, hall_outbox
-from timerd.core.effects import CommandRefused, Effect, Signal, Tick
+from timerd.core.effects import CommandRefused, Effect, Phase, Signal, Tick
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
@@ -68,6 +75,13 @@ MAX_COMMAND_BYTES = 4096
 BROKER_TIMEOUT_S = 10.0
 #: How long a stop waits for the link to say "offline" and disconnect (real seconds).
 STOP_S = 5.0
+#: The format of the result message on `tables/<table>/results` (docs/hall.md).
+RESULT_VERSION = 1
+#: Ids of this run's earlier results an `ack` may still name (a desk that was behind).
+RESULT_IDS = 100
+#: A match is in play here: the desk may neither reset it nor give it another round's names
+#: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
+IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
 
 
 class HallUnavailable(RuntimeError):
@@ -155,7 +169,7 @@ class ClockSync:
     table whose clock is off starts its round off by as much.
     """
 
-    source: str  # "chrony", or "none"
+    source: str  # "chrony", "timesyncd", or "none"
     synced: bool | None = None
     offset_ms: float | None = None  # positive: this clock is ahead
     detail: str = ""
@@ -188,26 +202,83 @@ def parse_chrony_tracking(text: str) -> ClockSync:
                      offset_ms=round(offset_ms, 3), detail=f"leap status {leap}")
 
 
-async def read_clock_sync(command: str, timeout_s: float) -> ClockSync:
-    """Ask chrony (`<command> tracking`); ClockSync("none") when it cannot be asked."""
-    if command.lower() in ("", "none"):
-        return ClockSync("none", detail="not asked (hall.chronyc = none)")
+_TIMESPAN_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(min|ms|us|µs|μs|ns|s|h|d)\b")
+_TIMESPAN_S = {"d": 86400.0, "h": 3600.0, "min": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6,
+               "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
+
+
+def parse_timesync_status(text: str) -> ClockSync:
+    """`timedatectl timesync-status` (systemd-timesyncd, Raspberry Pi OS's default) as a
+    ClockSync.
+
+    "Offset: -1.017ms" is how far the server's time was from this clock at the last exchange
+    (systemd's time span: `+1min 2.5s`, `-870us`, `μs` in a UTF-8 locale); timesyncd
+    corrects by as much, so it is this clock's error with the sign turned (negative offset:
+    this clock is ahead). "Leap: not synchronized", or no Offset line (no server answered
+    yet), means it is not synchronised.
+    """
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    if "Server" not in fields and "Poll interval" not in fields:
+        return ClockSync("timesyncd", detail="unreadable timedatectl output")
+    offset = fields.get("Offset")
+    parts = _TIMESPAN_PART.findall(offset or "")
+    if not parts:
+        return ClockSync("timesyncd", synced=False,
+                         detail=f"no NTP answer yet (server {fields.get('Server', '?')})")
+    sign = -1.0 if offset and offset.startswith("-") else 1.0
+    ahead_ms = round(-sign * sum(float(n) * _TIMESPAN_S[unit] for n, unit in parts) * 1000, 3)
+    leap = fields.get("Leap", "")
+    return ClockSync("timesyncd", synced=leap != "not synchronized", offset_ms=ahead_ms,
+                     detail=f"leap {leap or '?'}, server {fields.get('Server', '?')}")
+
+
+async def _ask(*argv: str, timeout_s: float) -> tuple[str | None, str]:
+    """Run `argv`: (its output, "") when it succeeded, else (None, why not)."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            command, "tracking", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     except OSError as exc:
-        return ClockSync("none", detail=f"{command}: {exc.strerror or exc}")
+        return None, f"{argv[0]}: {exc.strerror or exc}"
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
     except TimeoutError:
         proc.kill()
         await proc.wait()
-        return ClockSync("chrony", detail=f"{command} tracking did not answer")
+        return None, f"{' '.join(argv)} did not answer"
     if proc.returncode != 0:
         why = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
-        return ClockSync("chrony", detail=why)
-    return parse_chrony_tracking(out.decode(errors="replace"))
+        return None, why.splitlines()[0]
+    return out.decode(errors="replace"), ""
+
+
+async def read_clock_sync(chronyc: str, timeout_s: float,
+                          timedatectl: str = "none") -> ClockSync:
+    """Ask chrony (`<chronyc> tracking`); where chrony is not installed, systemd-timesyncd
+    (`<timedatectl> timesync-status`); ClockSync("none") when neither can be asked.
+
+    ("none" for either: do not ask it.)
+    """
+    tried = []
+    if chronyc.lower() not in ("", "none"):
+        out, why = await _ask(chronyc, "tracking", timeout_s=timeout_s)
+        if out is not None:
+            return parse_chrony_tracking(out)
+        if shutil.which(chronyc) is not None:  # installed, but it failed: that is the answer
+            return ClockSync("chrony", detail=why)
+        tried.append(why)
+    if timedatectl.lower() not in ("", "none"):
+        out, why = await _ask(timedatectl, "timesync-status", timeout_s=timeout_s)
+        if out is not None:
+            return parse_timesync_status(out)
+        if shutil.which(timedatectl) is not None:
+            return ClockSync("timesyncd", detail=why)
+        tried.append(why)
+    return ClockSync("none", detail="; ".join(tried) or
+                     "not asked (hall.chronyc and hall.timedatectl = none)")
 
 
 # -- results waiting for the broker -------------------------------------------------------
@@ -300,6 +371,9 @@ class HallLink:
         self.round: str | None = None
         self.connected = False
         self.clock_sync = ClockSync("none", detail="not read yet")
+        #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
+        self.result: dict[str, Any] | None = None
+        self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
         self._state_due = True
@@ -310,6 +384,9 @@ class HallLink:
             "start_round": self._start_round,
             "pause": lambda _: self._execute("pause"),
             "resume": lambda _: self._execute("resume"),
+            "teams": self._teams,
+            "ack": self._ack,
+            "reset": self._reset,
         }
 
     async def __aenter__(self) -> HallLink:
@@ -317,6 +394,7 @@ class HallLink:
         left = self.outbox.load()
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
+            self._take_up(self.outbox.pending())
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._connect_forever(mqtt), name="hall-link"),
                        loop.create_task(self._watch_clock(), name="hall-clock")]
@@ -359,15 +437,29 @@ class HallLink:
         It returns at once with the result's id; the result is saved to the outbox and sent
         whenever the broker is reachable, also after a restart of this daemon.
         """
-        message = {"id": uuid.uuid4().hex, "hall": self.config.hall, "table": self.table,
+        result_id = uuid.uuid4().hex
+        message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
+                   "table": self.table,
                    "round": self.round, "wall": self.wall(), "result": dict(result)}
         self.outbox.add(message)
+        self.result = {"id": result_id, "round": self.round, "acked": False}
+        self._result_ids.append(result_id)
+        self._state_due = True
         self._kick.set()
-        return str(message["id"])
+        return result_id
+
+    def _take_up(self, entries: list[OutboxEntry]) -> None:
+        """Results an earlier run left unsent: this table holds the latest for the desk (and
+        a start_round waits for its acknowledgement), as the run that made it did."""
+        for entry in entries:
+            message = json.loads(entry.payload)  # Outbox.load parsed it once already
+            self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
+            self._result_ids.append(entry.id)
 
     def status_extra(self) -> dict[str, Any]:
         return {"hall": {"name": self.config.hall, "table": self.table, "round": self.round,
-                         "connected": self.connected, "clock": self.clock_sync.to_dict()}}
+                         "connected": self.connected, "clock": self.clock_sync.to_dict(),
+                         "result": None if self.result is None else dict(self.result)}}
 
     def _queue_event(self, record: dict[str, Any]) -> None:
         if len(self._events) >= EVENT_BACKLOG:
@@ -424,20 +516,85 @@ class HallLink:
     def _execute(self, command: str, *args: str) -> str:
         return self.service.execute(command, *args).phase.value
 
+    def _phase(self) -> Phase:
+        return self.service.status().phase
+
     def _start_round(self, message: Mapping[str, Any]) -> str:
         """ITHF 4.4 for a whole hall: the start signal sounds at the instant `at` (epoch).
 
         The instant is converted to the loop's monotonic clock once, here; a later step of
-        the wall clock (NTP) does not move the start.
+        the wall clock (NTP) does not move the start. A finished match whose result the desk
+        has acknowledged is reset first (no walk to the table); one whose result is not at
+        the desk yet is refused, so a result is never lost to a new round.
         """
         at = message.get("at")
         if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
             raise CommandRefused('start_round needs "at": the start instant in epoch seconds')
         round_id = message.get("round")
+        if round_id is not None and not isinstance(round_id, str):
+            raise CommandRefused('start_round: "round" must be a string')
+        reset = ""
+        if self._phase() is Phase.FINISHED:
+            if self.result is None or not self.result["acked"]:
+                raise CommandRefused(
+                    "start refused: the finished match's result is not at the desk yet "
+                    f"({self._result_state()}); `timerd hall results` collects it, "
+                    "`timerd hall reset` resets this table anyway")
+            self._execute("reset")
+            reset = "reset (result acknowledged), "
         lead_s = (at - self.wall()) * self.rate
         phase = self._execute("start_in", repr(lead_s))
-        self.round = None if round_id is None else str(round_id)
-        return f"{phase}: start signal in {lead_s / self.rate:.3f} s"
+        if round_id is not None:
+            self.round = round_id
+        return f"{reset}{phase}: start signal in {lead_s / self.rate:.3f} s"
+
+    def _result_state(self) -> str:
+        if self.result is None:
+            return "no result sent by this run"
+        return f"result {self.result['id']} not acknowledged"
+
+    def _teams(self, message: Mapping[str, Any]) -> str:
+        """The sides' names and the round from the desk's schedule (`timerd hall round
+        load`), through the match's own `teams` command: its limits and refusals apply."""
+        home, away, round_id = (message.get(k, "") for k in ("home", "away", "round"))
+        if not all(isinstance(v, str) for v in (home, away, round_id)):
+            raise CommandRefused('teams needs "home", "away" and "round" as strings')
+        if round_id != (self.round or "") and self._phase() in IN_PLAY:
+            raise CommandRefused(f"teams refused: the match of round {self.round or '(none)'} "
+                                 f"is {self._phase()}; names for round {round_id} after it")
+        self._execute("teams", home, away, round_id)
+        self.round = round_id or self.round
+        return f"{home} - {away}" + (f", round {round_id}" if round_id else "")
+
+    def _ack(self, message: Mapping[str, Any]) -> str:
+        """The desk has stored the result `result` (its id): a start_round may reset now."""
+        result_id = message.get("result")
+        if self.result is not None and result_id == self.result["id"]:
+            self.result["acked"] = True
+            self._state_due = True
+            self._kick.set()
+            return f"result {result_id} acknowledged"
+        if result_id in self._result_ids:
+            return f"result {result_id} acknowledged (an earlier one)"
+        raise CommandRefused(f"ack refused: this table sent no result {str(result_id)[:40]!r} "
+                             f"({self._result_state()})")
+
+    def _reset(self, message: Mapping[str, Any]) -> str:
+        """The desk resets this table for a new match: never a match in play (that takes a
+        long press at the table); a finished one even when its result is not acknowledged
+        (it stays in the outbox until the broker has it, and in the results file).
+        `finished_only` (`timerd hall reset --all-finished`): an idle table is left alone."""
+        phase = self._phase()
+        if phase in IN_PLAY:
+            raise CommandRefused(f"reset refused: the match is {phase}; only a long press "
+                                 "of RESET at the table resets a match in play")
+        if message.get("finished_only") and phase is not Phase.FINISHED:
+            if phase is Phase.IDLE:
+                return "idle already"
+            raise CommandRefused(f"reset refused: the match is {phase}, not finished")
+        unsent = "" if phase is not Phase.FINISHED or (self.result or {}).get("acked") \
+            else f" ({self._result_state()}: it stays in the outbox and the results file)"
+        return self._execute("reset") + unsent
 
     # -- the connection --------------------------------------------------------------------
 
@@ -516,7 +673,8 @@ class HallLink:
 
     async def _watch_clock(self) -> None:
         while True:
-            sync = await read_clock_sync(self.config.chronyc, 5.0 * self.rate)
+            sync = await read_clock_sync(self.config.chronyc, 5.0 * self.rate,
+                                         self.config.timedatectl)
             if sync != self.clock_sync:
                 if sync.synced is False:
                     log.warning("this table's clock is not synchronised (%s)", sync.detail)

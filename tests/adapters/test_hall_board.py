@@ -1,0 +1,170 @@
+"""The hall board (`timerd hall board`) in Debian's headless chromium, against real tables on a
+real mosquitto, and 40 tables' retained states for the layout.
+
+Every wait is on a condition in the page with a timeout; nothing sleeps to let time pass. How
+fast a change reaches the screen is measured by bench/hall_skew.py, not asserted here: a
+loaded 2-core machine would make a 200 ms assertion flaky.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
+
+from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
+from timerd.hall_board import BOARD_VERSION
+
+#: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
+
+def page_of(browser: Browser, width: int, height: int) -> Page:
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.on("pageerror", lambda exc: pytest.fail(f"script error in the board: {exc}"))
+    return page
+
+
+class BoardProcess:
+    """`timerd hall board` as a process, on a free loopback port."""
+
+    def __init__(self, broker: Broker, directory: Path, hall: str = "hall") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        log = (directory / f"board-{hall}.log").open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "timerd", "hall", "board", "--port", str(self.port),
+             "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
+             "-o", f'hall.hall="{hall}"'], cwd=ROOT, stdout=log, stderr=log)
+        log.close()
+        self.log = directory / f"board-{hall}.log"
+        wait_until(self.ready, 30, "the board's HTTP port")
+
+    def ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"the board exited: {self.log.read_text()}")
+        return "hall board of" in self.log.read_text()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def desk(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
+         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        check=False)
+
+
+def test_the_board_shows_real_tables_and_follows_them(
+        mosquitto: Broker, tmp_path: Path, browser: Browser) -> None:
+    schedule = tmp_path / "round.csv"
+    schedule.write_text("round,table,home,away\nR1,a1,Åsa Müller,Jiří Novák\n"
+                        "R1,a2,Łukasz Żółw,Søren Ødegård\n", encoding="utf-8")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=60, lead_s=0.3):
+        board = BoardProcess(mosquitto, tmp_path)
+        page = page_of(browser, 1280, 720)
+        try:
+            page.goto(f"{board.url}/")
+            expect(page.locator("#link")).to_have_text("live")
+            cards = page.locator(".card")
+            expect(cards).to_have_count(2)
+            a1 = page.locator('.card[data-table="a1"]')
+            expect(a1.locator(".c-label")).to_have_text("ready")
+            expect(a1.locator(".c-clock")).to_have_text("1:00")  # the table's clock face
+            expect(a1.locator(".c-warn")).to_contain_text("clock sync unknown")
+
+            assert desk(mosquitto, "round", "load", str(schedule)).returncode == 0
+            expect(a1.locator(".c-home")).to_have_text("Åsa Müller")
+            expect(page.locator('.card[data-table="a2"] .c-away')).to_have_text("Søren Ødegård")
+
+            assert desk(mosquitto, "start-round", "--in", "1s").returncode == 0
+            expect(a1.locator(".c-label")).to_have_text("running", timeout=15_000)
+            expect(a1).to_have_attribute("data-phase", "running")  # the colour, too
+            expect(a1.locator(".c-clock")).to_have_text(re.compile(r"^0:5\d$"))
+            expect(a1.locator(".c-seen")).to_contain_text("R1")
+
+            assert desk(mosquitto, "pause").returncode == 0
+            expect(a1.locator(".c-label")).to_have_text("paused")
+            expect(a1).to_have_attribute("data-phase", "paused")
+            document = json.loads(page.evaluate("fetch('/api/board').then(r => r.text())"))
+            assert document["version"] == BOARD_VERSION
+            assert [t["table"] for t in document["tables"]] == ["a1", "a2"]
+        finally:
+            page.close()
+            board.stop()
+    # The tables are gone (a clean stop says "offline"): a new board shows them as such.
+    board = BoardProcess(mosquitto, tmp_path)
+    page = page_of(browser, 1280, 720)
+    try:
+        page.goto(f"{board.url}/")
+        expect(page.locator('.card[data-table="a1"] .c-label')).to_have_text("OFFLINE")
+    finally:
+        page.close()
+        board.stop()
+
+
+def retained_table(observer: Observer, hall: str, name: str, phase: str) -> None:
+    """A table's retained status and state, as a table publishes them (a running match)."""
+    base = f"timerd/{hall}/tables/{name}"
+    observer.client.publish(f"{base}/status", b"online", qos=1, retain=True)
+    state: dict[str, Any] = {
+        "phase": phase, "wall": time.time(), "score": {"home": 3, "away": 12},
+        "clock_face": {"kind": "countdown", "value_s": 187.0, "text": "3:07"},
+        "teams": {"home": "Maximilian Oberhuber-Schwarzenbach", "away": "Åsa Müller"},
+        "hall": {"round": "Semifinal 2", "clock": {"synced": False, "offset_ms": 31.5}}}
+    observer.client.publish(f"{base}/state", json.dumps(state).encode(), qos=1,
+                            retain=True).wait_for_publish(5)
+
+
+def card_boxes(page: Page) -> list[dict[str, float]]:
+    result: list[dict[str, float]] = page.evaluate("""() => [...document.querySelectorAll('.card')]
+        .map((c) => { const r = c.getBoundingClientRect();
+                      const clock = c.querySelector('.c-clock');
+                      return {left: r.left, top: r.top, right: r.right, bottom: r.bottom,
+                              width: r.width,
+                              clock_px: parseFloat(getComputedStyle(clock).fontSize),
+                              overflow: c.scrollHeight > c.clientHeight + 1
+                                        || clock.scrollWidth > clock.clientWidth + 1}; })""")
+    return result
+
+
+@pytest.mark.parametrize(("hall", "tables"), [("big", 40), ("small", 4)])
+def test_the_board_fits_the_hall_on_a_1920x1080_screen(
+        mosquitto: Broker, tmp_path: Path, browser: Browser, hall: str, tables: int) -> None:
+    observer = Observer(mosquitto.port)
+    for number in range(1, tables + 1):
+        retained_table(observer, hall, f"{number:02}", "running" if number % 3 else "paused")
+    board = BoardProcess(mosquitto, tmp_path, hall)
+    page = page_of(browser, 1920, 1080)
+    try:
+        page.goto(f"{board.url}/?kiosk=1")
+        expect(page.locator(".card")).to_have_count(tables)
+        expect(page.locator("header")).to_be_hidden()  # kiosk: the cards only
+        page.wait_for_function("document.querySelector('#tables').style"
+                               ".getPropertyValue('--cols') !== ''")
+        boxes = card_boxes(page)
+        assert all(b["left"] >= 0 and b["top"] >= 0 and b["right"] <= 1920
+                   and b["bottom"] <= 1080 for b in boxes), "a card is off the screen"
+        assert not [b for b in boxes if b["overflow"]], "a card's content does not fit"
+        assert page.evaluate("document.documentElement.scrollHeight") <= 1080
+        # Fewer tables reflow into bigger cards: readable from across the hall either way.
+        width = min(b["width"] for b in boxes)
+        assert width > (200 if tables == 40 else 800), width
+        assert min(b["clock_px"] for b in boxes) >= (36 if tables == 40 else 120)
+        expect(page.locator('.card[data-table="03"] .c-label')).to_have_text("paused")
+        expect(page.locator('.card[data-table="01"] .c-warn')).to_have_text(
+            "clock not synchronised")
+    finally:
+        page.close()
+        board.stop()
+        observer.close()
