@@ -258,7 +258,7 @@ def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]
             "score": score_text(state), "home": str(teams.get("home") or ""),
             "away": str(teams.get("away") or ""), "round": view.round or "",
             "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,
-            "sync": sync, "warnings": warnings}
+            "sync": sync, "version": str(state.get("version") or ""), "warnings": warnings}
 
 
 def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -270,13 +270,14 @@ def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 def render_status(hall: Hall, now: float, config: HallConfig) -> tuple[list[str], list[str]]:
     """The status table's lines and the warnings below it."""
-    rows = [("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN", "CLOCK SYNC")]
+    rows: list[tuple[str, ...]] = [("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN",
+                                    "CLOCK SYNC", "VERSION")]
     warnings: list[str] = []
     for name in sorted(hall.tables):
         row = table_row(hall.tables[name], now, config)
         warnings.extend(f"{name}: {w}" for w in row["warnings"])
-        rows.append(tuple(row[k] for k in ("table", "link", "phase", "clock", "score",
-                                           "round", "seen", "sync")))
+        rows.append(tuple(str(row[k] or "-" if k == "version" else row[k]) for k in (
+            "table", "link", "phase", "clock", "score", "round", "seen", "sync", "version")))
     return format_table(rows), warnings
 
 

@@ -69,7 +69,8 @@ def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() ->
     now = 1000.0
     clock_ok = {"synced": True, "offset_ms": 0.4}
     for table, state, clock in (
-            ("t1", {"phase": "running", "remaining_s": 200.0, "wall": now - 2}, clock_ok),
+            ("t1", {"phase": "running", "remaining_s": 200.0, "wall": now - 2,
+                    "version": "0.1.0"}, clock_ok),
             ("t2", {"phase": "scheduled", "start_in_s": 40.0, "wall": now - 1},
              {"synced": False, "offset_ms": 900.0}),
             ("t3", {"phase": "idle", "remaining_s": 300.0, "wall": now - 30},
@@ -83,8 +84,10 @@ def test_the_status_table_extrapolates_the_clock_and_warns_about_clock_sync() ->
     hall.take("timerd/other/tables/t9/status", b"online")  # another hall: not shown
     lines, warnings = render_status(hall, now, HallConfig())
     assert lines[0].split() == ["TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN",
-                                "CLOCK", "SYNC"]
+                                "CLOCK", "SYNC", "VERSION"]
     rows = {line.split()[0]: line for line in lines[1:]}
+    assert rows["t1"].endswith(" 0.1.0")  # issue 17: the desk sees which timerd each runs
+    assert rows["t2"].endswith(" -")
     assert set(rows) == {"t1", "t2", "t3", "t4"}
     assert "3:18" in rows["t1"]  # 200 s left, sent 2 s ago, running
     assert "start in 39 s" in rows["t2"]

@@ -64,7 +64,8 @@ function draw(board) {
     set(card, ".c-away", row.away || "Away");
     set(card, ".c-clock", row.clock);
     set(card, ".c-score", row.score);
-    set(card, ".c-seen", [row.round, row.seen && `seen ${row.seen}`].filter(Boolean).join(" · "));
+    set(card, ".c-seen", [row.round, row.seen && `seen ${row.seen}`,
+      row.version && `timerd ${row.version}`].filter(Boolean).join(" · "));
     set(card, ".c-warn", row.warnings.join("; "));
   }
   const newOrder = board.tables.map((t) => t.table).join("\n");
