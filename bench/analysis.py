@@ -10,7 +10,9 @@ the presses, its sleeping, its bookkeeping.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 from timerd.core.profile import Profile
@@ -154,3 +156,11 @@ def summary(values: list[float]) -> dict[str, Any]:
     size = [abs(v) for v in values]
     return {"n": len(values), "p50": percentile(size, 50), "p99": percentile(size, 99),
             "max": max(size), "mean_signed": sum(values) / len(values)}
+
+
+def report(result: Any, out: Path | None) -> None:
+    """A stand-alone benchmark's result: printed as JSON, and written to `out` if given."""
+    text = json.dumps(result, indent=1)
+    print(text)
+    if out is not None:
+        out.write_text(text + "\n")

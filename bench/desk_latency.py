@@ -16,7 +16,6 @@ prints the JSON (and writes it to FILE). Needs Debian's chromium and playwright.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import tempfile
@@ -30,17 +29,10 @@ sys.path.insert(0, str(ROOT / "tests" / "adapters"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
-from web_harness import CHROMIUM, CHROMIUM_ARGS, Daemon  # noqa: E402
+from web_harness import CHROMIUM, CHROMIUM_ARGS, SCORE_SEEN, Daemon  # noqa: E402
 
-from bench.analysis import percentile  # noqa: E402
+from bench.analysis import percentile, report  # noqa: E402
 
-#: In the scoreboard: resolves with the instant #home reads `goals`.
-SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
-  const home = document.getElementById("home");
-  new MutationObserver(() => {
-    if (home.textContent === goals) resolve(performance.timeOrigin + performance.now());
-  }).observe(home, { childList: true, characterData: true, subtree: true });
-}); }"""
 #: On the desk: the instant the GOAL button's click runs.
 TAP = ("b => b.addEventListener('click', () => { window.tapped = "
        "performance.timeOrigin + performance.now(); }, { capture: true })")
@@ -83,11 +75,7 @@ def main() -> int:
     parser.add_argument("--goals", type=int, default=30)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    result = measure(args.goals)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(measure(args.goals), args.out)
     return 0
 
 

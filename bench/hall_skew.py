@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "tests"))  # the browser harness imports the tests' conftest
 
+from bench.analysis import report  # noqa: E402
 from tests.hall_rig import (  # noqa: E402
     Broker,
     Observer,
@@ -248,10 +249,7 @@ def main() -> int:
     for tables_n in (int(n) for n in args.tables.split(",")):
         with tempfile.TemporaryDirectory(prefix="hall-skew-") as tmp:
             results.append(run(tables_n, args.rounds, Path(tmp)))
-    text = json.dumps(results[0] if len(results) == 1 else results, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(results[0] if len(results) == 1 else results, args.out)
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 from web_harness import (
+    SCORE_SEEN,
     SPEED,
     Daemon,
     browser_fixture,  # noqa: F401 (the `browser` fixture)
@@ -163,16 +164,6 @@ def test_every_size_fits_labels_its_buttons_and_reads_from_afar(
             page.close()
     finally:
         ctx.close()
-
-
-#: In the scoreboard: window.scoreSeen resolves with performance.timeOrigin + now() when
-#: #home reads `goals` (the same clock as the desk's tap: both pages' origin plus now).
-SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
-  const home = document.getElementById("home");
-  new MutationObserver(() => {
-    if (home.textContent === goals) resolve(performance.timeOrigin + performance.now());
-  }).observe(home, { childList: true, characterData: true, subtree: true });
-}); }"""
 
 
 @pytest.mark.parametrize("profile", ["ithf", "ithf-thirds", "ithf-playoff", "isbhf",

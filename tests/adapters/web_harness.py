@@ -42,6 +42,16 @@ CLOCK_S = """() => {
 }"""
 
 
+#: In the scoreboard: window.scoreSeen resolves with performance.timeOrigin + now() when
+#: #home reads `goals` (the same clock as the desk's tap: both pages' origin plus now).
+SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
+  const home = document.getElementById("home");
+  new MutationObserver(() => {
+    if (home.textContent === goals) resolve(performance.timeOrigin + performance.now());
+  }).observe(home, { childList: true, characterData: true, subtree: true });
+}); }"""
+
+
 def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -> None:
     page.wait_for_function(f"({CLOCK_S})() <= {seconds}", polling="raf", timeout=timeout_ms)
 
