@@ -50,6 +50,7 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
+from timerd.disk import DiskWriter
 from timerd.ports import Output
 from timerd.service import Service
 
@@ -162,10 +163,12 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
     async with contextlib.AsyncExitStack() as stack:
         match, storage = Match(profile), list[Output]()
         if state is not None:
+            # One disk writer thread for both, as the daemon has: no fsync on the loop.
+            writer = await stack.enter_async_context(DiskWriter(asyncio.get_running_loop()))
             journal = Journal(state / "state", state / "run", asyncio.get_running_loop(),
-                              config.state.resume_within_s)
+                              config.state.resume_within_s, writer)
             match = journal.recover(profile)
-            storage = [ResultsFile(state / "results.jsonl"), journal]
+            storage = [ResultsFile(state / "results.jsonl", writer=writer), journal]
         service = Service(match)
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))

@@ -90,7 +90,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
         board = await stack.enter_async_context(
             GpioBoard(config.gpio, config.signals, service, factory))
-        results = _storage(config, service, journal, writer, board)
+        results = _storage(config, journal, writer, board)
         speaker = await stack.enter_async_context(
             Speaker.for_service(config, service, board.buzzers))
         events, serial = await _streams(stack, config, options, service, t0)
@@ -115,7 +115,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         service.outputs = [part for part in (
             board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
             hall, terminal, journal, notifier, switch) if part is not None]
-        for part in (board, speaker, serial, hall, journal, switch):
+        for part in (writer, board, results, speaker, serial, hall, journal, switch):
             if part is not None:
                 attach(service, part)
         identity = {"version": __version__, "table": config.table.name or None,
@@ -179,16 +179,14 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
     return web, hall
 
 
-def _storage(config: Config, service: Service, journal: Journal, writer: DiskWriter,
+def _storage(config: Config, journal: Journal, writer: DiskWriter,
              board: GpioBoard) -> ResultsFile:
-    """The results file on the shared disk writer, and storage faults in status and LEDs."""
-    service.status_extras.append(writer.status_extra)
+    """The results file on the shared disk writer, and storage faults on the LEDs."""
     writer.listeners.append(board.leds.storage)
     board.leds.storage(writer.faults)  # a journal that could not be opened at the start
     results = ResultsFile(config.results_path(), writer=writer,
                           pending=config.runtime_directory() / PENDING_DIR)
     results.load_pending()
-    service.status_extras.append(results.status_extra)
     if journal.recovery.match is not None:  # restored: keep its start and goal times
         results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
     return results

@@ -79,9 +79,11 @@ class Service:
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
-    #: The status document of the dispatch under way (None between dispatches).
+    #: The status of the dispatch under way, and its document once an output asked for it
+    #: (both None between dispatches).
+    _dispatching: Status | None = None
     _document: dict[str, Any] | None = None
-    #: How many status documents dispatches have built (one each; a test counts them).
+    #: How many status documents dispatches have built (at most one each; a test counts them).
     documents_built: int = 0
     #: The line per command (from a socket, the web, MQTT, the serial display), at most one
     #: per kind per 30 s with a count (issue 13): a flood of commands must not push the line
@@ -111,11 +113,16 @@ class Service:
     def status_dict(self) -> dict[str, Any]:
         """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT).
 
-        During a dispatch, the one document of that dispatch: every output that shows the
-        state shows the same one, built once (issue 14, invariant 5)."""
-        if self._document is not None:
-            return self._document
-        return status_document(self.status(), [extra() for extra in self.status_extras])
+        During a dispatch, the one document of that dispatch: built when the first output asks
+        for it (a dispatch nobody shows costs nothing), then the same one for every output
+        (issue 14, invariant 5)."""
+        if self._dispatching is None:
+            return status_document(self.status(), [extra() for extra in self.status_extras])
+        if self._document is None:
+            self._document = status_document(self._dispatching,
+                                             [extra() for extra in self.status_extras])
+            self.documents_built += 1
+        return self._document
 
     def offered(self) -> dict[str, tuple[str, ...]]:
         """The commands the match's profile has (the others it would refuse anyway) and the
@@ -295,13 +302,11 @@ class Service:
     def _dispatch(self, effects: list[Effect], now: float) -> None:
         if not effects:
             return
-        status = self.match.status(now)
-        self._document = status_document(status, [extra() for extra in self.status_extras])
-        self.documents_built += 1
+        status = self._dispatching = self.match.status(now)
         try:
             self._hand_out(effects, status, now)
         finally:
-            self._document = None
+            self._dispatching = self._document = None
         self._next_tick = _next_shown_change(status, now)
 
     def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:

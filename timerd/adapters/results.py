@@ -77,6 +77,8 @@ class ResultsFile:
                  writer: DiskWriter | None = None, pending: Path | None = None) -> None:
         self.path = path
         self.wall = wall
+        #: The daemon's disk writer thread; without one (tests, a tool) the file is written
+        #: in place, on the calling thread.
         self.writer = writer or DiskWriter(inline=True)
         self.pending_dir = pending
         self.listeners: list[ResultListener] = []
