@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Coroutine
+import re
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from timerd import profiles
 from timerd.app import attach
-from timerd.core.effects import CommandRefused, Effect
+from timerd.core.effects import Effect, Notice
 from timerd.core.match import Match
+from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
+from timerd.i18n import LOG_TEXT
 from timerd.service import Service
 from timerd.timebase import virtual_loop
 from timerd.wire import EVENT_FORMAT, event_record
@@ -67,6 +70,22 @@ class Recorder:
         return out
 
 
+@contextlib.contextmanager
+def refused(pattern: str, code: str | None = None) -> Iterator[None]:
+    """The block raises CommandRefused whose sentence (English, from the catalogue as the log
+    and the replies say it) matches the regex `pattern`, with the reason `code` if given."""
+    with pytest.raises(CommandRefused) as info:
+        yield
+    said = LOG_TEXT.refusal(info.value)
+    assert re.search(pattern, said), said
+    assert code is None or info.value.code == code, info.value.code
+
+
+def said(effects: Iterable[Any]) -> list[str]:
+    """The notices among `effects`, as the English log says them."""
+    return [LOG_TEXT.notice(e.code, e.params) for e in effects if isinstance(e, Notice)]
+
+
 def play(profile: str, script: list[tuple[float, str]], until: float,
          setup: Callable[[Service], None] | None = None) -> Recorder:
     """Run the real service on virtual time, pressing `script`'s commands at their times.
@@ -108,9 +127,10 @@ class Trace(list[dict[str, Any]]):
 
 
 def trace_line(event: dict[str, Any]) -> str:
-    """One event as a line of a golden trace: its time, its type, then its fields."""
+    """One event as a line of a golden trace: its time, its type, then its fields. A notice
+    is its code and values (issue 14): its English text is the catalogue's, not the trace's."""
     fields = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items()
-                      if k not in ("t", "type"))
+                      if k not in ("t", "type", "message"))
     t = f"{event['t']:.6f}".rstrip("0")  # to the microsecond, as the records keep it
     return f"{t + '0' if t.endswith('.') else t:>12}  {event['type']:<13} {fields}".rstrip()
 

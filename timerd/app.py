@@ -35,7 +35,7 @@ from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
 from timerd.disk import DiskWriter
-from timerd.i18n import Messages, resolve
+from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -212,10 +212,10 @@ class ProfileSwitch:
     def announcement(self) -> list[Effect]:
         if not self.pending():
             return []
-        message = (f"the restored match runs under profile {self.service.match.profile.name}; "
-                   f"profile {self.wanted.name} (config or --profile) takes over after its reset")
-        log.warning("%s", message)
-        return [Notice(message)]
+        told = Notice("notice.profile_after_reset", {"profile": self.service.match.profile.name,
+                                                      "wanted": self.wanted.name})
+        log.warning("%s", LOG_TEXT.notice(told.code, told.params))
+        return [told]
 
     def notify(self, effect: Effect, status: Status) -> None:
         if isinstance(effect, Applied) and effect.command == "reset" \
@@ -233,7 +233,7 @@ class ProfileSwitch:
         self.journal.use_profile(self.wanted)
         log.info("profile %s now (the restored match under %s was reset)",
                  self.wanted.name, old.profile.name)
-        self.service.announce(Notice(f"profile {self.wanted.name} now"))
+        self.service.announce(Notice("notice.profile_now", {"profile": self.wanted.name}))
 
 
 def log_task_stacks() -> None:

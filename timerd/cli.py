@@ -293,6 +293,14 @@ def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -
     return reply
 
 
+def _refusal(reply: dict[str, Any]) -> str:
+    """Why the daemon refused, in this terminal's language when the reply gives its code."""
+    code, params = reply.get("code"), reply.get("params")
+    if isinstance(code, str) and isinstance(params, dict):
+        return Messages(resolve("auto")).notice(code, params)
+    return str(reply.get("error"))
+
+
 def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     """`timerctl status` as text, in the daemon's `[ui] language` (its status says which;
     "auto" is this terminal's locale), from the message catalogue."""
@@ -446,6 +454,6 @@ def timerctl(argv: list[str] | None = None) -> int:
     if reply.get("warning"):  # applied, but not on disk (docs/service.md)
         print(f"timerctl: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):
-        print(f"timerctl: {reply.get('error')}", file=sys.stderr)
+        print(f"timerctl: {_refusal(reply)}", file=sys.stderr)
         return EXIT_REFUSED
     return 0

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from timerd.core.buttons import ButtonLogic, Gesture
-from timerd.core.effects import Effect
+from timerd.core.commands import Command
+from timerd.core.effects import Effect, Notice
 from timerd.core.profile import Profile
 from timerd.core.status import Status
 
@@ -52,8 +53,8 @@ class ButtonBinding:
     """What a physical button does: the command for each gesture, and its debounce logic."""
 
     logic: ButtonLogic
-    commands: Mapping[Gesture, str]  # a command and its arguments as words: "goal home"
-    hint: str = ""  # told to the operator on a too-short press of a long-press button
+    commands: Mapping[Gesture, Command]  # Command("goal", ("home",))
+    hint: Notice | None = None  # told to the operator on a too-short press of a long press
 
 
 class Control(Protocol):

@@ -23,21 +23,19 @@ from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.display import next_change
-from timerd.core.effects import Applied, CommandRefused, Effect, Notice, Phase, Signal, Tick
+from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
+from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
 from timerd.core.status import Status
-from timerd.i18n import Messages
+from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
-from timerd.wire import arg_names, status_document
+from timerd.wire import arg_names, refused_reply, status_document
 
 log = logging.getLogger("timerd.service")
-
-#: The log is in English, from the message catalogue like every other text.
-LOG_TEXT = Messages("en")
 
 #: Signals later than this are logged as a warning (a slow SD card, an overloaded Pi).
 LATE_WARNING_S = 0.005
@@ -150,10 +148,11 @@ class Service:
         try:
             effects = self.match.handle(command, when, *args)
         except CommandRefused as exc:
-            self._log.info("refused", "%s", exc)
+            told = refusal(exc)
+            self._log.info("refused", "%s", LOG_TEXT.notice(told.code, told.params))
             # What fell due before the refusal (the match holds it): sounded now, not lost.
             self._told_until = max(self._told_until, when)
-            self._dispatch([*self.match.poll(when), Notice(str(exc))], now)
+            self._dispatch([*self.match.poll(when), told], now)
             self._wake()
             raise
         self._told_until = when
@@ -186,7 +185,8 @@ class Service:
             elif name != "status":
                 self.execute(name, *args)
         except CommandRefused as exc:
-            return {"ok": False, "error": str(exc)}
+            exc.command = exc.command or name
+            return refused_reply(refusal(exc))
         return {"ok": True, "status": self.status_dict()}
 
     async def acknowledge(self, request: Any) -> dict[str, Any]:
@@ -226,7 +226,7 @@ class Service:
             if chord.update(levels, at):
                 log.info("buttons %s: held together", " + ".join(chord.buttons))
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(*chord.command.split(), at=at)
+                    self.execute(chord.command.name, *chord.command.args, at=at)
         for name, those in gestures.items():
             if not any(chord.swallows(name) for chord in self.chords):
                 self._gestures(name, self.buttons[name], those, at)
@@ -238,9 +238,9 @@ class Service:
             if command is not None:
                 log.info("button %s: %s", name, gesture)
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(*command.split(), at=at)  # "goal home": command and args
-            elif gesture is Gesture.SHORT and binding.hint:
-                self._dispatch([Notice(binding.hint)], self.now())
+                    self.execute(command.name, *command.args, at=at)
+            elif gesture is Gesture.SHORT and binding.hint is not None:
+                self._dispatch([binding.hint], self.now())
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
   keys adapters add, with `format` (this shape's version). An adapter adds keys; it never
   overwrites one of the core's.
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
+- The reply to a refused command: English text beside its code and values.
 - How an adapter command's arguments read on a score desk.
 
 The results line is built by `timerd.adapters.results`, and the serial frame by
@@ -25,6 +26,7 @@ from typing import Any
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
 from timerd.core.score import Goal
 from timerd.core.status import Status
+from timerd.i18n import LOG_TEXT
 
 log = logging.getLogger("timerd.wire")
 
@@ -94,9 +96,17 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
     if isinstance(effect, FaceoffGuardChanged):
         return {"type": "faceoff_guard", "active": effect.active}
     if isinstance(effect, Notice):
-        return {"type": "notice", "message": effect.message}
+        return {"type": "notice", "code": effect.code, "params": dict(effect.params),
+                "message": LOG_TEXT.notice(effect.code, effect.params, status.teams)}
     return None
 
+
+
+def refused_reply(told: Notice) -> dict[str, Any]:
+    """The reply to a refused command: `error` in English (for a script and the log), and
+    `code` and `params` for a page or tool that says it in its reader's language."""
+    return {"ok": False, "error": LOG_TEXT.notice(told.code, told.params),
+            "code": told.code, "params": dict(told.params)}
 
 
 def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:

@@ -237,8 +237,9 @@ def test_mute_defaults_from_config_and_bad_words_are_refused() -> None:
         (1, command("mute", "loud")), (2, command("mute", "buzzer", "on")),
         (3, command("mute")), (4, command("mute", "speaker", "off"))))
     assert rig.notes[1] == {"ok": False,
-                            "error": "mute takes on|off, or speaker|buzzer|all on|off"}
-    assert rig.notes[2] == {"ok": False, "error": "mute buzzer: no buzzer is fitted"}
+                            "error": "mute refused: it takes on|off, or speaker|buzzer|all on|off",
+                            "code": "refused.mute_how", "params": {"command": "mute"}}
+    assert rig.notes[2]["error"] == "mute refused: no buzzer is fitted"
     assert rig.notes[3]["ok"] is False
     assert rig.notes[4]["status"]["speaker_muted"] is False
     assert rig.player.plays == [(20.0, "start", 1, 0)]  # muted at the pre-signal

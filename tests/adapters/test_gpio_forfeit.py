@@ -10,11 +10,11 @@ import asyncio
 from gpiozero.pins import mock
 
 from tests.adapters.test_gpio import in_thread
-from tests.conftest import Recorder, run_virtual
+from tests.conftest import Recorder, run_virtual, said
 from timerd import config, profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
-from timerd.core.effects import Notice, Phase
+from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.core.score import Ending, Side
 from timerd.service import Service
@@ -43,7 +43,7 @@ def chord(monkeypatch, script):
             in_thread(p.drive_low if pressed else p.drive_high)
         await asyncio.sleep(HOLD + 1)
         status = service.match.status(loop.time())
-        notices = [e.message for _, e, _ in recorder.seen if isinstance(e, Notice)]
+        notices = said(e for _, e, _ in recorder.seen)
         task.cancel()
         board.close()
         factory.reset()
@@ -78,7 +78,7 @@ def test_the_chord_before_30_s_is_refused_with_the_time_left(monkeypatch) -> Non
                                                  (40.5, "goal_home", True)])
     assert match.phase is Phase.RUNNING
     assert status.score == {"home": 0, "away": 0}  # the GOAL press scored nothing either
-    assert notices == [f"forfeit refused: ITHF 4.6 gives away 30 s after the start signal "
+    assert notices == [f"forfeit refused: ITHF 4.6 gives Away 30 s after the start signal "
                        f"to be at the table and ready; {9.5 - HOLD:.1f} s left (a forfeit "
                        "is possible from 4:30 on the clock)"]
 

@@ -106,4 +106,4 @@ def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_fact
     # The press acts on its first edge (72.2); the stages end 5, 10 and 15 s later.
     assert stages == [(77.2, 1), (82.2, 2), (87.2, 3)]
     assert notices[0].startswith("linechange refused: teams change lines in a stoppage")
-    assert notices[1] == "line change: visitors 5 s, home 5 s, faceoff 5 s (ISBHF 404b)"
+    assert notices[1] == "line change: 3 stages of 5 s (ISBHF 404b)"

@@ -71,8 +71,8 @@ def test_command_without_or_with_wrong_token_is_401(idle: Daemon) -> None:
     (b'{"command": 5}', "expected"),
     (b'{"command": "start", "args": "now"}', "args must be a list of strings"),
     (b'{"command": "start", "args": [1]}', "args must be a list of strings"),
-    (b'{"command": "launch"}', "unknown command 'launch'"),
-    (b'{"command": "start", "args": ["x"]}', "start takes no arguments"),
+    (b'{"command": "launch"}', "launch refused: unknown command"),
+    (b'{"command": "start", "args": ["x"]}', "start refused: it takes no arguments"),
     (b'{"command": "pause"}', "pause refused"),
 ])
 def test_malformed_or_refused_command_is_400_and_leaves_the_match(

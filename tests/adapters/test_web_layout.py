@@ -206,8 +206,14 @@ def test_a_refusal_and_a_goal_that_does_not_count_show_their_reasons(
         reply = desk.locator("#reply")
         goal = desk.locator("button[data-command=goal][data-side=away]")
         goal.click()  # no match yet: refused, with the core's reason
-        expect(reply).to_have_text(re.compile(r"^GOAL Away: goal refused: .*START"))
+        expect(reply).to_have_text("GOAL Away: no match is running; press START to begin")
         expect(reply).to_have_class(re.compile(r"\berror\b"))
+        # The reason comes as a code (issue 14): a Slovak desk says it in Slovak.
+        slovak = open_page(ctx, daemon, "/control?lang=sk")
+        slovak.locator("button[data-command=goal][data-side=away]").click()
+        expect(slovak.locator("#reply")).to_have_text(
+            re.compile(r": žiadny zápas neprebieha; stlač ZAČIATOK$"))
+        slovak.close()
 
         desk.click("button[data-command=toggle]")
         expect(desk.locator("#phase")).to_have_text(re.compile("^Start in"))

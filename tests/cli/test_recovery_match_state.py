@@ -178,7 +178,7 @@ def test_killed_with_a_running_penalty_and_a_spent_timeout(tmp_path: Path) -> No
 
         refused = request(second.socket, "timeout", ["home"])
         assert not refused["ok"]
-        assert "home has used its timeout" in refused["error"]
+        assert "Home has used its timeouts" in refused["error"]
 
         second.command("start")  # the referee's faceoff resumes play
         resumed = second.wait_event(lambda e: e["type"] == "state" and e["state"] == "running")

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from tests.conftest import refused
 from timerd import profiles
-from timerd.core.effects import CommandRefused, FaceoffGuardChanged, Signal, SignalKind
+from timerd.core.effects import FaceoffGuardChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Goal
@@ -77,26 +78,26 @@ def test_a_faceoff_clears_pending_and_the_passive_count() -> None:
 ])
 def test_refusals_in_idle_say_why(command: str, args: tuple[str, ...], message: str) -> None:
     match = Match(profiles.load("ithf"))
-    with pytest.raises(CommandRefused, match=message):
+    with refused(message):
         match.handle(command, 0.0, *args)
 
 
 def test_argument_counts_are_checked_with_optional_ones_shown() -> None:
     match = started()
-    with pytest.raises(CommandRefused, match=r"resume takes \[faceoff\], got 2"):
+    with refused(r"resume refused: it takes \[faceoff\], got 2"):
         match.handle("resume", 30.0, "faceoff", "now")
-    with pytest.raises(CommandRefused, match=re.escape(
-            "goal takes <home|away> [scorer] [assist] [assist], got 0")):
+    with refused(re.escape(
+            "goal refused: it takes <home|away> [scorer] [assist] [assist], got 0")):
         match.handle("goal", 30.0)
 
 
 def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
     match = started()
-    with pytest.raises(CommandRefused, match="no goal entry"):
+    with refused("no goal entry"):
         match.handle("undo", 30.0)
     match.handle("goal", 30.0, "home")
     match.handle("walkout", 40.0, "away")
-    with pytest.raises(CommandRefused, match="finished"):
+    with refused("finished"):
         match.handle("undo", 41.0)
 
 
@@ -104,7 +105,7 @@ def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:
     match = Match(replace(profiles.load("ithf"), rules=("rulings",)))
     match.handle("start", 0.0)
     match.poll(20.0)
-    with pytest.raises(CommandRefused, match="does not time passive play"):
+    with refused("does not time passive play"):
         match.handle("passive", 30.0, "home")
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from timerd import profiles
-from timerd.core.effects import CommandRefused
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
+from timerd.core.refused import CommandRefused
 
 NAMES = ["ithf", "ithf-playoff", "ithf-thirds", "isbhf", "isbhf-playoff"]
 

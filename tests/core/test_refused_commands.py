@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import refused
 from timerd import profiles
-from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
+from timerd.core.refused import CommandRefused
 
 K = SignalKind
 
@@ -34,7 +35,7 @@ def test_a_goal_refused_at_the_final_signal_does_not_swallow_it():
     match.handle("start", 0)
     match.poll(20)
     match.poll(319.9)
-    with pytest.raises(CommandRefused, match="sideways"):
+    with refused("sideways"):
         match.handle("goal", 320.0005, "sideways")
     assert match.next_deadline() == 320.0005  # the held effects are due at once
     effects = match.poll(321)
@@ -50,7 +51,7 @@ def test_a_pause_refused_after_the_final_signal_hands_it_out_with_the_next_comma
     match = Match(profiles.load("ithf"))
     match.handle("start", 0)
     match.poll(319.9)
-    with pytest.raises(CommandRefused, match="finished"):
+    with refused("finished"):
         match.handle("pause", 320.0)  # the final fired first: the match is over
     effects = match.handle("reset", 330.0)
     assert effects[0] == next(e for e in effects if isinstance(e, Signal))

@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import refused
 from timerd import profiles
-from timerd.core.effects import CommandRefused, Phase
+from timerd.core.effects import Phase
 from timerd.core.match import Match
+from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal, GoalReason, ScoreSheet, Side, parse_side
 
 
@@ -57,7 +59,7 @@ def test_parse_side(word: str, side: Side) -> None:
 
 
 def test_parse_side_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="home or away"):
+    with refused("home or away", "side"):
         parse_side("left")
 
 

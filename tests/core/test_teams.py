@@ -2,9 +2,9 @@
 
 import pytest
 
+from tests.conftest import refused
 from tests.core.test_match import started
 from timerd import profiles
-from timerd.core.effects import CommandRefused
 from timerd.core.match import NAME_MAX, Match
 
 
@@ -31,6 +31,6 @@ def test_names_outlive_a_reset_for_the_next_match():
 @pytest.mark.parametrize("name", ["x" * (NAME_MAX + 1), "two\nlines", "bell\a"])
 def test_a_name_that_no_scoreboard_can_show_is_refused(name):
     match = Match(profiles.load("ithf"))
-    with pytest.raises(CommandRefused, match="teams refused"):
+    with refused("teams refused"):
         match.handle("teams", 0.0, name, "B")
     assert match.status(0.0).teams == {"home": "", "away": ""}

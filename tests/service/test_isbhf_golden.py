@@ -55,7 +55,7 @@ def test_isbhf_411_414b_playoff_overtime_and_shootout() -> None:
                                  (4000, "away", False, "intermission")]
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("goal refused: the shootout decides" in n for n in notices)
-    assert any(n.startswith("shot refused: away shoots next") for n in notices)
+    assert any(n.startswith("shot refused: Away shoots next") for n in notices)
     status = recorder.seen[-1][2]
     assert status.result is not None
     assert (status.result["how"], status.result["winner"]) == ("shootout", "home")
@@ -88,16 +88,16 @@ def test_isbhf_412_timeouts_refused_when_spent_or_in_the_same_stoppage() -> None
     ], until=450))
     assert only(events, "timeout_end") == [(131.0, "timeout_end"), (331.0, "timeout_end")]
     assert notices(events) == [
-        (101.0, "timeout home: 30 s (ISBHF 412)"),
-        (105.0, "timeout refused: home took a timeout in this stoppage, and both teams may not "
+        (101.0, "timeout Home: 30 s (ISBHF 412)"),
+        (105.0, "timeout refused: Home took a timeout in this stoppage, and both teams may not "
                 "take one in the same stoppage (ISBHF 412)"),
         (200.0, "timeout refused: the clock is running; a timeout is asked for in a stoppage "
                 "(ISBHF 412)"),
-        (301.0, "timeout away: 30 s (ISBHF 412)"),
-        (310.0, "timeout refused: home has used its timeout (ISBHF 412: one per team per "
-                "match)"),
-        (401.0, "timeout refused: away has used its timeout (ISBHF 412: one per team per "
-                "match)")]
+        (301.0, "timeout Away: 30 s (ISBHF 412)"),
+        (310.0, "timeout refused: Home has used its timeouts: 1 per team per match "
+                "(ISBHF 412)"),
+        (401.0, "timeout refused: Away has used its timeouts: 1 per team per match "
+                "(ISBHF 412)")]
 
 
 def test_isbhf_minor_penalties_two_overlapping_and_a_power_play_goal_ends_the_first() -> None:
@@ -112,10 +112,10 @@ def test_isbhf_minor_penalties_two_overlapping_and_a_power_play_goal_ends_the_fi
     assert only(events, "goal", "penalty_end") == [
         (151.0, "goal"), (151.0, "penalty_end"), (240.0, "penalty_end")]
     assert [n for n in notices(events) if "penalty" in n[1]] == [
-        (61.0, "penalty 1: home #17 minor 2:00, running"),
-        (101.0, "penalty 2: home #4 minor 2:00, running"),
-        (151.0, "power-play goal: penalty 1 (home #17 minor) is over"),
-        (240.0, "penalty 2 over: home #4 minor")]
+        (61.0, "penalty 1: Home #17 minor 2:00, running"),
+        (101.0, "penalty 2: Home #4 minor 2:00, running"),
+        (151.0, "power-play goal: penalty 1 (Home #17 minor) is over"),
+        (240.0, "penalty 2 over: Home #4 minor")]
     goal = next(e for e in events if e["type"] == "goal")
     assert (goal["scorer"], goal["assists"], goal["counted"]) == ("9", ["11"], True)
 

@@ -94,7 +94,7 @@ def test_undo_acts_only_on_a_long_press(mock_factory: Any) -> None:
     assert status.score == {"home": 1, "away": 0}
     notices = [e["message"] for e in recorder.events("notice")]
     assert any("hold UNDO" in n for n in notices)
-    assert any(n.startswith("undo: removed the away goal") for n in notices)
+    assert any(n.startswith("undo: removed the Away goal") for n in notices)
 
 
 def test_passive_buttons_count_warn_and_clear(mock_factory: Any) -> None:

@@ -81,7 +81,7 @@ def test_timerctl_scores_a_match_and_the_result_is_written(
     assert (goal["side"], goal["counted"], goal["reason"]) == ("home", False, "interruption")
     code, out = ctl(sock, "forfeit", "away", "now", capsys=capsys)
     assert code == cli.EXIT_REFUSED
-    assert "forfeit takes <home|away>, got 2" in out
+    assert "forfeit refused: it takes <home|away>, got 2" in out
     assert ctl(sock, "resume", "faceoff", capsys=capsys)[0] == 0
     code, out = ctl(sock, "walkout", "away", capsys=capsys)
     assert code == 0

@@ -160,5 +160,5 @@ def test_undo_removes_the_last_goal() -> None:
     ], until=60)
     events = check_golden("ithf_undo_removes_the_last_goal", recorder.events())
     assert recorder.seen[-1][2].score == {"home": 1, "away": 0}
-    assert any(e["type"] == "notice" and e["message"].startswith("undo: removed the home goal")
+    assert any(e["type"] == "notice" and e["message"].startswith("undo: removed the Home goal")
                for e in events)

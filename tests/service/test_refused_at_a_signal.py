@@ -12,7 +12,8 @@ import pytest
 
 from tests.conftest import play
 from timerd.adapters.results import ResultsFile
-from timerd.core.effects import CommandRefused, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.refused import CommandRefused
 from timerd.service import Service
 from timerd.timebase import WarpLoop
 

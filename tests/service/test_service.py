@@ -4,10 +4,11 @@ import asyncio
 
 import pytest
 
-from tests.conftest import Recorder, play, run_virtual
+from tests.conftest import Recorder, play, run_virtual, said
 from timerd import profiles
-from timerd.core.effects import CommandRefused, Notice, Phase, Signal, SignalKind, Tick
+from timerd.core.effects import Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
+from timerd.core.refused import CommandRefused
 from timerd.service import Service, slack_margin
 
 
@@ -37,7 +38,7 @@ def test_the_interruption_length_is_shown_while_paused():
 
 def test_a_refused_command_becomes_a_notice_and_changes_nothing():
     recorder = play("ithf", [(0, "start"), (30, "reset")], 40)
-    notices = [e.message for t, e, s in recorder.seen if isinstance(e, Notice)]
+    notices = said(e for _, e, _ in recorder.seen)
     assert notices == ["reset refused: the clock is running; pause first"]
     assert recorder.seen[-1][2].phase is Phase.RUNNING
 
@@ -72,10 +73,11 @@ def test_command_replies_for_tools():
     ok, refused, status, unknown, bad_name, bad_args, not_a_map = run_virtual(main)
     assert ok["ok"] is True
     assert ok["status"]["phase"] == "pre_signal"
-    assert refused == {"ok": False, "error": refused["error"]}
+    assert refused == {"ok": False, "error": refused["error"], "code": "refused.in_pre_signal",
+                       "params": {"command": "start"}}
     assert "pre-signal" in refused["error"]
     assert status["status"]["start_in_s"] == 20.0
-    assert "unknown command 'launch'" in unknown["error"]
+    assert "launch refused: unknown command; known: " in unknown["error"]
     for reply in (bad_name, bad_args, not_a_map):
         assert reply["ok"] is False
 
@@ -87,7 +89,7 @@ def test_extra_commands_and_status_extras_from_adapters():
 
         def mute(word):
             if word not in ("on", "off"):
-                raise CommandRefused("mute takes on or off")
+                raise CommandRefused("mute_how")
             muted["muted"] = word == "on"
 
         service.extra_commands["mute"] = mute
@@ -99,7 +101,7 @@ def test_extra_commands_and_status_extras_from_adapters():
     on, bad, missing = run_virtual(main)
     assert on["ok"]
     assert on["status"]["muted"] is True
-    assert bad == {"ok": False, "error": "mute takes on or off"}
+    assert bad["error"] == "mute refused: it takes on|off, or speaker|buzzer|all on|off"
     assert missing["ok"] is False
     assert "arguments" in missing["error"]
 

@@ -40,7 +40,8 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from timerd.config import Config, SignalOutput, SpeakerConfig
-from timerd.core.effects import CommandRefused, Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
 from timerd.ports import Buzzer, Control, ExtraCommand
 
@@ -454,11 +455,11 @@ class Speaker:
         if len(words) == 2 and words[0] in ("speaker", "buzzer", "all"):
             target = words.pop(0)
         if len(words) != 1 or words[0] not in ("on", "off"):
-            raise CommandRefused("mute takes on|off, or speaker|buzzer|all on|off")
+            raise CommandRefused("mute_how")
         on = words[0] == "on"
         if target in ("buzzer", "all"):
             if self.buzzers is None:
-                raise CommandRefused("mute buzzer: no buzzer is fitted")
+                raise CommandRefused("no_buzzer")
             self.buzzers.muted = on
             if on:
                 self.buzzers.silence()

@@ -39,7 +39,8 @@ from typing import Any
 
 from timerd.config import GpioConfig, SignalOutput
 from timerd.core.buttons import ButtonLogic, Chord, Gesture
-from timerd.core.effects import Effect, Phase, Signal, SignalKind
+from timerd.core.commands import Command
+from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
 from timerd.ports import ButtonBinding, Control
@@ -226,17 +227,23 @@ class GpioBoard:
         hold = config.long_press_s
         debounce = config.debounce_ms / 1000
         for name, pin, commands, long_press, hint in (
-            ("start_pause", config.start_pause_pin, {Gesture.PRESS: "toggle"}, None, ""),
-            ("reset", config.reset_pin, {Gesture.LONG_PRESS: "reset"}, hold,
-             f"hold RESET for {hold:g} s to reset"),
-            ("goal_home", config.goal_home_pin, {Gesture.PRESS: "goal home"}, None, ""),
-            ("goal_away", config.goal_away_pin, {Gesture.PRESS: "goal away"}, None, ""),
-            ("faceoff", config.faceoff_pin, {Gesture.PRESS: "faceoff"}, None, ""),
-            ("undo", config.undo_pin, {Gesture.LONG_PRESS: "undo"}, hold,
-             f"hold UNDO for {hold:g} s to remove the last goal"),
-            ("passive_home", config.passive_home_pin, {Gesture.PRESS: "passive home"}, None, ""),
-            ("passive_away", config.passive_away_pin, {Gesture.PRESS: "passive away"}, None, ""),
-            ("line_change", config.line_change_pin, {Gesture.PRESS: "linechange"}, None, ""),
+            ("start_pause", config.start_pause_pin, {Gesture.PRESS: Command("toggle")}, None,
+             None),
+            ("reset", config.reset_pin, {Gesture.LONG_PRESS: Command("reset")}, hold,
+             Notice("notice.hold_reset", {"s": f"{hold:g}"})),
+            ("goal_home", config.goal_home_pin, {Gesture.PRESS: Command("goal", ("home",))},
+             None, None),
+            ("goal_away", config.goal_away_pin, {Gesture.PRESS: Command("goal", ("away",))},
+             None, None),
+            ("faceoff", config.faceoff_pin, {Gesture.PRESS: Command("faceoff")}, None, None),
+            ("undo", config.undo_pin, {Gesture.LONG_PRESS: Command("undo")}, hold,
+             Notice("notice.hold_undo", {"s": f"{hold:g}"})),
+            ("passive_home", config.passive_home_pin,
+             {Gesture.PRESS: Command("passive", ("home",))}, None, None),
+            ("passive_away", config.passive_away_pin,
+             {Gesture.PRESS: Command("passive", ("away",))}, None, None),
+            ("line_change", config.line_change_pin, {Gesture.PRESS: Command("linechange")},
+             None, None),
         ):
             if pin is None:
                 continue
@@ -255,7 +262,7 @@ class GpioBoard:
         for present, absent in (("home", "away"), ("away", "home")):
             if {"reset", f"goal_{present}"} <= self.buttons.keys():
                 self.chords.append(Chord(("reset", f"goal_{present}"), hold,
-                                         f"forfeit {absent}"))
+                                         Command("forfeit", (absent,))))
         self.buzzers = Buzzers(
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
             patterns, service.loop)

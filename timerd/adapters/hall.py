@@ -55,12 +55,13 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from timerd.config import HallConfig, hall_outbox
-from timerd.core.effects import CommandRefused, Effect, Phase, Signal, Tick
+from timerd.core.effects import Effect, Phase, Signal, Tick, refusal
+from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control
-from timerd.wire import event_record
+from timerd.wire import event_record, refused_reply
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -503,7 +504,8 @@ class HallLink:
         try:
             reply.update(ok=True, detail=handler(message))
         except CommandRefused as exc:
-            reply.update(ok=False, error=str(exc))
+            exc.command = exc.command or name
+            reply.update(refused_reply(refusal(exc)))
         except Exception as exc:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
             reply.update(ok=False, error=f"internal error: {exc}")
@@ -529,17 +531,14 @@ class HallLink:
         """
         at = message.get("at")
         if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
-            raise CommandRefused('start_round needs "at": the start instant in epoch seconds')
+            raise CommandRefused("start_round_at")
         round_id = message.get("round")
         if round_id is not None and not isinstance(round_id, str):
-            raise CommandRefused('start_round: "round" must be a string')
+            raise CommandRefused("round_string")
         reset = ""
         if self._phase() is Phase.FINISHED:
             if self.result is None or not self.result["acked"]:
-                raise CommandRefused(
-                    "start refused: the finished match's result is not at the desk yet "
-                    f"({self._result_state()}); `timerd hall results` collects it, "
-                    "`timerd hall reset` resets this table anyway")
+                raise CommandRefused("result_not_at_desk", state=self._result_state())
             self._execute("reset")
             reset = "reset (result acknowledged), "
         lead_s = (at - self.wall()) * self.rate
@@ -558,10 +557,10 @@ class HallLink:
         load`), through the match's own `teams` command: its limits and refusals apply."""
         home, away, round_id = (message.get(k, "") for k in ("home", "away", "round"))
         if not all(isinstance(v, str) for v in (home, away, round_id)):
-            raise CommandRefused('teams needs "home", "away" and "round" as strings')
+            raise CommandRefused("teams_strings")
         if round_id != (self.round or "") and self._phase() in IN_PLAY:
-            raise CommandRefused(f"teams refused: the match of round {self.round or '(none)'} "
-                                 f"is {self._phase()}; names for round {round_id} after it")
+            raise CommandRefused("teams_in_play", round=self.round or "-",
+                                 phase=self._phase().value, next=round_id)
         self._execute("teams", home, away, round_id)
         self.round = round_id or self.round
         return f"{home} - {away}" + (f", round {round_id}" if round_id else "")
@@ -576,8 +575,8 @@ class HallLink:
             return f"result {result_id} acknowledged"
         if result_id in self._result_ids:
             return f"result {result_id} acknowledged (an earlier one)"
-        raise CommandRefused(f"ack refused: this table sent no result {str(result_id)[:40]!r} "
-                             f"({self._result_state()})")
+        raise CommandRefused("ack_unknown", result=str(result_id)[:40],
+                             state=self._result_state())
 
     def _reset(self, message: Mapping[str, Any]) -> str:
         """The desk resets this table for a new match: never a match in play (that takes a
@@ -586,12 +585,11 @@ class HallLink:
         `finished_only` (`timerd hall reset --all-finished`): an idle table is left alone."""
         phase = self._phase()
         if phase in IN_PLAY:
-            raise CommandRefused(f"reset refused: the match is {phase}; only a long press "
-                                 "of RESET at the table resets a match in play")
+            raise CommandRefused("reset_in_play", phase=phase.value)
         if message.get("finished_only") and phase is not Phase.FINISHED:
             if phase is Phase.IDLE:
                 return "idle already"
-            raise CommandRefused(f"reset refused: the match is {phase}, not finished")
+            raise CommandRefused("reset_not_finished", phase=phase.value)
         unsent = "" if phase is not Phase.FINISHED or (self.result or {}).get("acked") \
             else f" ({self._result_state()}: it stays in the outbox and the results file)"
         return self._execute("reset") + unsent

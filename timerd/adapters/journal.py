@@ -61,21 +61,14 @@ from types import TracebackType
 from typing import Any
 
 from timerd.core.display import shown_clock
-from timerd.core.effects import (
-    Applied,
-    CommandRefused,
-    Effect,
-    Notice,
-    Phase,
-    PhaseChanged,
-    Signal,
-    SignalKind,
-)
+from timerd.core.effects import Applied, Effect, Notice, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe
+from timerd.i18n import LOG_TEXT
 from timerd.schema import SchemaError, build, to_plain
 
 log = logging.getLogger("timerd.journal")
@@ -244,8 +237,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
     except SchemaError as exc:
         return Recovery("unreadable", match_id=match_id, report={
             "outcome": "unreadable", "match": match_id,
-            "message": "a journalled match could not be restored: its profile is not valid "
-                       "here (" + "; ".join(exc.problems) + "); it was closed"})
+            **_told("unreadable", problems="; ".join(exc.problems))})
 
     crash_t, crash_wall, bound = records[-1]["t"], records[-1]["wall"], "journal"
     if heartbeat is not None and heartbeat["run"] == header["run"] \
@@ -273,15 +265,12 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         outcome = {Phase.FINISHED: "finished", Phase.PRE_SIGNAL: "not_started"}.get(was)
         if outcome is None:
             return Recovery("none", match_id=match_id, warnings=warnings)
-        report.update(outcome=outcome, message=(
-            "the last match had finished; a new one can begin" if outcome == "finished" else
-            "timerd restarted during the pre-signal, before the match began: press START "
-            "for a new pre-signal (ITHF 4.4)"))
+        report.update(outcome=outcome, **_told(outcome))
         return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
     if down_s > resume_within_s:
-        report.update(outcome="abandoned", message=(
-            f"a match last seen {_duration(down_s)} ago ({_where(match.status(now))}) was "
-            f"closed as abandoned: older than {_duration(resume_within_s)}"))
+        report.update(outcome="abandoned", **_told(
+            "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
+            **_where(match.status(now))))
         return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
 
     paused = []
@@ -291,12 +280,11 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             paused.append({"type": "command", "command": "pause", "args": [], "t": now,
                            "wall": wall_now})
         except CommandRefused as exc:
-            warnings.append(f"could not pause the restored match: {exc}")
+            warnings.append(f"could not pause the restored match: {LOG_TEXT.refusal(exc)}")
     status = match.status(now)
-    report.update(outcome="restored", status=status.to_dict(), message=(
-        f"timerd restarted: match restored, {_where(status)}; it was {was.value}, down "
-        f"{_duration(down_s)}"
-        + ("; press START/PAUSE to resume" if status.phase is Phase.PAUSED else "")))
+    report.update(outcome="restored", status=status.to_dict(), **_told(
+        "restored_paused" if status.phase is Phase.PAUSED else "restored",
+        was=was.value, down=_duration(down_s), **_where(status)))
     # The journal goes on in this run's time. Commands the replay refused (or undid, for a
     # pre-signal) are dropped; time marks are kept, they hold the start signal's wall time.
     accepted = {id(r) for r in replayed.applied}
@@ -327,7 +315,8 @@ def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
             effects = out.match.handle(record["command"], record["t"] + shift, *record["args"])
         except CommandRefused as exc:
             words = " ".join([record["command"], *record["args"]])
-            out.warnings.append(f"command `{words}` refused in the replay ({exc}), skipped")
+            out.warnings.append(f"command `{words}` refused in the replay "
+                                f"({LOG_TEXT.refusal(exc)}), skipped")
             continue
         out.applied.append(record)
         out.goal_walls += [(e.to_dict(), record["wall"]) for e in effects if isinstance(e, Goal)]
@@ -352,18 +341,19 @@ def is_fresh(status: Status, profile: Profile, at: float) -> bool:
     return status == Match(profile).status(at)
 
 
-def _where(status: Status) -> str:
-    """Where a match stands, as its clock reads: the operator checks this against the table."""
-    if status.phase is Phase.BREAK and status.start_in_s is not None:
-        what = "the break before overtime" if status.break_kind == "overtime" \
-            or status.overtime else "the intermission"
-        return f"in {what}, {shown_clock(status.start_in_s)} left"
-    if status.count_up and status.overtime_s is not None:  # ITHF 4.8: the clock counts up
-        return f"{status.phase.value} in overtime at +{shown_clock(status.overtime_s)}"
-    period = "in overtime" if status.overtime else \
-        f"period {status.period}/{status.periods}" if status.periods > 1 else ""
-    return f"{status.phase.value} at {shown_clock(status.remaining_s)}" + (
-        f", {period}" if period else "")
+def _where(status: Status) -> dict[str, Any]:
+    """Where a match stands, as its clock reads (the operator checks this against the table):
+    the phase, the big clock's text (a break's countdown, the time played in a sudden-death
+    overtime) and the period ("2/3") or "overtime"."""
+    return {"phase": status.phase.value, "clock": status.clock_face.text,
+            "period": "overtime" if status.overtime else f"{status.period}/{status.periods}"}
+
+
+def _told(outcome: str, **params: Any) -> dict[str, Any]:
+    """A recovery report's words: its notice (`notice.recovery_<outcome>` and its values, for
+    every surface in its language) and the English message the log and the status keep."""
+    code = f"notice.recovery_{outcome}"
+    return {"code": code, "params": params, "message": LOG_TEXT.notice(code, params)}
 
 
 def _duration(seconds: float) -> str:
@@ -665,7 +655,7 @@ class Journal:
         report = self.recovery.report
         if report is None:
             return []
-        effects: list[Effect] = [Notice(report["message"])]
+        effects: list[Effect] = [Notice(report["code"], report["params"])]
         if self.recovery.outcome == "restored":
             effects.insert(0, Signal(SignalKind.RECOVERED, self.loop.time(), 1,
                                      status.remaining_s, status.period))

@@ -93,7 +93,7 @@ def event_line(effect: Effect, status: Status, msg: Messages) -> str | None:
                        score=f"{status.score['home']}:{status.score['away']}")
         return msg("goal.not_counted", side=side, reason=msg.reason(effect.reason))
     if isinstance(effect, Notice):
-        return effect.message
+        return msg.notice(effect.code, effect.params, status.teams)
     return None
 
 

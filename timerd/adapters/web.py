@@ -357,6 +357,7 @@ class WebServer:
         return web.json_response({
             "browser": i18n.from_accept(request.headers.get("Accept-Language", "")),
             "names": i18n.NAMES,
+            "words": i18n.WORDS,
             "texts": {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
         }, headers={"Cache-Control": "no-cache"})
 

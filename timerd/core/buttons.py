@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from timerd.core.commands import Command
+
 
 class Gesture(StrEnum):
     PRESS = "press"  # the button went down (buttons without a long press act on this)
@@ -88,7 +90,7 @@ class Chord:
 
     buttons: tuple[str, str]
     hold_s: float
-    command: str  # what the chord does, as the words of a command: "forfeit away"
+    command: Command  # what the chord does: Command("forfeit", ("away",))
     engaged: bool = False  # both were down together since the buttons were last all up
     _since: float | None = None  # both down together since
     _done: bool = False

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
+from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
 
 
@@ -65,9 +68,17 @@ class PhaseChanged:
 
 @dataclass(frozen=True)
 class Notice:
-    """Something to tell the operator (a refused press, a hint); not an error of the daemon."""
+    """Something to tell the operator (a refused press, a penalty that ran out, a hint); not an
+    error of the daemon.
 
-    message: str
+    A typed event, not prose (issue 14, invariant 7): `code` is its key in the message
+    catalogue (`timerd/i18n/*.json`: `notice.*` for what happened, `refused.*` for a refusal)
+    and `params` fill in the text's placeholders. The text is rendered in one place,
+    `timerd.i18n.Messages.notice`, in the language of whoever reads it.
+    """
+
+    code: str
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -99,5 +110,6 @@ class FaceoffGuardChanged:
 Effect = Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
 
 
-class CommandRefused(Exception):
-    """A command that the rules or the current phase do not allow; the message says why."""
+def refusal(exc: CommandRefused) -> Notice:
+    """A refused command as the operator is told it: `refused.<code>`, saying which command."""
+    return Notice(f"refused.{exc.code}", {"command": exc.command or "", **exc.params})

@@ -24,7 +24,6 @@ from typing import Any, Literal
 from timerd.core.clock import MatchClock
 from timerd.core.display import elapsed_clock as _mmss
 from timerd.core.effects import (
-    CommandRefused,
     Effect,
     FaceoffGuardChanged,
     Notice,
@@ -36,6 +35,7 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
 from timerd.core.rules import MODULES, RULE_COMMANDS
 from timerd.core.score import (
@@ -82,7 +82,7 @@ class Match:
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
     #: ITHF 4.6: what showed, besides a counted goal, that a side was at the table after the
     #: start signal (a faceoff, its passive-play count), by side (`has_played`).
-    took_part: dict[Side, str] = field(default_factory=dict)
+    took_part: dict[Side, tuple[str, str]] = field(default_factory=dict)
     #: The profile's rule modules (`timerd.core.rules`), made afresh for every match.
     rules: list[RuleModule] = field(init=False)
     periods_played: list[PeriodPlayed] = field(default_factory=list)
@@ -190,20 +190,30 @@ class Match:
         """
         commands = self.commands()
         if command in RULE_COMMANDS and command not in commands:
-            raise CommandRefused(f"{command} refused: profile {self.profile.name} "
-                                 f"{RULE_COMMANDS[command].absent}")
+            raise self._refused(command, CommandRefused(
+                f"lacks_{RULE_COMMANDS[command].name}", profile=self.profile.name))
         if command not in commands:
-            raise CommandRefused(f"unknown command {command!r}; known: "
-                                 + ", ".join(sorted(commands)))
+            raise self._refused(command, CommandRefused(
+                "unknown", known=", ".join(sorted(commands))))
         action, usage = commands[command]
         required = sum(not u.endswith("?") for u in usage)
         if not required <= len(args) <= len(usage):
             wanted = " ".join(f"[{u[:-1]}]" if u.endswith("?") else f"<{u}>"
                               for u in usage) or "no arguments"
-            raise CommandRefused(f"{command} takes {wanted}, got {len(args)}")
+            raise self._refused(command, CommandRefused("arguments", wanted=wanted,
+                                                        got=len(args)))
         self._hold(self._fire_due(now), now)
-        effects = action(now, *args)  # CommandRefused: the held effects wait for `poll`
+        try:
+            effects = action(now, *args)
+        except CommandRefused as exc:  # the held effects wait for `poll`
+            raise self._refused(command, exc) from None
         return self._release() + effects
+
+    @staticmethod
+    def _refused(command: str, exc: CommandRefused) -> CommandRefused:
+        """`exc`, saying which command it refused (a rule module raises without knowing)."""
+        exc.command = exc.command or command
+        return exc
 
     def commands(self) -> CommandTable:
         """Every command this match takes, with the names of its arguments: the phase
@@ -231,7 +241,7 @@ class Match:
         if self.phase is Phase.PAUSED:
             return self.resume(now)
         if self.phase is not Phase.IDLE:
-            raise CommandRefused(self.why_not("start"))
+            raise self.why_not("start")
         self.start_at = now + self.profile.pre_signal_lead_s
         effects = self._goto(Phase.PRE_SIGNAL)
         if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
@@ -254,20 +264,19 @@ class Match:
         starts at the same instant; closer than that, the start is refused.
         """
         if self.phase is not Phase.IDLE:
-            raise CommandRefused(self.why_not("start"))
+            raise self.why_not("start")
         lead_s = start_at - now
         shortest = self.min_pre_signal_lead_s()
         if lead_s < shortest:
-            raise CommandRefused(
-                f"start refused: the start instant is {lead_s:.1f} s away, too late for the "
-                f"{shortest:g} s pre-signal ITHF 4.4 asks for")
+            raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
+                                 shortest_s=f"{shortest:g}")
         self.start_at = start_at
         if lead_s > self.profile.pre_signal_lead_s:
             return self._goto(Phase.SCHEDULED)
         effects = self._goto(Phase.PRE_SIGNAL)
         effects.append(self.sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
         if lead_s < self.profile.pre_signal_lead_s:
-            effects.append(Notice(f"late start: pre-signal {lead_s:.1f} s before the start"))
+            effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
         effects.extend(self._fire_due(now))  # a zero lead starts at once
         return effects
 
@@ -276,9 +285,9 @@ class Match:
         try:
             lead_s = float(seconds)
         except ValueError:
-            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}") from None
+            raise CommandRefused("not_seconds", given=seconds) from None
         if not math.isfinite(lead_s):
-            raise CommandRefused(f"start_in takes a number of seconds, got {seconds!r}")
+            raise CommandRefused("not_seconds", given=seconds)
         return self.schedule_start(now, now + lead_s)
 
     def pause(self, now: float) -> list[Effect]:
@@ -287,7 +296,7 @@ class Match:
         The faceoff guard and the passive count stand still with the clock.
         """
         if self.phase is not Phase.RUNNING:
-            raise CommandRefused(self.why_not("pause"))
+            raise self.why_not("pause")
         self.clock = self.clock.stopped(now)
         self.paused_since = now
         effects = self._goto(Phase.PAUSED)
@@ -299,9 +308,9 @@ class Match:
         marked during the pause) or with the puck returned to the figure that had it, in which
         case a running guard carries on (ITHF 10.4)."""
         if how not in ("", "faceoff"):
-            raise CommandRefused(f"resume takes nothing or `faceoff`, not {how!r}")
+            raise CommandRefused("resume_how", given=how)
         if self.phase is not Phase.PAUSED:
-            raise CommandRefused(self.why_not("resume"))
+            raise self.why_not("resume")
         self.close_interruption(now)
         self.clock = self.clock.started(now)
         effects = self._goto(Phase.RUNNING)
@@ -310,7 +319,7 @@ class Match:
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
         # the faceoff (a goal's pending one included).
         if how or self.guard.on_resume or self.profile.clock == "stop":
-            self._both_took_part(f"a faceoff at {_mmss(self.play_s(now))}")
+            self._both_took_part(("faceoff", _mmss(self.play_s(now))))
             effects.extend(self._faceoff_at(now))
         return effects
 
@@ -323,7 +332,7 @@ class Match:
     def reset(self, now: float) -> list[Effect]:
         """Back to idle for a new match; refused while the clock runs, so play is never lost."""
         if self.phase is Phase.RUNNING:
-            raise CommandRefused(self.why_not("reset"))
+            raise self.why_not("reset")
         previous = self.phase
         self._rewind()
         self.interruptions.clear()
@@ -335,7 +344,7 @@ class Match:
         self._fresh_records()
         self.phase = Phase.IDLE
         if previous is Phase.IDLE:
-            return [Notice("reset: already idle")]
+            return [Notice("notice.already_idle")]
         return [PhaseChanged(Phase.IDLE, previous)]
 
     def goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
@@ -347,14 +356,10 @@ class Match:
         short-handed team ends its minor penalty (power-play goal)."""
         side = self.side(side_word)
         if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
-            raise CommandRefused(self.why_not("goal"))
-        try:
-            numbers = [parse_player(p) for p in players]
-        except ValueError as exc:
-            raise CommandRefused(f"goal refused: {exc}") from exc
+            raise self.why_not("goal")
+        numbers = [parse_player(p) for p in players]
         if len(set(numbers)) < len(numbers):
-            raise CommandRefused("goal refused: the scorer and the assistants are different "
-                                 "players (ISBHF 420-422)")
+            raise CommandRefused("same_player")
         reason = self._goal_rejection(now)
         goal = self.sheet.add(Goal(side, self.play_s(now), reason is None, reason, self.period,
                                    self.overtime, now, numbers[0] if numbers else None,
@@ -378,27 +383,29 @@ class Match:
         """Mark a faceoff (after a goal, a puck off the table, a "block" call, ITHF 7.1): the
         guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
         if self.phase is Phase.RUNNING:
-            self._both_took_part(f"a faceoff at {_mmss(self.play_s(now))}")
-            return self._faceoff_at(now) or [Notice("faceoff")]
+            self._both_took_part(("faceoff", _mmss(self.play_s(now))))
+            return self._faceoff_at(now) or [Notice("notice.faceoff")]
         if self.phase is Phase.PAUSED:
             self.guard.pending = False
             self.guard.on_resume = True
-            return [Notice("faceoff marked: play resumes with a faceoff (ITHF 10.4)")]
-        raise CommandRefused(self.why_not("faceoff"))
+            return [Notice("notice.faceoff_marked")]
+        raise self.why_not("faceoff")
 
     def undo(self, now: float) -> list[Effect]:
         """Remove the last goal entered (a mistaken press); a finished match's result stands."""
         if self.phase is Phase.FINISHED:
-            raise CommandRefused(self.why_not("undo"))
+            raise self.why_not("undo")
         goal = self.sheet.undo()
         if goal is None:
-            raise CommandRefused("undo refused: there is no goal entry to remove")
+            raise CommandRefused("no_goal_to_undo")
         if goal.counted:
             self.guard.pending = False
-        how = "counted" if goal.reason is None else f"not counted: {goal.reason}"
         score = self.sheet.score()
-        return [Notice(f"undo: removed the {goal.side} goal at {_mmss(goal.match_time_s)} "
-                       f"({how}); score {score[Side.HOME]}:{score[Side.AWAY]}")]
+        params = {"side": goal.side.value, "time": _mmss(goal.match_time_s),
+                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
+        if goal.reason is None:
+            return [Notice("notice.undo", params)]
+        return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
 
     def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
         """Name the two sides (players in ITHF, teams in ISBHF) and, from a tournament desk,
@@ -407,15 +414,14 @@ class Match:
         names = {Side.HOME: home.strip(), Side.AWAY: away.strip()}
         for side, name in names.items():
             if len(name) > NAME_MAX or not name.isprintable():
-                raise CommandRefused(f"teams refused: the {side} name must be at most "
-                                     f"{NAME_MAX} printable characters on one line")
+                raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
         if len(round_name) > NAME_MAX or not round_name.isprintable():
-            raise CommandRefused(f"teams refused: the round must be at most {NAME_MAX} "
-                                 "printable characters on one line")
+            raise CommandRefused("round_too_long", max=NAME_MAX)
         self.teams = names
         self.round = round_name.strip() or None
-        shown = " - ".join(name or str(side) for side, name in names.items())
-        return [Notice(f"teams: {shown}" + (f" (round {self.round})" if self.round else ""))]
+        return [Notice("notice.teams_round" if self.round else "notice.teams",
+                       {"home": names[Side.HOME] or "home", "away": names[Side.AWAY] or "away",
+                        "round": self.round or ""})]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
@@ -432,47 +438,31 @@ class Match:
         rest = self.profile.intermission
         window = None if rest is None else rest.early_window_s
         if rest is None or window is None:
-            raise CommandRefused(f"early-intermission refused: profile {self.profile.name} "
-                                 "has no early intermission")
+            raise CommandRefused("lacks_early_intermission", profile=self.profile.name)
+        if self.phase is Phase.RUNNING:
+            raise CommandRefused("stop_first")
         if self.phase is not Phase.PAUSED:
-            why = "stop the clock for the delay first" if self.phase is Phase.RUNNING else \
-                self.why_not("").partition(": ")[2]
-            raise CommandRefused(f"early-intermission refused: {why}")
+            raise self.why_not("early-intermission")
         if self.overtime or self.period >= self.profile.periods:
-            raise CommandRefused("early-intermission refused: ISBHF 407 !2 allows it only in a "
-                                 "period followed by an intermission (the 1st or 2nd)")
+            raise CommandRefused("early_last_period")
         if self._early_break_left_s is not None:
-            raise CommandRefused("early-intermission refused: this period's intermission was "
-                                 "already taken")
+            raise CommandRefused("early_taken")
         left = self.remaining_s(now)
         if left > window:
-            raise CommandRefused(f"early-intermission refused: {_mmss(left)} is left, and ISBHF "
-                                 f"407 !2 allows it only in the last {_mmss(window)} of a period")
+            raise CommandRefused("early_too_soon", left=_mmss(left), window=_mmss(window))
         self.close_interruption(now)
         self._early_break_left_s = left
-        effects: list[Effect] = [Notice(f"early intermission: {_mmss(left)} of period "
-                                        f"{self.period} follows it, on the same ends "
-                                        "(ISBHF 407 !2)")]
+        effects: list[Effect] = [Notice("notice.early_intermission",
+                                        {"left": _mmss(left), "period": self.period})]
         return effects + self._start_break("intermission", now, rest.length_s, rest.warning_s)
 
-    def why_not(self, command: str) -> str:
-        hints = {
-            Phase.IDLE: "no match is running; press START to begin",
-            Phase.SCHEDULED: "a start is scheduled and the pre-signal follows by itself; "
-                             "long-press RESET to cancel",
-            Phase.PRE_SIGNAL: "the pre-signal is sounding and the start follows by itself; "
-                              "long-press RESET to cancel",
-            Phase.RUNNING: "the clock is running; pause first",
-            Phase.PAUSED: "the match is paused; resume it, or long-press RESET to end it",
-            Phase.BREAK: "a timed break runs (before overtime, ITHF 4.8, or an "
-                         "intermission, ISBHF 410) and ends by itself",
-            Phase.SHOOTOUT: "the shootout decides the match; enter attempts with `shot`",
-            Phase.FINISHED: "the match has finished and its result is recorded; "
-                            "long-press RESET for a new match",
-        }
+    def why_not(self, command: str) -> CommandRefused:
+        """The refusal of `command` in the current phase: what the phase allows instead."""
         if command == "faceoff" and self.phase in (Phase.IDLE, Phase.PRE_SIGNAL):
-            return "faceoff refused: the start signal is the first faceoff (ITHF 5.1)"
-        return f"{command} refused: {hints[self.phase]}"
+            refusal = CommandRefused("start_is_faceoff")  # ITHF 5.1
+        else:
+            refusal = CommandRefused(f"in_{self.phase.value}")
+        return self._refused(command, refusal)
 
     # -- time ------------------------------------------------------------------------------
 
@@ -624,7 +614,7 @@ class Match:
             rest = self.profile.intermission
             if early:  # ISBHF 407 !2: the intermission was taken; the next period follows
                 return [*self._goto(Phase.PAUSED),
-                        Notice("no intermission: it was taken early (ISBHF 407 !2)")]
+                        Notice("notice.no_intermission")]
             if rest is None:
                 return self._goto(Phase.PAUSED)
             return self._start_break("intermission", at, rest.length_s, rest.warning_s)
@@ -682,7 +672,7 @@ class Match:
             return [FaceoffGuardChanged(active=True)]
         return []
 
-    def _both_took_part(self, evidence: str) -> None:
+    def _both_took_part(self, evidence: tuple[str, str]) -> None:
         for side in Side:
             self.took_part.setdefault(side, evidence)
 
@@ -753,10 +743,7 @@ class Match:
         return remaining if math.isfinite(remaining) else 0.0
 
     def side(self, word: str) -> Side:
-        try:
-            return parse_side(word)
-        except ValueError as exc:
-            raise CommandRefused(str(exc)) from exc
+        return parse_side(word)
 
     def _goto(self, phase: Phase) -> list[Effect]:
         previous, self.phase = self.phase, phase

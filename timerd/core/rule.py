@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
+from timerd.core.refused import CommandRefused
 from timerd.core.score import Ending, Goal, ScoreSheet, Side
 
 if TYPE_CHECKING:
@@ -35,8 +36,9 @@ class MatchView(Protocol):
     period: int
     overtime: bool
     sheet: ScoreSheet
-    #: ITHF 4.6: what showed that a side was at the table after the start signal.
-    took_part: dict[Side, str]
+    #: ITHF 4.6: what showed that a side was at the table after the start signal, and when
+    #: (("faceoff", "0:10"); the kinds are `evidence.*` in the message catalogue).
+    took_part: dict[Side, tuple[str, str]]
 
     def play_s(self, now: float) -> float: ...
     def remaining_s(self, now: float) -> float: ...
@@ -44,7 +46,7 @@ class MatchView(Protocol):
     def sound(self, kind: SignalKind, due: float, beeps: int = 1,
               remaining_s: float = 0.0) -> Signal: ...
     def side(self, word: str) -> Side: ...
-    def why_not(self, command: str) -> str: ...
+    def why_not(self, command: str) -> CommandRefused: ...
     def close_interruption(self, now: float) -> None: ...
     def finish(self, how: Ending, at: float, side: Side | None = None,
                winner: Side | None = None) -> list[Effect]: ...
@@ -56,10 +58,9 @@ class RuleModule:
 
     #: The name a profile lists it by (`rules = ["penalties"]`).
     name: ClassVar[str]
-    #: The commands it adds, for a clear refusal under a profile without it.
+    #: The commands it adds, for a clear refusal under a profile without it (the refusal's
+    #: code is `lacks_<name>`, in the message catalogue).
     command_names: ClassVar[frozenset[str]] = frozenset()
-    #: How a refusal says that a profile lacks it ("has no penalties").
-    absent: ClassVar[str]
     #: Its timed step comes before a planned signal due at the same instant.
     ahead_of_signals: ClassVar[bool] = False
 

@@ -17,15 +17,16 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from timerd.core.refused import CommandRefused
+
 #: A player is entered by shirt number (or a short code): what a scoreboard can show.
 PLAYER = re.compile(r"[0-9A-Za-z]{1,3}")
 
 
 def parse_player(word: str) -> str:
-    """A player's shirt number as entered; ValueError says what is accepted."""
+    """A player's shirt number as entered; CommandRefused says what is accepted."""
     if not PLAYER.fullmatch(word):
-        raise ValueError(f"player must be a shirt number (1 to 3 letters or digits), "
-                         f"not {word!r}")
+        raise CommandRefused("player", given=word)
     return word
 
 
@@ -67,11 +68,11 @@ class Ending(StrEnum):
 
 
 def parse_side(word: str) -> Side:
-    """`home` or `away` (also `h`/`a`); ValueError names the choices."""
+    """`home` or `away` (also `h`/`a`); CommandRefused names the choices."""
     for side in Side:
         if word.lower() in (side.value, side.value[0]):
             return side
-    raise ValueError(f"side must be home or away, not {word!r}")
+    raise CommandRefused("side", given=word)
 
 
 @dataclass(frozen=True)

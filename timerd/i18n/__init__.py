@@ -23,6 +23,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from timerd.core.effects import refusal
+from timerd.core.refused import CommandRefused
+
 log = logging.getLogger("timerd.i18n")
 
 LANGUAGES = ("en", "sl", "sk")
@@ -72,6 +75,13 @@ def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
     return setting if setting in LANGUAGES else from_locale(environ)
 
 
+#: Notice values that are words of the catalogue, by the parameter's name: `side` "home" is
+#: `side.home`, `kind` "minor" is `kind.minor`.
+WORDS = {"side": "side", "winner": "side", "kind": "kind", "reason": "reason",
+         "evidence": "evidence", "stage": "stage", "phase": "term.phase", "was": "term.phase",
+         "period": "span"}
+
+
 class Messages:
     """The texts of one language: `msg("goal.not_counted", side=..., reason=...)`."""
 
@@ -95,6 +105,33 @@ class Messages:
             return self(key, **values)
         return fallback
 
+    def notice(self, code: str, params: Mapping[str, Any],
+               teams: Mapping[str, str] | None = None) -> str:
+        """A notice or a refusal of the core (`timerd.core.effects.Notice`: a catalogue key
+        and its values) as a sentence: the one place their text is made (issue 14).
+
+        Values that are words of the catalogue (a side, a penalty kind, a goal's reason) are
+        translated too, a side by its team's name when `teams` gives one; a refusal
+        (`refused.*`) says which command it refused."""
+        values = {name: self._word(name, value, teams) for name, value in params.items()}
+        text = self.get(code, code, **values)
+        if code.startswith("refused."):
+            return self("refused", command=params.get("command") or "?", reason=text)
+        return text
+
+    def refusal(self, exc: CommandRefused) -> str:
+        """A refused command as a sentence: "goal refused: the clock is running; ..."."""
+        told = refusal(exc)
+        return self.notice(told.code, told.params)
+
+    def _word(self, name: str, value: Any, teams: Mapping[str, str] | None) -> Any:
+        kind = WORDS.get(name)
+        if kind is None or not isinstance(value, str):
+            return value
+        if kind == "side":
+            return self.side(value, teams)
+        return self.get(f"{kind}.{value}", value)
+
     # -- the words every surface needs --------------------------------------------------------
 
     def side(self, side: str, teams: Mapping[str, str] | None = None) -> str:
@@ -112,3 +149,8 @@ class Messages:
             return self("signal.beeps", n=beeps)
         name = self.get(f"signal.{kind}", kind.replace("_", " ").upper())
         return f"{name} x{beeps}" if beeps > 1 else name
+
+
+#: The log's language (and the `message` beside a code in public shapes): English, from the
+#: catalogue like every other text.
+LOG_TEXT = Messages(DEFAULT)

@@ -59,7 +59,10 @@
       showToken(true);
       $("token").focus();
     } else {
-      say(t("ctl.refused", { what: label, error: reply.error }), false);
+      // The reason in the page's language when the daemon gave its code (every refusal of
+      // the match does), else its English text.
+      const why = reply.code ? timerd.said(reply.code, reply.params) : reply.error;
+      say(t("ctl.refused", { what: label, error: why }), false);
     }
   }
 

@@ -90,7 +90,7 @@ const timerd = (() => {
   // the browser's languages (Accept-Language, as the daemon read it), else English.
   const LANG_KEY = "timerd.language";
   const i18n = {
-    texts: { en: {} }, names: {}, browser: null, fixed: "auto", language: "en", shown: false,
+    texts: { en: {} }, names: {}, words: {}, browser: null, fixed: "auto", language: "en", shown: false,
   };
 
   async function loadTexts() {
@@ -182,6 +182,19 @@ const timerd = (() => {
   const sideName = (side, teams) => (teams && teams[side]) || t(`side.${side}`);
   // Why a goal did not count, with its rule (ITHF 5.6...).
   const reason = (code) => t(`reason.${code}`);
+  // A notice or a refusal reason of the daemon (its catalogue key and values: a reply's
+  // `code` and `params`) as a sentence, as timerd.i18n.Messages.notice says it: values that
+  // are words of the catalogue (`words`: a side, a penalty kind...) are translated too. A
+  // refusal is its reason alone; the page says which button was refused.
+  function said(code, params = {}, teams = null) {
+    const values = {};
+    for (const [name, value] of Object.entries(params)) {
+      const kind = i18n.words[name];
+      values[name] = typeof value !== "string" || !kind ? value
+        : kind === "side" ? sideName(value, teams) : textOr(`${kind}.${value}`, value);
+    }
+    return t(code, values);
+  }
   // A signal as it sounds ("BEEP x3", "FINAL"), as timerd.i18n.Messages.signal says it.
   function signalName(kind, beeps = 1) {
     if (kind === "interval") return t("signal.beeps", { n: beeps });
@@ -300,6 +313,6 @@ const timerd = (() => {
   return {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, connect, token, setToken,
     command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
-    sideName, reason, profileTitle,
+    sideName, reason, said, profileTitle,
   };
 })();

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.display import elapsed_clock as mmss
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Goal, Side
 
@@ -69,7 +69,6 @@ class Passive(RuleModule):
     side in the status (`passive`: seconds left, 0 once warned)."""
 
     name = "passive"
-    absent = "does not time passive play"
     command_names = frozenset({"passive"})
 
     def __init__(self, match: MatchView) -> None:
@@ -84,13 +83,13 @@ class Passive(RuleModule):
         (cleared), or a goal or faceoff comes first."""
         side = self.match.side(side_word)
         if self.match.phase is not Phase.RUNNING:
-            raise CommandRefused(self.match.why_not("passive"))
+            raise self.match.why_not("passive")
         play = self.match.play_s(now)
         started = self.count.press(side, play)
         if started:  # ITHF 8.1: the side holds the puck (ITHF 4.6: it is at the table)
-            self.match.took_part.setdefault(side, f"passive play at {mmss(play)}")
-        what = f"counting {self.count.limit_s:g} s" if started else "cleared"
-        return [Notice(f"passive play {side}: {what}")]
+            self.match.took_part.setdefault(side, ("passive", mmss(play)))
+        return [Notice("notice.passive_counting" if started else "notice.passive_cleared",
+                       {"side": side.value, "s": f"{self.count.limit_s:g}"})]
 
     def next_step(self) -> Step | None:
         warning = self.count.due_s()

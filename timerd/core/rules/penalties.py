@@ -23,8 +23,9 @@ from enum import StrEnum
 from typing import Any
 
 from timerd.core.display import elapsed_clock as mmss
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import PenaltyKind, PenaltyRules
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Goal, Side, parse_player
 
@@ -98,8 +99,7 @@ class PenaltyBox:
         """A new penalty at `play_s`: it runs at once if its team has a place, else waits."""
         rule = self.rules.kinds.get(kind)
         if rule is None:
-            raise ValueError(f"no penalty kind {kind!r}; this profile has "
-                             + ", ".join(self.rules.kinds))
+            raise CommandRefused("penalty_kind", given=kind, kinds=", ".join(self.rules.kinds))
         penalty = Penalty(len(self.penalties) + 1, side, kind, rule, player, play_s, period)
         self.penalties.append(penalty)
         self._start_waiting(play_s)
@@ -141,13 +141,14 @@ class PenaltyBox:
     def cancel(self, side: Side, number: int | None,
                play_s: float) -> tuple[Penalty, list[Penalty]]:
         """Lift `side`'s penalty `number` (default: its last one given that is not over);
-        returns it and the waiting penalties that start in its place."""
+        returns it and the waiting penalties that start in its place. CommandRefused when
+        there is none."""
         mine = [p for p in self.active() if p.side is side]
         if number is not None:
             mine = [p for p in mine if p.number == number]
         if not mine:
-            which = "" if number is None else f" {number}"
-            raise ValueError(f"{side} has no penalty{which} that is not over")
+            raise CommandRefused("no_penalty" if number is None else "no_penalty_number",
+                                 side=side.value, number=number)
         penalty = mine[-1]
         self._end(penalty, PenaltyEnd.CANCELLED, play_s)
         return penalty, self._start_waiting(play_s)
@@ -191,7 +192,6 @@ class Penalties(RuleModule):
     by default)."""
 
     name = "penalties"
-    absent = "has no penalties"
     command_names = frozenset({"penalty", "penalty-cancel"})
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 
@@ -209,14 +209,10 @@ class Penalties(RuleModule):
         player. It is served in game time; it waits while two of the team's run."""
         side = self.match.side(side_word)
         self._allowed("penalty")
-        try:
-            given = self.box.give(side, kind, parse_player(player) if player else None,
-                                  self.match.play_s(now), self.match.period)
-        except ValueError as exc:
-            raise CommandRefused(f"penalty refused: {exc}") from exc
-        state = "running" if given.running else "waiting (two of the team's run)"
-        return [Notice(f"penalty {given.number}: {penalty_name(given)} "
-                       f"{mmss(given.rule.duration_s)}, {state}")]
+        given = self.box.give(side, kind, parse_player(player) if player else None,
+                              self.match.play_s(now), self.match.period)
+        return [Notice("notice.penalty_running" if given.running else "notice.penalty_waiting",
+                       penalty_params(given) | {"time": mmss(given.rule.duration_s)})]
 
     def cancel(self, now: float, side_word: str, number: str = "") -> list[Effect]:
         """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
@@ -224,18 +220,14 @@ class Penalties(RuleModule):
         side = self.match.side(side_word)
         self._allowed("penalty-cancel")
         if number and not number.isdigit():
-            raise CommandRefused(f"penalty-cancel takes a penalty number, not {number!r}")
-        try:
-            lifted, started = self.box.cancel(side, int(number) if number else None,
-                                              self.match.play_s(now))
-        except ValueError as exc:
-            raise CommandRefused(f"penalty-cancel refused: {exc}") from exc
-        return [Notice(f"penalty {lifted.number} cancelled: {penalty_name(lifted)}"),
-                *_starting(started)]
+            raise CommandRefused("penalty_number", given=number)
+        lifted, started = self.box.cancel(side, int(number) if number else None,
+                                          self.match.play_s(now))
+        return [Notice("notice.penalty_cancelled", penalty_params(lifted)), *_starting(started)]
 
     def _allowed(self, command: str) -> None:
         if self.match.phase in (Phase.IDLE, Phase.PRE_SIGNAL, Phase.SHOOTOUT, Phase.FINISHED):
-            raise CommandRefused(self.match.why_not(command))
+            raise self.match.why_not(command)
 
     def next_step(self) -> Step | None:
         if self.match.phase is not Phase.RUNNING or (ending := self.box.next_end()) is None:
@@ -250,7 +242,7 @@ class Penalties(RuleModule):
         started = self.box.expire(ended)
         return [self.match.sound(SignalKind.PENALTY_END, at,
                                  remaining_s=self.match.remaining_s(at)),
-                Notice(f"penalty {ended.number} over: {penalty_name(ended)}"),
+                Notice("notice.penalty_over", penalty_params(ended)),
                 *_starting(started)]
 
     def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
@@ -262,8 +254,7 @@ class Penalties(RuleModule):
         ended, started = power_play
         return [self.match.sound(SignalKind.PENALTY_END, now,
                                  remaining_s=self.match.remaining_s(now)),
-                Notice(f"power-play goal: penalty {ended.number} ({penalty_name(ended)}) "
-                       "is over"),
+                Notice("notice.power_play_goal", penalty_params(ended)),
                 *_starting(started)]
 
     def finish(self, at: float) -> None:
@@ -277,9 +268,10 @@ class Penalties(RuleModule):
 
 
 def _starting(started: list[Penalty]) -> list[Effect]:
-    return [Notice(f"penalty {p.number} starts: {penalty_name(p)}") for p in started]
+    return [Notice("notice.penalty_starts", penalty_params(p)) for p in started]
 
 
-def penalty_name(penalty: Penalty) -> str:
-    player = f" #{penalty.player}" if penalty.player else ""
-    return f"{penalty.side}{player} {penalty.kind}"
+def penalty_params(penalty: Penalty) -> dict[str, Any]:
+    """A penalty as a notice names it: its number, side, player (" #12" or "") and kind."""
+    return {"number": penalty.number, "side": penalty.side.value,
+            "player": f" #{penalty.player}" if penalty.player else "", "kind": penalty.kind}

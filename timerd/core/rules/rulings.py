@@ -13,7 +13,8 @@ walker's goals are erased and the opponent gets `walkout_award` (5) on top of th
 from __future__ import annotations
 
 from timerd.core.display import elapsed_clock as mmss
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule
 from timerd.core.score import Ending, Side
 
@@ -22,7 +23,6 @@ class Rulings(RuleModule):
     """ITHF 4.5 replay, 4.6 forfeit and 4.7 walk-out."""
 
     name = "rulings"
-    absent = "has no rulings of ITHF 4.5-4.7 (replay, forfeit, walk-out)"
     command_names = frozenset({"forfeit", "walkout", "replay"})
 
     def commands(self) -> CommandTable:
@@ -36,31 +36,28 @@ class Rulings(RuleModule):
         match, profile = self.match, self.match.profile
         side = match.side(side_word)
         window = profile.forfeit_window_s
-        rule = (f"ITHF 4.6 gives {side} {window:g} s after the start signal to be at the "
-                "table and ready")
         if match.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
-            raise CommandRefused(f"forfeit refused: the start signal has not sounded; {rule}")
-        if match.phase not in (Phase.RUNNING, Phase.PAUSED) or match.overtime or match.period > 1:
-            why = match.why_not("forfeit").partition(": ")[2] if match.period == 1 else \
-                "it is about the start of the match, and this is a later period"
-            raise CommandRefused(f"forfeit refused: ITHF 4.6 applies from {window:g} s after "
-                                 f"the start signal; {why}")
+            raise CommandRefused("forfeit_before_start", side=side.value, window=f"{window:g}")
+        if match.period > 1 or match.overtime:
+            raise CommandRefused("forfeit_later_period", window=f"{window:g}")
+        if match.phase not in (Phase.RUNNING, Phase.PAUSED):
+            raise CommandRefused("forfeit_not_in_play", window=f"{window:g}",
+                                 phase=match.phase.value)
         played = match.play_s(now)
         if played < window:
-            clock = mmss(profile.period_s - window)
-            raise CommandRefused(f"forfeit refused: {rule}; {window - played:.1f} s left "
-                                 f"(a forfeit is possible from {clock} on the clock)")
+            raise CommandRefused("forfeit_too_soon", side=side.value, window=f"{window:g}",
+                                 left=f"{window - played:.1f}",
+                                 clock=mmss(profile.period_s - window))
         evidence = self.has_played(side)
         if evidence is not None:
-            raise CommandRefused(f"forfeit refused: {side} has played ({evidence}), so ITHF "
-                                 f"4.6 no longer applies; a player who leaves walks out "
-                                 f"(`walkout {side}`, ITHF 4.7)")
+            raise CommandRefused("forfeit_played", side=side.value, evidence=evidence[0],
+                                 at=evidence[1], word=side.value)
         match.close_interruption(now)
         low, high = profile.forfeit_score
         match.sheet.forfeit(side, (low, high), played, now)
         return [match.sound(SignalKind.FINAL, now), *match.finish(Ending.FORFEIT, now, side)]
 
-    def has_played(self, side: Side) -> str | None:
+    def has_played(self, side: Side) -> tuple[str, str] | None:
         """ITHF 4.6: what shows that `side` was at the table after the start signal, or None.
 
         A counted goal of its own (one removed with `undo` no longer shows it), a passive-play
@@ -72,7 +69,7 @@ class Rulings(RuleModule):
         goal = next((g for g in self.match.sheet.goals
                      if g.side is side and g.counted and g.reason is None), None)
         if goal is not None:
-            return f"a counted goal at {mmss(goal.match_time_s)}"
+            return "goal", mmss(goal.match_time_s)
         return self.match.took_part.get(side)
 
     def walkout(self, now: float, side_word: str) -> list[Effect]:
@@ -80,7 +77,7 @@ class Rulings(RuleModule):
         match = self.match
         side = match.side(side_word)
         if match.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
-            raise CommandRefused(match.why_not("walkout"))
+            raise match.why_not("walkout")
         match.close_interruption(now)
         match.sheet.walkout(side, match.profile.walkout_award, match.play_s(now), now)
         return [match.sound(SignalKind.FINAL, now), *match.finish(Ending.WALKOUT, now, side)]
@@ -90,10 +87,9 @@ class Rulings(RuleModule):
         the goals they had. A new pre-signal sounds and the start follows after the lead."""
         match = self.match
         if match.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
-            raise CommandRefused(match.why_not("replay"))
+            raise match.why_not("replay")
         match.close_interruption(now)
         effects = match.restart(now)
         score = match.sheet.score()
-        effects.append(Notice(f"replay from the start (ITHF 4.5): goals kept, "
-                              f"{score[Side.HOME]}:{score[Side.AWAY]}"))
+        effects.append(Notice("notice.replay", {"score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}))
         return effects

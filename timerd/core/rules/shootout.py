@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.score import Ending, Side
 
@@ -22,11 +23,12 @@ class Shootout:
     attempts: dict[Side, list[bool]] = field(default_factory=lambda: {s: [] for s in Side})
 
     def record(self, side: Side, scored: bool) -> None:
-        """Enter one attempt; ValueError says why it cannot be taken."""
-        if self.winner() is not None:
-            raise ValueError(f"the shootout is decided: {self.winner()} won")
+        """Enter one attempt; CommandRefused says why it cannot be taken."""
+        winner = self.winner()
+        if winner is not None:
+            raise CommandRefused("shootout_decided", winner=winner.value)
         if len(self.attempts[side]) > len(self.attempts[side.opponent]):
-            raise ValueError(f"{side.opponent} shoots next (teams alternate)")
+            raise CommandRefused("shoots_next", side=side.opponent.value)
         self.attempts[side].append(scored)
 
     def goals(self, side: Side) -> int:
@@ -57,7 +59,6 @@ class Shootouts(RuleModule):
     the match ends once the shootout is decided."""
 
     name = "shootout"
-    absent = "has no shootout"
     command_names = frozenset({"shot"})
 
     def __init__(self, match: MatchView) -> None:
@@ -73,16 +74,13 @@ class Shootouts(RuleModule):
         """Enter one attempt; the match ends once the shootout is decided."""
         side = self.match.side(side_word)
         if outcome not in ("scored", "missed"):
-            raise CommandRefused(f"shot takes scored or missed, not {outcome!r}")
+            raise CommandRefused("shot_outcome", given=outcome)
         if self.shootout is None or self.match.phase is not Phase.SHOOTOUT:
-            raise CommandRefused(self.match.why_not("shot"))
-        try:
-            self.shootout.record(side, outcome == "scored")
-        except ValueError as exc:
-            raise CommandRefused(f"shot refused: {exc}") from exc
+            raise self.match.why_not("shot")
+        self.shootout.record(side, outcome == "scored")
         goals = self.shootout.goals
-        effects: list[Effect] = [Notice(f"shootout: {side} {outcome}, "
-                                        f"{goals(Side.HOME)}:{goals(Side.AWAY)}")]
+        effects: list[Effect] = [Notice(f"notice.shot_{outcome}", {
+            "side": side.value, "score": f"{goals(Side.HOME)}:{goals(Side.AWAY)}"})]
         winner = self.shootout.winner()
         if winner is not None:
             effects.append(self.match.sound(SignalKind.FINAL, now))

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.display import elapsed_clock as mmss
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import LineChangeRule
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Side
 
@@ -61,7 +62,7 @@ class GoalieChange:
 
     def begin(self, side: Side, now: float) -> float:
         if side in self.ends_at:
-            raise ValueError(f"{side} is already dressing a goalie")
+            raise CommandRefused("goalie_dressing", side=side.value)
         self.ends_at[side] = now + self.length_s
         return self.ends_at[side]
 
@@ -81,7 +82,6 @@ class LineChanges(RuleModule):
     after each stage (as many beeps as its number), ended by the restart of play."""
 
     name = "line_change"
-    absent = "has no line-change helper"
     command_names = frozenset({"linechange"})
 
     def __init__(self, match: MatchView) -> None:
@@ -94,18 +94,17 @@ class LineChanges(RuleModule):
 
     def begin(self, now: float) -> list[Effect]:
         """Start the stages (visitors, home, faceoff preparation), each 5 s."""
+        if self.match.phase is Phase.RUNNING:
+            raise CommandRefused("line_change_in_stoppage")
         if self.match.phase is not Phase.PAUSED:
-            why = "teams change lines in a stoppage (ISBHF 404b); stop the clock first" \
-                if self.match.phase is Phase.RUNNING else \
-                self.match.why_not("").partition(": ")[2]
-            raise CommandRefused(f"linechange refused: {why}")
+            raise self.match.why_not("linechange")
         shown = None if self.running is None else self.running.shown(now)
         if shown is not None:
-            raise CommandRefused(f"linechange refused: a line change runs (stage "
-                                 f"{shown['number']} of {shown['stages']}, {shown['stage']})")
+            raise CommandRefused("line_change_runs", n=shown["number"], of=shown["stages"],
+                                 stage=shown["stage"])
         self.running = LineChange(self.rule, now)
-        return [Notice("line change: " + ", ".join(
-            f"{stage} {self.rule.stage_s:g} s" for stage in self.rule.stages) + " (ISBHF 404b)")]
+        return [Notice("notice.line_change", {"stages": len(self.rule.stages),
+                                              "s": f"{self.rule.stage_s:g}"})]
 
     def next_step(self) -> Step | None:
         at = None if self.running is None else self.running.next_end()
@@ -123,7 +122,7 @@ class LineChanges(RuleModule):
         if self.running is None:
             return []
         self.running = None
-        return [Notice("line change ended by the faceoff")]
+        return [Notice("notice.line_change_faceoff")]
 
     def play_stops(self) -> None:
         self.running = None
@@ -141,7 +140,6 @@ class GoalieChanges(RuleModule):
     or the faceoff ends it."""
 
     name = "goalie_change"
-    absent = "has no goalie-change countdown"
     command_names = frozenset({"goalie-change"})
 
     def __init__(self, match: MatchView) -> None:
@@ -153,16 +151,13 @@ class GoalieChanges(RuleModule):
 
     def begin(self, now: float, side_word: str) -> list[Effect]:
         side = self.match.side(side_word)
+        if self.match.phase is Phase.RUNNING:
+            raise CommandRefused("stop_first")
         if self.match.phase not in (Phase.PAUSED, Phase.BREAK):
-            why = "the clock is running; stop it first" if self.match.phase is Phase.RUNNING \
-                else self.match.why_not("").partition(": ")[2]
-            raise CommandRefused(f"goalie-change refused: {why}")
-        try:
-            self.countdowns.begin(side, now)
-        except ValueError as exc:
-            raise CommandRefused(f"goalie-change refused: {exc}") from exc
-        return [Notice(f"goalie change {side}: {mmss(self.countdowns.length_s)} to dress "
-                       "a goalie (ISBHF 408)")]
+            raise self.match.why_not("goalie-change")
+        self.countdowns.begin(side, now)
+        return [Notice("notice.goalie_change", {"side": side.value,
+                                                "time": mmss(self.countdowns.length_s)})]
 
     def next_step(self) -> Step | None:
         due = self.countdowns.next_end()
@@ -175,13 +170,13 @@ class GoalieChanges(RuleModule):
         self.countdowns.end(due[1])
         return [self.match.sound(SignalKind.GOALIE_CHANGE_END, at,
                                  remaining_s=self.match.remaining_s(at)),
-                Notice(f"goalie change {due[1]}: the time is over (ISBHF 408)")]
+                Notice("notice.goalie_change_over", {"side": due[1].value})]
 
     def play_restarts(self, now: float) -> list[Effect]:
         effects: list[Effect] = []
         for side in list(self.countdowns.ends_at):
             self.countdowns.end(side)
-            effects.append(Notice(f"goalie change {side} ended by the faceoff"))
+            effects.append(Notice("notice.goalie_change_faceoff", {"side": side.value}))
         return effects
 
     def finish(self, at: float) -> None:

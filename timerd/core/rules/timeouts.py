@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from timerd.core.effects import CommandRefused, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import TimeoutRule
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Side
 
@@ -52,14 +53,12 @@ class Timeouts:
         return self.rule.per_team - sum(t.side is side for t in self.taken)
 
     def request(self, side: Side, now: float, match_time_s: float, period: int) -> Timeout:
-        """Start `side`'s timeout; ValueError says why not. The match checks the clock is
-        stopped; this checks the allowance and the stoppage."""
+        """Start `side`'s timeout; CommandRefused says why not. The match checks the clock is
+        stopped; this checks the allowance and the stoppage (ISBHF 412)."""
         if self.left(side) <= 0:
-            raise ValueError(f"{side} has used its {_count(self.rule.per_team)} "
-                             "(ISBHF 412: one per team per match)")
+            raise CommandRefused("timeouts_used", side=side.value, n=self.rule.per_team)
         if self._this_stoppage is not None:
-            raise ValueError(f"{self._this_stoppage} took a timeout in this stoppage, and both "
-                             "teams may not take one in the same stoppage (ISBHF 412)")
+            raise CommandRefused("timeout_this_stoppage", side=self._this_stoppage.value)
         timeout = Timeout(side, period, match_time_s, now, self.rule.length_s)
         self.taken.append(timeout)
         self.running = timeout
@@ -96,17 +95,12 @@ class Timeouts:
         return out
 
 
-def _count(n: int) -> str:
-    return "timeout" if n == 1 else f"{n} timeouts"
-
-
 class TeamTimeouts(RuleModule):
     """ISBHF 412 in a match: the `timeout` command (only while the clock is stopped), its
     end as a timed step with `timeout_end`, the restart of play ending it early, and the
     timeouts in the status and the result."""
 
     name = "timeouts"
-    absent = "has no timeouts"
     command_names = frozenset({"timeout"})
 
     def __init__(self, match: MatchView) -> None:
@@ -120,16 +114,12 @@ class TeamTimeouts(RuleModule):
         """`side` takes its timeout: only while the clock is stopped, one per team per match,
         not both teams in one stoppage. Its end sounds `timeout_end`."""
         side = self.match.side(side_word)
+        if self.match.phase is Phase.RUNNING:
+            raise CommandRefused("timeout_in_stoppage")
         if self.match.phase is not Phase.PAUSED:
-            why = "the clock is running; a timeout is asked for in a stoppage (ISBHF 412)" \
-                if self.match.phase is Phase.RUNNING else \
-                self.match.why_not("").partition(": ")[2]
-            raise CommandRefused(f"timeout refused: {why}")
-        try:
-            taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
-        except ValueError as exc:
-            raise CommandRefused(f"timeout refused: {exc}") from exc
-        return [Notice(f"timeout {side}: {taken.length_s:g} s (ISBHF 412)")]
+            raise self.match.why_not("timeout")
+        taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
+        return [Notice("notice.timeout", {"side": side.value, "s": f"{taken.length_s:g}"})]
 
     def next_step(self) -> Step | None:
         at = self.timeouts.ends_at()
@@ -145,8 +135,8 @@ class TeamTimeouts(RuleModule):
         ended = self.timeouts.play_started(now)
         if ended is None:
             return []
-        return [Notice(f"timeout {ended.side} ended by the faceoff after "
-                       f"{ended.lasted_s or 0.0:.0f} s")]
+        return [Notice("notice.timeout_faceoff", {"side": ended.side.value,
+                                                  "s": f"{ended.lasted_s or 0.0:.0f}"})]
 
     def finish(self, at: float) -> None:
         self.timeouts.end(at)
