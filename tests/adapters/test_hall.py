@@ -37,7 +37,8 @@ from timerd.service import Service
 #: A real mosquitto on loopback and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
 
-SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"}
+SAMPLE_RESULT = {"match_id": "20260528T100000Z-abc123", "home": "Ann", "away": "Bob",
+                 "goals": [3, 1], "winner": "home"}
 
 
 def hall_config(broker: Broker | None = None, **overrides: Any) -> HallConfig:

@@ -46,7 +46,6 @@ import re
 import shutil
 import ssl
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -433,11 +432,13 @@ class HallLink:
     def publish_result(self, result: Mapping[str, Any]) -> str:
         """Send a match result to the desk, QoS 1, until the broker acknowledges it.
 
-        For the results feature: call it once per finished match with a JSON-able mapping.
-        It returns at once with the result's id; the result is saved to the outbox and sent
-        whenever the broker is reachable, also after a restart of this daemon.
+        For the results feature: call it once per finished match with its results line.
+        It returns at once with the result's id, the match's id (`match_id`): a result sent
+        again (a reconnect, an outbox after a restart) is the same result to the desk, which
+        stores each id once. The result is saved to the outbox and sent whenever the broker
+        is reachable, also after a restart of this daemon.
         """
-        result_id = uuid.uuid4().hex
+        result_id = str(result["match_id"])
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
                    "table": self.table,
                    "round": self.round, "wall": self.wall(), "result": dict(result)}

@@ -3,13 +3,15 @@
 A match is event-sourced. Every command the match accepted (the service dispatches it as an
 `Applied` effect) is appended to `match-journal.jsonl` in the state directory as one JSON line,
 flushed and fsynced, with the loop time it was applied at. The first line of a match names the
-match, the run (this process) and the whole rule profile. Signals that sounded are appended too:
-they are not replayed, they only prove that the match was alive at that instant (after a power
-loss the last durable line is all there is) and keep the start signal's wall time. The journal
-is compacted (emptied) when the match finishes or is reset, so a tournament day writes a few
-dozen short lines per match and nothing per second: the SD card is spared. The command that
-ends a match (a golden goal) is journalled before the compaction, so a crash in between finds
-the match finished.
+match (its id, the service's: the results and hall mode carry the same one; empty while the
+journalled match is not set up yet, e.g. only named, and filled in by rewriting the journal
+when it is), the run (this process) and the whole rule profile. Signals that sounded are
+appended too: they are not replayed, they only prove that the match was alive at that instant
+(after a power loss the last durable line is all there is) and keep the start signal's wall
+time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
+day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
+command that ends a match (a golden goal) is journalled before the compaction, so a crash in
+between finds the match finished.
 
 Twice a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
@@ -284,6 +286,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             f"closed as abandoned: older than {_duration(resume_within_s)}"))
         return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
 
+    match.match_id = match_id or None  # the same match: its results carry the same id
     paused = []
     if match.status(now).clock_running:
         try:
@@ -588,14 +591,27 @@ class Journal:
             return
         if status.phase is Phase.FINISHED and self.match_id is None:
             return  # after the end, e.g. a goal after the final signal: no match to restore
+        match_id = status.match_id or ""  # "": named, not set up yet
         if self.match_id is None:
-            self.match_id = uuid.uuid4().hex
+            self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
             self._append({"type": "match", "match": self.match_id, "run": self.run,
                           "profile": to_plain(profile)}, effect.at)
-            log.info("match %s begins: journalled to %s", self.match_id, self.path)
+            log.info("match %s begins: journalled to %s", self.match_id or "(not set up)",
+                     self.path)
+        elif match_id != self.match_id:
+            self._relabel(match_id)
         self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
                      effect.at)
+
+    def _relabel(self, match_id: str) -> None:
+        """The journalled match was set up (or reset) after its header was written: the
+        header takes its id now (the journal is rewritten, a few lines), so a restart
+        restores it under the id its results will carry."""
+        header = json.loads(self._lines[0])
+        self._lines[0] = _line({**header, "match": match_id})
+        self.match_id = match_id
+        self._last = self._rewrite(b"".join(self._lines))
 
     def _close_finished(self, match_id: str, status: Status) -> None:
         if self.match_id == match_id:  # not closed by the command that finished it
