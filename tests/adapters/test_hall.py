@@ -20,14 +20,12 @@ from timerd import cli, config, profiles
 from timerd.adapters.hall import (
     ClockSync,
     HallLink,
-    HallUnavailable,
     Outbox,
-    import_aiomqtt,
     parse_chrony_tracking,
     parse_timesync_status,
     read_clock_sync,
-    table_of,
 )
+from timerd.adapters.hall_protocol import HallUnavailable, import_aiomqtt, table_of
 from timerd.config import HallConfig
 from timerd.core.effects import Phase
 from timerd.core.match import Match

@@ -19,7 +19,8 @@ from typing import Any
 from tests.conftest import run_virtual, wired
 from timerd import profiles
 from timerd.adapters.hall import HallLink, Outbox
-from timerd.adapters.journal import JOURNAL_NAME, Journal
+from timerd.adapters.journal import Journal
+from timerd.adapters.journal_format import JOURNAL_NAME
 from timerd.adapters.results import ResultsFile
 from timerd.config import HallConfig
 from timerd.core.match import Match

@@ -27,7 +27,8 @@ goal's wall time is taken when its entry reaches this adapter (ITHF matches are 
 Pi's clock may jump when NTP syncs, so stamping at the moment is the honest choice).
 
 Other parts hook in without knowing the file: `listeners` get every result dict (hall mode
-publishes it), and `recent_results(path, n)` reads the last ones (the web API, `timerd results`).
+publishes it), and `timerd.adapters.results_format.recent_results(path, n)` reads the last ones
+(`timerd results`).
 """
 
 from __future__ import annotations
@@ -38,21 +39,18 @@ import json
 import logging
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from timerd.adapters.results_format import RESULT_FORMAT
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")
-
-#: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
-RESULT_FORMAT = 1
 
 ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
@@ -253,20 +251,3 @@ def _holds(path: Path, match_id: str) -> bool:
     except FileNotFoundError:
         return False
     return f'"match_id":{json.dumps(match_id)}'.encode() in tail
-
-
-def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:
-    """The last `n` results in `path`, oldest first; a torn or foreign line is skipped."""
-    if n <= 0 or not path.is_file():
-        return []
-    out: deque[dict[str, Any]] = deque(maxlen=n)
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("%s line %d is not a result (torn write?); skipped", path, number)
-                continue
-            if isinstance(record, dict):
-                out.append(record)
-    return list(out)
