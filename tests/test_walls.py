@@ -4,6 +4,9 @@ each test fails when a change breaks its wall, naming the file and the import or
 - Adapters see ports, never the service, the app or each other (invariant 3): an adapter
   imports the core, `ports`, `wire`, the config, the shared input limits (`limits`), the disk
   writer (`disk`), the message catalogue, and its own protocol module.
+- Tools import no adapter internals (invariant 3): of `timerd.adapters`, a tool imports only
+  the documented protocol and format modules (`PROTOCOLS`); the daemon's own setup (pins,
+  what stops a start) it reaches through `app.py`.
 - `app.py` alone wires (invariant 4): only it constructs adapters and registers outputs,
   commands, buttons and status keys with the service.
 """
@@ -19,8 +22,16 @@ ADAPTERS = ROOT / "adapters"
 #: What any adapter may import of timerd.
 SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.schema",
           "timerd.limits", "timerd.disk", "timerd.i18n")
-#: An adapter's own documented format module, which only it imports.
-OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol"}
+#: An adapter's own documented format module (each says so in its docstring): the adapter
+#: imports it, and so may the tools; no other adapter does.
+OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
+                "hall": "timerd.adapters.hall_protocol",
+                "results": "timerd.adapters.results_format",
+                "journal": "timerd.adapters.journal_format"}
+#: What a tool may import of the adapters: their documented protocol and format modules.
+PROTOCOLS = frozenset(OWN_PROTOCOL.values())
+#: The tools: what an operator or a tournament desk runs beside the daemon.
+TOOLS = ("cli", "doctor", "hall_desk", "hall_board", "hall_round", "install")
 #: The adapters' classes that stand for a part of the outside world.
 ADAPTER_CLASSES = {"GpioBoard", "Speaker", "EventStream", "SerialDisplay", "ControlSocket",
                    "WebServer", "HallLink", "Journal", "ResultsFile", "SystemdNotifier",
@@ -55,6 +66,24 @@ def adapter_wall_breaches(adapters: Path) -> set[str]:
             if name != "timerd" and not name.startswith(allowed) and name != "timerd.__version__":
                 out.add(f"{path.name}: {name}")
     return out
+
+
+def tool_wall_breaches(root: Path) -> set[str]:
+    """Adapter modules a tool imports that are not a documented protocol or format module
+    (`from timerd.adapters import hall` counts as `timerd.adapters.hall`)."""
+    out = set()
+    for name in TOOLS:
+        for module in timerd_imports(root / f"{name}.py") | _adapter_modules(root / f"{name}.py"):
+            if module.startswith("timerd.adapters.") and module not in PROTOCOLS:
+                out.add(f"{name}.py: {module}")
+    return out
+
+
+def _adapter_modules(path: Path) -> set[str]:
+    """`from timerd.adapters import x` as `timerd.adapters.x`."""
+    return {f"timerd.adapters.{a.name}" for node in ast.walk(_tree(path))
+            if isinstance(node, ast.ImportFrom) and node.module == "timerd.adapters"
+            for a in node.names}
 
 
 def wiring_outside_the_app(root: Path) -> set[str]:
@@ -93,6 +122,18 @@ def test_adapters_import_ports_not_the_service_the_app_or_each_other() -> None:
     assert adapter_wall_breaches(ADAPTERS) == set()
 
 
+def test_tools_import_only_the_adapters_documented_protocol_and_format_modules() -> None:
+    assert tool_wall_breaches(ROOT) == set()
+
+
+def test_each_module_tools_may_import_says_it_is_a_documented_format() -> None:
+    for module in PROTOCOLS:
+        path = ROOT.parent / (module.replace(".", "/") + ".py")
+        docstring = ast.get_docstring(_tree(path)) or ""
+        assert "A documented format: tools may import this module" in " ".join(
+            docstring.split()), path
+
+
 def test_only_the_app_constructs_adapters_and_fills_the_services_registers() -> None:
     assert wiring_outside_the_app(ROOT) == set()
 
@@ -111,3 +152,11 @@ def test_the_checks_see_a_breach(tmp_path: Path) -> None:
     assert wiring_outside_the_app(tmp_path) == {"tool.py:2: constructs HallLink",
                                                 "tool.py:2: service.outputs",
                                                 "tool.py:4: service.status_extras"}
+    for name in TOOLS:
+        (tmp_path / f"{name}.py").write_text("")
+    (tmp_path / "cli.py").write_text(
+        "from timerd.adapters.results_format import recent_results\n"
+        "def run():\n    from timerd.adapters.gpio import pin_factory\n"
+        "from timerd.adapters import hall\n")
+    assert tool_wall_breaches(tmp_path) == {"cli.py: timerd.adapters.gpio",
+                                            "cli.py: timerd.adapters.hall"}

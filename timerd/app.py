@@ -24,11 +24,12 @@ from timerd import __version__, priority
 from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
-from timerd.adapters.gpio import GpioBoard, pin_factory
+from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
+from timerd.adapters.hall_protocol import HallUnavailable
 from timerd.adapters.journal import Journal
 from timerd.adapters.results import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, SignalOutput, private_directory
+from timerd.config import Config, SignalOutput, UnsafePath, private_directory
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -55,14 +56,32 @@ class RunOptions:
     interactive: bool = False  # keys and status line on the terminal (simulate mode)
 
 
+class CannotStart(RuntimeError):
+    """The daemon (or `timerd sound-test`, `timerd doctor`'s pin check) cannot start as
+    configured: no GPIO pin factory loads, hall mode without aiomqtt, a runtime directory that
+    is not the daemon's own. The message says what to do; the tools show it as it is."""
+
+
+def open_pins(name: str) -> Any:
+    """gpiozero's pin factory `name` (config `gpio.pin_factory`, "mock" to simulate), as the
+    daemon opens it; CannotStart, naming the fix, when none loads here."""
+    try:
+        return pin_factory(name)
+    except NoGpio as exc:
+        raise CannotStart(str(exc)) from None
+
+
 def run(config: Config, options: RunOptions) -> None:
-    """Run the daemon until it is told to stop. Raises NoGpio when no pin factory loads,
-    UnsafePath when the runtime directory is not the daemon's own."""
-    factory = pin_factory("mock" if options.simulate else config.gpio.pin_factory)
+    """Run the daemon until it is told to stop; CannotStart when it cannot start as
+    configured (the tools see only this, not which adapter refused)."""
+    factory = open_pins("mock" if options.simulate else config.gpio.pin_factory)
     loop_factory = asyncio.new_event_loop if options.speed == 1 else (
         lambda: scaled_loop(options.speed))
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
-        runner.run(serve(config, options, factory))
+    try:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(serve(config, options, factory))
+    except (HallUnavailable, UnsafePath) as exc:
+        raise CannotStart(str(exc)) from None
 
 
 async def serve(config: Config, options: RunOptions, factory: object) -> None:

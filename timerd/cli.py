@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _results(path: Path | None, n: int, as_json: bool) -> int:
-    from timerd.adapters.results import recent_results  # noqa: PLC0415
+    from timerd.adapters.results_format import recent_results  # noqa: PLC0415
 
     if path is None:
         print("timerd: results are not kept (results.path = \"none\")", file=sys.stderr)
@@ -207,14 +207,13 @@ def format_results(records: list[dict[str, Any]]) -> str:
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415 (only for sound-test)
 
-    from timerd.adapters.gpio import NoGpio, pin_factory  # noqa: PLC0415
-    from timerd.app import sound_test  # noqa: PLC0415
+    from timerd.app import CannotStart, open_pins, sound_test  # noqa: PLC0415
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        factory = pin_factory("mock" if args.simulate else config.gpio.pin_factory)
-    except NoGpio as exc:
+        factory = open_pins("mock" if args.simulate else config.gpio.pin_factory)
+    except CannotStart as exc:
         print(f"timerd: buzzer not tested: {exc}", file=sys.stderr)
         factory = None
     kinds = [SignalKind(args.signal)] if args.signal else list(SignalKind)
@@ -223,10 +222,7 @@ def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
 
 
 def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
-    from timerd.adapters.gpio import NoGpio  # noqa: PLC0415 (gpiozero only for `run`)
-    from timerd.adapters.hall import HallUnavailable  # noqa: PLC0415
-    from timerd.app import RunOptions, run  # noqa: PLC0415
-    from timerd.config import UnsafePath  # noqa: PLC0415
+    from timerd.app import CannotStart, RunOptions, run  # noqa: PLC0415 (gpiozero: `run`)
 
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
     # On the simulate-mode terminal a log line first clears the status line it interrupts.
@@ -237,7 +233,7 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
                          control=args.control, interactive=interactive)
     try:
         run(config, options)
-    except (NoGpio, HallUnavailable, UnsafePath) as exc:
+    except CannotStart as exc:
         print(f"timerd: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0

@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from timerd import config as config_mod
-from timerd.adapters.journal import (
+from timerd.adapters.journal_format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
-    on_ram,
     parse_journal,
     read_heartbeat,
     recover,
 )
 from timerd.cli import version
+from timerd.disk import on_ram
 from timerd.schema import SchemaError
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -73,11 +73,7 @@ def check_config(path: Path | None, overrides: list[str]) -> tuple[list[Check],
 
 def check_gpio(config: config_mod.Config) -> list[Check]:
     """The pin factory, access to the GPIO character devices, and every configured pin."""
-    from timerd.adapters.gpio import (  # noqa: PLC0415 (imports gpiozero)
-        NoGpio,
-        lgpio_hint,
-        pin_factory,
-    )
+    from timerd.app import CannotStart, open_pins  # noqa: PLC0415 (imports gpiozero)
 
     out = []
     name = config.gpio.pin_factory
@@ -98,11 +94,9 @@ def check_gpio(config: config_mod.Config) -> list[Check]:
                 out.append(Check(OK, "gpio access", f"{', '.join(chips)} readable and "
                                                     "writable"))
     try:
-        factory = pin_factory(name)
-    except NoGpio as exc:
-        advice = "" if lgpio_hint() else (" On a Raspberry Pi, install the lgpio factory: "
-                                          "`sudo apt install python3-lgpio`")
-        out.append(Check(FAIL, "pin factory", f"{exc}{advice}"))
+        factory = open_pins(name)
+    except CannotStart as exc:  # it names the fix: the venv's, lgpio's, or --simulate
+        out.append(Check(FAIL, "pin factory", str(exc)))
         return out
     out.append(Check(OK, "pin factory", f"{type(factory).__name__} (gpio.pin_factory = "
                                         f"{name!r})"))

@@ -43,7 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from timerd.adapters.hall import HallUnavailable, Topics, import_aiomqtt, mqtt_client, table_of
+from timerd.adapters.hall_protocol import (
+    HallUnavailable,
+    Topics,
+    import_aiomqtt,
+    mqtt_client,
+    table_of,
+)
 from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
 from timerd.hall_round import (

@@ -37,8 +37,9 @@ EXPORT_VERSION = 1
 MATCH_COLUMNS = ("round", "table", "home", "away", "home_goals", "away_goals", "how",
                  "winner", "overtime_s", "played_s", "duration_s", "started", "finished",
                  "profile", "match_id", "result_id")
-#: A result id as tables make them (uuid4 hex); anything else is not stored under its id.
-_RESULT_ID = re.compile(r"^[0-9a-f]{8,64}$")
+#: A result id as tables make them: the match id (`20261203T222915Z-ab12cd`; a uuid4 hex
+#: before issue 14), a safe file name; anything else is not stored under its id.
+_RESULT_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{7,63}$")
 
 
 class ScheduleError(ValueError):

@@ -33,7 +33,7 @@ from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
-from timerd.wire import arg_names, refused_reply, status_document
+from timerd.wire import arg_names, new_match_id, refused_reply, status_document
 
 log = logging.getLogger("timerd.service")
 
@@ -73,6 +73,10 @@ class Service:
     #: Waits until the last accepted command is on disk: None, or why it is not (the
     #: journal's `synced`). None: nothing is kept, and no reply waits.
     durability: Callable[[], Awaitable[str | None]] | None = None
+    #: Makes the id of a match being set up (issue 14, invariant 8): one id, minted here
+    #: when the match leaves idle (a start, a scheduled start) and kept by the match until
+    #: its reset, for the results, the journal, hall mode and the status alike.
+    mint_id: Callable[[], str] = new_match_id
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
     _next_tick: float | None = None
@@ -300,6 +304,8 @@ class Service:
             self._waiter.set_result("input")
 
     def _dispatch(self, effects: list[Effect], now: float) -> None:
+        if self.match.match_id is None and self.match.phase is not Phase.IDLE:
+            self.match.match_id = self.mint_id()  # set up: before any output sees it
         if not effects:
             return
         status = self._dispatching = self.match.status(now)

@@ -7,6 +7,8 @@
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
 - The reply to a refused command: English text beside its code and values.
 - How an adapter command's arguments read on a score desk.
+- The match id (`new_match_id`): one per match, in the results line (`match_id`), the
+  journal's header, hall mode's result message and the status document.
 
 The results line is built by `timerd.adapters.results`, and the serial frame by
 `timerd.adapters.serial_protocol`: each is the documented format of its own part, with a
@@ -20,7 +22,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
@@ -107,6 +112,14 @@ def refused_reply(told: Notice) -> dict[str, Any]:
     `code` and `params` for a page or tool that says it in its reader's language."""
     return {"ok": False, "error": LOG_TEXT.notice(told.code, told.params),
             "code": told.code, "params": dict(told.params)}
+
+
+def new_match_id(wall: float | None = None) -> str:
+    """A new match id: the set-up's wall time (UTC, `20261203T222915Z`, now when None) and a
+    random suffix, so ids sort by time and two tables never clash without talking. The
+    results file has always used this shape (`match_id`): users' tools rely on it."""
+    stamp = datetime.fromtimestamp(time.time() if wall is None else wall, UTC)
+    return f"{stamp.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
 
 
 def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:

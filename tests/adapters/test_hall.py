@@ -20,14 +20,12 @@ from timerd import cli, config, profiles
 from timerd.adapters.hall import (
     ClockSync,
     HallLink,
-    HallUnavailable,
     Outbox,
-    import_aiomqtt,
     parse_chrony_tracking,
     parse_timesync_status,
     read_clock_sync,
-    table_of,
 )
+from timerd.adapters.hall_protocol import HallUnavailable, import_aiomqtt, table_of
 from timerd.config import HallConfig
 from timerd.core.effects import Phase
 from timerd.core.match import Match
@@ -37,7 +35,8 @@ from timerd.service import Service
 #: A real mosquitto on loopback and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
 
-SAMPLE_RESULT = {"home": "Ann", "away": "Bob", "goals": [3, 1], "winner": "home"}
+SAMPLE_RESULT = {"match_id": "20260528T100000Z-abc123", "home": "Ann", "away": "Bob",
+                 "goals": [3, 1], "winner": "home"}
 
 
 def hall_config(broker: Broker | None = None, **overrides: Any) -> HallConfig:

@@ -18,11 +18,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import refused
 from timerd import profiles
-from timerd.adapters.journal import (
+from timerd.adapters.journal import MAX_JOURNAL_BYTES, Journal
+from timerd.adapters.journal_format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
-    MAX_JOURNAL_BYTES,
-    Journal,
     parse_journal,
     read_heartbeat,
     recover,

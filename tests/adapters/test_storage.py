@@ -24,8 +24,10 @@ from gpiozero import LED
 from tests.hall_rig import wait_until
 from timerd import profiles
 from timerd.adapters.gpio import Leds
-from timerd.adapters.journal import JOURNAL_NAME, Journal, parse_journal, recover
-from timerd.adapters.results import PENDING_DIR, RETRY_S, ResultsFile, recent_results
+from timerd.adapters.journal import Journal
+from timerd.adapters.journal_format import JOURNAL_NAME, parse_journal, recover
+from timerd.adapters.results import PENDING_DIR, RETRY_S, ResultsFile
+from timerd.adapters.results_format import recent_results
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
 from timerd.disk import DiskWriter

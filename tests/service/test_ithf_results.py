@@ -11,8 +11,10 @@ import pytest
 
 from tests.conftest import play
 from timerd import cli
-from timerd.adapters.results import ResultsFile, recent_results
+from timerd.adapters.results import ResultsFile
+from timerd.adapters.results_format import recent_results
 from timerd.service import Service
+from timerd.wire import new_match_id
 
 WALL0 = 1_780_000_000.0  # 2026-05-28, a fixed wall clock: each read is 1 s after the last
 
@@ -22,6 +24,7 @@ def results_setup(path: Path, listened: list[dict[str, Any]]) -> Any:
         ticks = itertools.count()
         results = ResultsFile(path, wall=lambda: WALL0 + next(ticks))
         results.listeners.append(listened.append)
+        service.mint_id = lambda: new_match_id(WALL0)  # the service gives the match its id
         service.outputs.append(results)
         service.status_extras.append(results.status_extra)
     return setup
@@ -40,7 +43,7 @@ def test_a_finished_match_appends_one_complete_line(tmp_path: Path) -> None:
     assert listened == [record]
     assert record["profile"] == "ithf"
     assert record["match_id"].startswith("20260528T")
-    assert record["started"] == "2026-05-28T20:26:41.000+00:00"  # the 2nd wall read
+    assert record["started"] == "2026-05-28T20:26:40.000+00:00"  # the 1st wall read
     assert record["score"] == {"home": 1, "away": 1}
     assert (record["how"], record["winner"], record["overtime_s"]) == ("regular", None, None)
     assert record["played_s"] == 300.0

@@ -110,8 +110,9 @@ def pin_factory(name: str) -> Any:
         except Exception as exc:  # each factory fails its own way off a Pi
             tried.append(f"{candidate}: {exc}")
     raise NoGpio("no GPIO pin factory could be loaded (" + "; ".join(tried) + "). "
-                 + (lgpio_hint() or "On a machine without GPIO, run `timerd run --simulate` "
-                    "for simulated pins."))
+                 + (lgpio_hint() or "On a Raspberry Pi, install the lgpio factory: `sudo apt "
+                    "install python3-lgpio`; on a machine without GPIO, run `timerd run "
+                    "--simulate` for simulated pins."))
 
 
 class Buzzers:

@@ -32,7 +32,9 @@ The link runs in its own task. A broker that is down or goes away is retried wit
 backoff; the match never waits for it. On every (re)connect the table resends `online`, its
 state and the events it kept while away, and every result the broker has not yet acknowledged.
 
-aiomqtt (the extra `timerd[hall]`) is imported only when hall mode starts.
+The topics, the result message's version and the broker client are hall mode's documented
+protocol (`timerd.adapters.hall_protocol`), which the desk shares. aiomqtt (the extra
+`timerd[hall]`) is imported only when hall mode starts.
 """
 
 from __future__ import annotations
@@ -44,9 +46,7 @@ import logging
 import math
 import re
 import shutil
-import ssl
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +54,12 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
+from timerd.adapters.hall_protocol import (
+    RESULT_VERSION,
+    Topics,
+    import_aiomqtt,
+    mqtt_client,
+)
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import Effect, Phase, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
@@ -72,92 +78,13 @@ log = logging.getLogger("timerd.hall")
 EVENT_BACKLOG = 1000
 #: Longest command payload parsed; a start_round is about 100 bytes.
 MAX_COMMAND_BYTES = 4096
-#: How long one exchange with the broker (connect, acknowledgement) may take, in real seconds.
-BROKER_TIMEOUT_S = 10.0
 #: How long a stop waits for the link to say "offline" and disconnect (real seconds).
 STOP_S = 5.0
-#: The format of the result message on `tables/<table>/results` (docs/hall.md).
-RESULT_VERSION = 1
 #: Ids of this run's earlier results an `ack` may still name (a desk that was behind).
 RESULT_IDS = 100
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
-
-
-class HallUnavailable(RuntimeError):
-    """Hall mode was asked for, but aiomqtt is not installed."""
-
-
-def import_aiomqtt() -> ModuleType:
-    """aiomqtt, or HallUnavailable saying how to install it."""
-    try:
-        import aiomqtt  # noqa: PLC0415 (only in hall mode)
-    except ImportError as exc:
-        raise HallUnavailable(
-            "hall mode needs the aiomqtt package: `pip install aiomqtt` in timerd's environment "
-            "(`timerd install` includes it; in a checkout `pip install -e '.[hall]'`), or set "
-            f"hall.enabled = false; {exc}") from None
-    return aiomqtt
-
-
-@dataclass(frozen=True)
-class Topics:
-    """The topic names of one hall; `table="+"` gives the desk's wildcards."""
-
-    hall: str
-    table: str
-
-    @property
-    def base(self) -> str:
-        return f"timerd/{self.hall}/tables/{self.table}"
-
-    @property
-    def state(self) -> str:
-        return f"{self.base}/state"
-
-    @property
-    def events(self) -> str:
-        return f"{self.base}/events"
-
-    @property
-    def results(self) -> str:
-        return f"{self.base}/results"
-
-    @property
-    def status(self) -> str:
-        return f"{self.base}/status"
-
-    @property
-    def table_cmd(self) -> str:
-        return f"{self.base}/cmd"
-
-    @property
-    def hall_cmd(self) -> str:
-        return f"timerd/{self.hall}/cmd"
-
-
-def table_of(topic: str) -> str | None:
-    """The table id in `timerd/<hall>/tables/<table>/...`, or None for another topic."""
-    parts = topic.split("/")
-    return parts[3] if len(parts) >= 5 and parts[2] == "tables" else None
-
-
-def mqtt_client(mqtt: ModuleType, config: HallConfig, identifier: str, rate: float = 1.0,
-                will: Any = None) -> aiomqtt.Client:
-    """An aiomqtt client for `config`'s broker (TLS, login), shared by the tables and the desk.
-
-    `rate` is loop seconds per real second (`--speed`): the broker's timeouts are real time.
-    """
-    tls = None
-    if config.tls:
-        tls = ssl.create_default_context(cafile=config.ca_file or None)
-    client: aiomqtt.Client = mqtt.Client(
-        config.host, config.port, identifier=identifier,
-        username=config.username or None, password=config.password or None,
-        tls_context=tls, will=will, keepalive=max(5, round(config.heartbeat_s * 2)),
-        timeout=BROKER_TIMEOUT_S * rate)
-    return client
 
 
 # -- the clock offset (chrony) ------------------------------------------------------------
@@ -434,11 +361,13 @@ class HallLink:
     def publish_result(self, result: Mapping[str, Any]) -> str:
         """Send a match result to the desk, QoS 1, until the broker acknowledges it.
 
-        For the results feature: call it once per finished match with a JSON-able mapping.
-        It returns at once with the result's id; the result is saved to the outbox and sent
-        whenever the broker is reachable, also after a restart of this daemon.
+        For the results feature: call it once per finished match with its results line.
+        It returns at once with the result's id, the match's id (`match_id`): a result sent
+        again (a reconnect, an outbox after a restart) is the same result to the desk, which
+        stores each id once. The result is saved to the outbox and sent whenever the broker
+        is reachable, also after a restart of this daemon.
         """
-        result_id = uuid.uuid4().hex
+        result_id = str(result["match_id"])
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
                    "table": self.table,
                    "round": self.round, "wall": self.wall(), "result": dict(result)}

@@ -3,13 +3,15 @@
 A match is event-sourced. Every command the match accepted (the service dispatches it as an
 `Applied` effect) is appended to `match-journal.jsonl` in the state directory as one JSON line,
 flushed and fsynced, with the loop time it was applied at. The first line of a match names the
-match, the run (this process) and the whole rule profile. Signals that sounded are appended too:
-they are not replayed, they only prove that the match was alive at that instant (after a power
-loss the last durable line is all there is) and keep the start signal's wall time. The journal
-is compacted (emptied) when the match finishes or is reset, so a tournament day writes a few
-dozen short lines per match and nothing per second: the SD card is spared. The command that
-ends a match (a golden goal) is journalled before the compaction, so a crash in between finds
-the match finished.
+match (its id, the service's: the results and hall mode carry the same one; empty while the
+journalled match is not set up yet, e.g. only named, and filled in by rewriting the journal
+when it is), the run (this process) and the whole rule profile. Signals that sounded are
+appended too: they are not replayed, they only prove that the match was alive at that instant
+(after a power loss the last durable line is all there is) and keep the start signal's wall
+time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
+day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
+command that ends a match (a golden goal) is journalled before the compaction, so a crash in
+between finds the match finished.
 
 Twice a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
@@ -54,27 +56,37 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from timerd.adapters.journal_format import (
+    HEARTBEAT_NAME,
+    JOURNAL_NAME,
+    Recovery,
+    is_fresh,
+    parse_journal,
+    read_heartbeat,
+    recover,
+)
 from timerd.core.display import shown_clock
-from timerd.core.effects import Applied, Effect, Notice, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import (
+    Applied,
+    Effect,
+    Notice,
+    Phase,
+    PhaseChanged,
+    Signal,
+    SignalKind,
+)
 from timerd.core.match import Match
 from timerd.core.profile import Profile
-from timerd.core.refused import CommandRefused
-from timerd.core.score import Goal
 from timerd.core.status import Status
-from timerd.disk import DiskWriter, LineFile, Write, describe
-from timerd.i18n import LOG_TEXT
-from timerd.schema import SchemaError, build, to_plain
+from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
+from timerd.schema import to_plain
 
 log = logging.getLogger("timerd.journal")
 
-JOURNAL_NAME = "match-journal.jsonl"
-HEARTBEAT_NAME = "heartbeat.json"
 #: Never through a symbolic link planted in the runtime directory (it would overwrite the
 #: link's target with the heartbeat).
 HEARTBEAT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
@@ -84,285 +96,13 @@ HEARTBEAT_WIDTH = 512
 
 #: Loop seconds between heartbeats: bounds the crash instant to within this.
 HEARTBEAT_S = 0.5
-#: Longest journal line read back: a match header with its profile is about 1 kB.
-MAX_RECORD_BYTES = 64 * 1024
 #: Longest journal read at a start: a match writes a few dozen lines, and each match starts
 #: the file afresh; a longer file is not a journal timerd wrote, and is set aside.
 MAX_JOURNAL_BYTES = 4 * 1024 * 1024
-#: Loop times (the monotonic clock: seconds since boot) and wall times beyond these are
-#: corrupt: 300 years, and the year 2286.
-MAX_LOOP_T = 1e10
-MAX_WALL = 1e10
-#: The longest a match can span in the journal (the first record to the last), pauses
-#: included: a match interrupted over a night and resumed the next day still fits.
-MAX_MATCH_SPAN_S = 7 * 24 * 3600.0
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
 
-#: What each record type must carry, beside "type", "t" and "wall".
-_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "match": {"match": str, "run": str, "profile": dict},
-    "command": {"command": str, "args": list},
-    "signal": {"signal": str},
-    "recovered": {},
-    "stopped": {},
-}
-
-
-# -- reading ---------------------------------------------------------------------------------
-
-
-def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
-    """The valid records of the last match in `data`, and a warning for each line skipped.
-
-    A last line without its newline was torn by a crash in mid-write; a line that is not a
-    JSON object of a known type with its fields, holds a value JSON has no number for (NaN,
-    Infinity), a time outside what a match can span, or is longer than MAX_RECORD_BYTES, is
-    corrupt. Both are skipped, and the match is restored from the rest.
-    """
-    records: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        if number == len(lines):
-            warnings.append(f"line {number}: torn last record ({len(raw)} bytes without "
-                            "an end of line), skipped")
-            continue
-        record, why = _record(raw, records[0]["t"] if records else None)
-        if record is None:
-            warnings.append(f"line {number}: {why}, skipped")
-        elif record["type"] == "match":
-            if records:
-                warnings.append(f"line {number}: a new match begins; {len(records)} records "
-                                "of an earlier unclosed match dropped")
-            records = [record]
-        elif not records:
-            warnings.append(f"line {number}: a {record['type']} record before any match "
-                            "header, skipped")
-        else:
-            records.append(record)
-    return records, warnings
-
-
-def _not_a_number(name: str) -> Any:
-    raise ValueError(f"{name} is not a number")
-
-
-def _record(raw: bytes, match_t: float | None) -> tuple[dict[str, Any] | None, str]:
-    """One line as a record, or None and why not. `match_t`: the match header's time."""
-    if len(raw) > MAX_RECORD_BYTES:
-        return None, f"a record of {len(raw)} bytes, over the {MAX_RECORD_BYTES} limit"
-    try:
-        record = json.loads(raw, parse_constant=_not_a_number)
-    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." deep
-        return None, "not a JSON record"
-    if not isinstance(record, dict) or record.get("type") not in _FIELDS:
-        return None, "not a journal record"
-    wanted: dict[str, type | tuple[type, ...]] = {"t": (int, float), "wall": (int, float)}
-    wanted.update(_FIELDS[record["type"]])
-    for key, kind in wanted.items():
-        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
-            return None, f"{record['type']} record without a valid `{key}`"
-    if record["type"] == "command" and not all(isinstance(a, str) for a in record["args"]):
-        return None, "command record with arguments that are not strings"
-    # A finite float can still be absurd (1e300): it would move the crash instant (and every
-    # replayed time) past any match, or overflow the results' wall-clock dates.
-    if not 0 <= record["wall"] <= MAX_WALL:
-        return None, f"{record['type']} record with an impossible wall time {record['wall']!r}"
-    reference = record["t"] if match_t is None or record["type"] == "match" else match_t
-    if abs(record["t"]) > MAX_LOOP_T or abs(record["t"] - reference) > MAX_MATCH_SPAN_S:
-        return None, f"{record['type']} record with an impossible time {record['t']!r}"
-    return record, ""
-
-
-def read_heartbeat(path: Path) -> dict[str, Any] | None:
-    """The last heartbeat, or None if there is none (a reboot cleared RAM) or it is unreadable."""
-    try:
-        beat = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.warning("heartbeat %s unreadable (%s); using the journal alone", path, exc)
-        return None
-    ok = isinstance(beat, dict) and all(
-        isinstance(beat.get(k), str) for k in ("run", "match")) and all(
-        isinstance(beat.get(k), int | float) for k in ("t", "wall"))
-    if not ok:
-        log.warning("heartbeat %s malformed; using the journal alone", path)
-        return None
-    result: dict[str, Any] = beat
-    return result
-
-
-# -- recovery (pure: records and times in, a match out) ----------------------------------------
-
-
-@dataclass
-class Recovery:
-    """What recovery found, and what to continue with.
-
-    `match` is the restored match (None: begin with a fresh one); `records` the journal to
-    continue with, rewritten in this run's time (empty: the journal is closed).
-    """
-
-    outcome: str  # "none" | "restored" | "abandoned" | "finished" | "unreadable"
-    match: Match | None = None
-    match_id: str | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
-    report: dict[str, Any] | None = None
-    warnings: list[str] = field(default_factory=list)
-    #: The wall time of the restored match's start signal, if its mark is in the journal.
-    started_wall: float | None = None
-    #: Each goal entry of the restored match (`Goal.to_dict`) with the wall time it was
-    #: entered at, as journalled: the results keep them across the restart.
-    goal_walls: list[tuple[dict[str, Any], float]] = field(default_factory=list)
-
-
-def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
-            wall_now: float, run: str, resume_within_s: float) -> Recovery:
-    """Restore the journalled match at loop time `now` of run `run`.
-
-    `records` are `parse_journal`'s: a match header, then commands and time marks, all in the
-    loop time of the run that wrote them; `heartbeat` is that run's last sign of life, if any.
-    """
-    if not records:
-        return Recovery("none")
-    header = records[0]
-    match_id = header["match"]
-    try:
-        profile = build(Profile, header["profile"])
-    except SchemaError as exc:
-        return Recovery("unreadable", match_id=match_id, report={
-            "outcome": "unreadable", "match": match_id,
-            **_told("unreadable", problems="; ".join(exc.problems))})
-
-    crash_t, crash_wall, bound = records[-1]["t"], records[-1]["wall"], "journal"
-    if heartbeat is not None and heartbeat["run"] == header["run"] \
-            and heartbeat["match"] == match_id and heartbeat["t"] > crash_t:
-        crash_t, crash_wall, bound = heartbeat["t"], heartbeat["wall"], "heartbeat"
-    shift = now - crash_t
-    replayed = _replay(profile, [r for r in records if r["type"] == "command"], shift, now)
-    warnings = replayed.warnings
-    was = replayed.match.phase
-    if was is Phase.PRE_SIGNAL:
-        # The match had not begun: go back to before the command that sounded the pre-signal.
-        applied = replayed.applied
-        replayed = _replay(profile, applied[:_entered_pre_signal(profile, applied)], shift,
-                           now)
-    match = replayed.match
-    down_s = wall_now - crash_wall
-    if down_s < 0:
-        warnings.append(f"the wall clock went back {-down_s:.0f} s since the match was last "
-                        "seen (no battery clock, NTP not synced yet?); resuming it anyway")
-    report: dict[str, Any] = {
-        "match": match_id, "was": was.value, "bound": bound, "down_s": round(down_s, 3),
-        "last_seen_wall": crash_wall, "status": match.status(now).to_dict(),
-    }
-    if was is Phase.FINISHED or is_fresh(match.status(now), profile, now):
-        outcome = {Phase.FINISHED: "finished", Phase.PRE_SIGNAL: "not_started"}.get(was)
-        if outcome is None:
-            return Recovery("none", match_id=match_id, warnings=warnings)
-        report.update(outcome=outcome, **_told(outcome))
-        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
-    if down_s > resume_within_s:
-        report.update(outcome="abandoned", **_told(
-            "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
-            **_where(match.status(now))))
-        return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
-
-    paused = []
-    if match.status(now).clock_running:
-        try:
-            match.handle("pause", now)  # ITHF 10.1: an interruption; 10.2: the time is kept
-            paused.append({"type": "command", "command": "pause", "args": [], "t": now,
-                           "wall": wall_now})
-        except CommandRefused as exc:
-            warnings.append(f"could not pause the restored match: {LOG_TEXT.refusal(exc)}")
-    status = match.status(now)
-    report.update(outcome="restored", status=status.to_dict(), **_told(
-        "restored_paused" if status.phase is Phase.PAUSED else "restored",
-        was=was.value, down=_duration(down_s), **_where(status)))
-    # The journal goes on in this run's time. Commands the replay refused (or undid, for a
-    # pre-signal) are dropped; time marks are kept, they hold the start signal's wall time.
-    accepted = {id(r) for r in replayed.applied}
-    out = [{**header, "run": run, "t": now, "wall": wall_now}]
-    out += [{**r, "t": r["t"] + shift} for r in records[1:]
-            if r["type"] != "command" or id(r) in accepted]
-    out += paused
-    out.append({"type": "recovered", "t": now, "wall": wall_now, "was": was.value,
-                "down_s": round(down_s, 3), "bound": bound})
-    starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
-    return Recovery("restored", match, match_id, out, report, warnings,
-                    starts[-1] if starts else None, replayed.goal_walls)
-
-
-@dataclass
-class _Replayed:
-    match: Match
-    applied: list[dict[str, Any]]  # the command records the match accepted, in order
-    warnings: list[str]
-    goal_walls: list[tuple[dict[str, Any], float]]  # each goal entered, with its record's wall
-
-
-def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
-            now: float) -> _Replayed:
-    out = _Replayed(Match(profile), [], [], [])
-    for record in commands:
-        try:
-            effects = out.match.handle(record["command"], record["t"] + shift, *record["args"])
-        except CommandRefused as exc:
-            words = " ".join([record["command"], *record["args"]])
-            out.warnings.append(f"command `{words}` refused in the replay "
-                                f"({LOG_TEXT.refusal(exc)}), skipped")
-            continue
-        out.applied.append(record)
-        out.goal_walls += [(e.to_dict(), record["wall"]) for e in effects if isinstance(e, Goal)]
-    out.match.poll(now)
-    return out
-
-
-def _entered_pre_signal(profile: Profile, applied: list[dict[str, Any]]) -> int:
-    """The index of the last command that took a match from idle into the pre-signal."""
-    probe = Match(profile)
-    entered = 0
-    for i, record in enumerate(applied):
-        before = probe.phase
-        probe.handle(record["command"], record["t"], *record["args"])
-        if before is Phase.IDLE and probe.phase is Phase.PRE_SIGNAL:
-            entered = i
-    return entered
-
-
-def is_fresh(status: Status, profile: Profile, at: float) -> bool:
-    """True when a match reads exactly as a new one for `profile`: nothing to keep."""
-    return status == Match(profile).status(at)
-
-
-def _where(status: Status) -> dict[str, Any]:
-    """Where a match stands, as its clock reads (the operator checks this against the table):
-    the phase, the big clock's text (a break's countdown, the time played in a sudden-death
-    overtime) and the period ("2/3") or "overtime"."""
-    return {"phase": status.phase.value, "clock": status.clock_face.text,
-            "period": "overtime" if status.overtime else f"{status.period}/{status.periods}"}
-
-
-def _told(outcome: str, **params: Any) -> dict[str, Any]:
-    """A recovery report's words: its notice (`notice.recovery_<outcome>` and its values, for
-    every surface in its language) and the English message the log and the status keep."""
-    code = f"notice.recovery_{outcome}"
-    return {"code": code, "params": params, "message": LOG_TEXT.notice(code, params)}
-
-
-def _duration(seconds: float) -> str:
-    seconds = abs(seconds)
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -370,25 +110,6 @@ def _duration(seconds: float) -> str:
 
 def _line(record: dict[str, Any]) -> bytes:
     return json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
-
-
-def on_ram(path: Path) -> bool | None:
-    """Whether `path` lies on a RAM file system (tmpfs), from /proc/mounts; None if unknown."""
-    try:
-        mounts = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return None
-    target = os.path.realpath(path)
-    best, fstype = "", ""
-    for line in mounts:
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        point = fields[1].replace("\\040", " ")
-        inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and len(point) > len(best):
-            best, fstype = point, fields[2]
-    return fstype in ("tmpfs", "ramfs") if best else None
 
 
 class Journal:
@@ -578,14 +299,27 @@ class Journal:
             return
         if status.phase is Phase.FINISHED and self.match_id is None:
             return  # after the end, e.g. a goal after the final signal: no match to restore
+        match_id = status.match_id or ""  # "": named, not set up yet
         if self.match_id is None:
-            self.match_id = uuid.uuid4().hex
+            self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
             self._append({"type": "match", "match": self.match_id, "run": self.run,
                           "profile": to_plain(profile)}, effect.at)
-            log.info("match %s begins: journalled to %s", self.match_id, self.path)
+            log.info("match %s begins: journalled to %s", self.match_id or "(not set up)",
+                     self.path)
+        elif match_id != self.match_id:
+            self._relabel(match_id)
         self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
                      effect.at)
+
+    def _relabel(self, match_id: str) -> None:
+        """The journalled match was set up (or reset) after its header was written: the
+        header takes its id now (the journal is rewritten, a few lines), so a restart
+        restores it under the id its results will carry."""
+        header = json.loads(self._lines[0])
+        self._lines[0] = _line({**header, "match": match_id})
+        self.match_id = match_id
+        self._last = self._rewrite(b"".join(self._lines))
 
     def _close_finished(self, match_id: str, status: Status) -> None:
         if self.match_id == match_id:  # not closed by the command that finished it

@@ -1,10 +1,12 @@
 """The results file: one JSON line per finished match, for the tournament organiser.
 
-Each line holds a match id, the profile, the wall-clock start, the final score, every goal
-entry (side, match time, wall time, counted, reason, scorer and assists), every interruption
-(period, start in match time, length), the overtime length, the number of replays and how the
-match ended (`regular`, `overtime`, `forfeit`, `walkout`, `shootout`). Ball hockey adds the
-periods as played, every penalty and timeout, and the shootout attempts.
+Each line holds the match's id (the one the service gave it when it was set up, which the
+journal and hall mode carry too, so a match restored after a restart keeps it), the profile,
+the wall-clock start, the final score, every goal entry (side, match time, wall time, counted,
+reason, scorer and assists), every interruption (period, start in match time, length), the
+overtime length, the number of replays and how the match ended (`regular`, `overtime`,
+`forfeit`, `walkout`, `shootout`). Ball hockey adds the periods as played, every penalty and
+timeout, and the shootout attempts.
 
 The line is written and fsynced on the disk writer's thread (`timerd.disk`), one
 loop turn after the match finished, so behind the journal line of the command that ended it
@@ -25,7 +27,8 @@ goal's wall time is taken when its entry reaches this adapter (ITHF matches are 
 Pi's clock may jump when NTP syncs, so stamping at the moment is the honest choice).
 
 Other parts hook in without knowing the file: `listeners` get every result dict (hall mode
-publishes it), and `recent_results(path, n)` reads the last ones (the web API, `timerd results`).
+publishes it), and `timerd.adapters.results_format.recent_results(path, n)` reads the last ones
+(`timerd results`).
 """
 
 from __future__ import annotations
@@ -36,22 +39,18 @@ import json
 import logging
 import os
 import time
-import uuid
-from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from timerd.adapters.results_format import RESULT_FORMAT
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
 
 log = logging.getLogger("timerd.results")
-
-#: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
-RESULT_FORMAT = 1
 
 ResultListener = Callable[[dict[str, Any]], object]  # what it returns is not used
 
@@ -85,15 +84,12 @@ class ResultsFile:
         #: Results not yet in the file, by match id, oldest first.
         self.unwritten: dict[str, dict[str, Any]] = {}
         self._retry: asyncio.TimerHandle | None = None
-        self.match_id: str | None = None
         self._started_wall: float | None = None
         self._goal_walls: dict[int, float] = {}  # a goal entry's number -> its wall time
         self._goals: list[dict[str, Any]] = []
 
     def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, PhaseChanged) and effect.phase is Phase.PRE_SIGNAL:
-            self.match_id = self.match_id or _new_id(self.wall())
-        elif isinstance(effect, Signal) and effect.kind is SignalKind.START:
+        if isinstance(effect, Signal) and effect.kind is SignalKind.START:
             self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it
         elif isinstance(effect, Goal):
             self._goal_walls[_goal_key(effect.to_dict())] = self.wall()
@@ -107,16 +103,15 @@ class ResultsFile:
     def resume(self, started_wall: float | None,
                goal_walls: Iterable[tuple[dict[str, Any], float]]) -> None:
         """A match restored after a restart (from the journal): its start and its goals keep
-        the wall times they had, and it gets an id now (the one it had is not journalled)."""
+        the wall times they had (its id comes back with the match itself)."""
         self._started_wall = started_wall
         self._goal_walls.update((_goal_key(entry), wall) for entry, wall in goal_walls)
-        self.match_id = _new_id(self.wall() if started_wall is None else started_wall)
 
     def status_extra(self) -> dict[str, Any]:
-        """For `Service.status_extras`: the match id and the goals with their wall times
-        (the core knows no wall time). Goals change only with an effect, so the list seen
-        with the last effect is current."""
-        return {"match_id": self.match_id, "goals": self.with_wall_times(self._goals)}
+        """For `Service.status_extras`: the goals with their wall times (the core knows no
+        wall time). Goals change only with an effect, so the list seen with the last effect
+        is current."""
+        return {"goals": self.with_wall_times(self._goals)}
 
     def with_wall_times(self, goals: list[dict[str, Any]],
                         awarded_at: float | None = None) -> list[dict[str, Any]]:
@@ -136,7 +131,7 @@ class ResultsFile:
         finished = self.wall()
         return {
             "format": RESULT_FORMAT,
-            "match_id": self.match_id or _new_id(finished),
+            "match_id": status.match_id,
             "profile": status.profile,
             "teams": result.get("teams", status.teams),  # "" for a side nobody named
             "round": result.get("round"),
@@ -238,7 +233,6 @@ class ResultsFile:
                 log.exception("results listener %r failed", listener)
 
     def _forget(self) -> None:
-        self.match_id = None
         self._started_wall = None
         self._goal_walls.clear()
 
@@ -246,12 +240,6 @@ class ResultsFile:
 def _goal_key(entry: dict[str, Any]) -> int:
     """A goal entry's identity across status snapshots: its number, given by the core."""
     return int(entry["number"])
-
-
-def _new_id(wall: float) -> str:
-    """Sortable and unique without coordination: start time and a random suffix."""
-    stamp = datetime.fromtimestamp(wall, UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{uuid.uuid4().hex[:6]}"
 
 
 def _holds(path: Path, match_id: str) -> bool:
@@ -263,20 +251,3 @@ def _holds(path: Path, match_id: str) -> bool:
     except FileNotFoundError:
         return False
     return f'"match_id":{json.dumps(match_id)}'.encode() in tail
-
-
-def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:
-    """The last `n` results in `path`, oldest first; a torn or foreign line is skipped."""
-    if n <= 0 or not path.is_file():
-        return []
-    out: deque[dict[str, Any]] = deque(maxlen=n)
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("%s line %d is not a result (torn write?); skipped", path, number)
-                continue
-            if isinstance(record, dict):
-                out.append(record)
-    return list(out)

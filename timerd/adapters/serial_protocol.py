@@ -12,6 +12,8 @@ that missed frames, or was just plugged in, is right again with the next one.
 
 The display may send command lines back (`TDC`, e.g. from buttons on the display board);
 they are checked here and answered with a reply line (`TDR`).
+
+A documented format: tools may import this module, and only this one, of the serial display.
 """
 
 from __future__ import annotations

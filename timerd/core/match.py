@@ -88,6 +88,10 @@ class Match:
     periods_played: list[PeriodPlayed] = field(default_factory=list)
     teams: dict[Side, str] = field(default_factory=lambda: dict.fromkeys(Side, ""))
     round: str | None = None
+    #: The match's one id (results, journal, hall), given by the service when the match is
+    #: set up (`Service.mint_id`); the core never makes one, so it stays deterministic. A
+    #: reset forgets it (the next match gets its own); a replay (ITHF 4.5) keeps it.
+    match_id: str | None = None
     _early_break_left_s: float | None = None  # ISBHF 407 !2, in the current period
     _half_switches: int = 0  # ISBHF 407 !3: switches of ends at half-time so far
     _played_before_s: float = 0.0  # net time of the periods before this one
@@ -174,6 +178,7 @@ class Match:
             early_intermission=self._early_break_left_s is not None,
             teams={side.value: name for side, name in self.teams.items()},
             round=self.round,
+            match_id=self.match_id,
             **shown,
         )
 
@@ -343,6 +348,7 @@ class Match:
         self.took_part.clear()
         self._fresh_records()
         self.phase = Phase.IDLE
+        self.match_id = None
         if previous is Phase.IDLE:
             return [Notice("notice.already_idle")]
         return [PhaseChanged(Phase.IDLE, previous)]

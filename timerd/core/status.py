@@ -77,6 +77,9 @@ class Status:
     #: set by `teams`; kept over a reset, since the next match's names come the same way.
     teams: dict[str, str]
     round: str | None  # the tournament round the names belong to (hall mode), if given
+    #: The match's one id (`Match.match_id`: the service's, from the set-up to the reset);
+    #: null while no match is set up. The results line, the journal and hall mode carry it.
+    match_id: str | None
 
     @property
     def clock_face(self) -> ClockFace:

@@ -1,0 +1,308 @@
+"""The match journal's format (docs/service.md), and what a journal means: its records
+parsed and checked, the heartbeat read, and the match they restore (pure: records and times
+in, a match out; no file is written).
+
+A documented format: tools may import this module (`timerd doctor`, which says what the next
+start would do with the journal), and only this one, of the journal; the daemon's journal
+(`timerd.adapters.journal`) writes what this reads. `match-journal.jsonl` in the state
+directory holds one JSON record per line: a match header (`type` "match": the match's id,
+the run, the whole profile), then `command`, `signal` (time marks), `recovered` and `stopped`
+records, each with `t` (the writing run's loop time) and `wall`. `heartbeat.json` in the
+runtime directory holds the run, the match id, `t` and `wall` of the last sign of life.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from timerd.core.effects import Phase, SignalKind
+from timerd.core.match import Match
+from timerd.core.profile import Profile
+from timerd.core.refused import CommandRefused
+from timerd.core.score import Goal
+from timerd.core.status import Status
+from timerd.i18n import LOG_TEXT
+from timerd.schema import SchemaError, build
+
+log = logging.getLogger("timerd.journal")
+
+JOURNAL_NAME = "match-journal.jsonl"
+HEARTBEAT_NAME = "heartbeat.json"
+#: Longest journal line read back: a match header with its profile is about 1 kB.
+MAX_RECORD_BYTES = 64 * 1024
+#: Loop times (the monotonic clock: seconds since boot) and wall times beyond these are
+#: corrupt: 300 years, and the year 2286.
+MAX_LOOP_T = 1e10
+MAX_WALL = 1e10
+#: The longest a match can span in the journal (the first record to the last), pauses
+#: included: a match interrupted over a night and resumed the next day still fits.
+MAX_MATCH_SPAN_S = 7 * 24 * 3600.0
+#: What each record type must carry, beside "type", "t" and "wall".
+_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "match": {"match": str, "run": str, "profile": dict},
+    "command": {"command": str, "args": list},
+    "signal": {"signal": str},
+    "recovered": {},
+    "stopped": {},
+}
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+    """The valid records of the last match in `data`, and a warning for each line skipped.
+
+    A last line without its newline was torn by a crash in mid-write; a line that is not a
+    JSON object of a known type with its fields, holds a value JSON has no number for (NaN,
+    Infinity), a time outside what a match can span, or is longer than MAX_RECORD_BYTES, is
+    corrupt. Both are skipped, and the match is restored from the rest.
+    """
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        if number == len(lines):
+            warnings.append(f"line {number}: torn last record ({len(raw)} bytes without "
+                            "an end of line), skipped")
+            continue
+        record, why = _record(raw, records[0]["t"] if records else None)
+        if record is None:
+            warnings.append(f"line {number}: {why}, skipped")
+        elif record["type"] == "match":
+            if records:
+                warnings.append(f"line {number}: a new match begins; {len(records)} records "
+                                "of an earlier unclosed match dropped")
+            records = [record]
+        elif not records:
+            warnings.append(f"line {number}: a {record['type']} record before any match "
+                            "header, skipped")
+        else:
+            records.append(record)
+    return records, warnings
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def _record(raw: bytes, match_t: float | None) -> tuple[dict[str, Any] | None, str]:
+    """One line as a record, or None and why not. `match_t`: the match header's time."""
+    if len(raw) > MAX_RECORD_BYTES:
+        return None, f"a record of {len(raw)} bytes, over the {MAX_RECORD_BYTES} limit"
+    try:
+        record = json.loads(raw, parse_constant=_not_a_number)
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." deep
+        return None, "not a JSON record"
+    if not isinstance(record, dict) or record.get("type") not in _FIELDS:
+        return None, "not a journal record"
+    wanted: dict[str, type | tuple[type, ...]] = {"t": (int, float), "wall": (int, float)}
+    wanted.update(_FIELDS[record["type"]])
+    for key, kind in wanted.items():
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            return None, f"{record['type']} record without a valid `{key}`"
+    if record["type"] == "command" and not all(isinstance(a, str) for a in record["args"]):
+        return None, "command record with arguments that are not strings"
+    # A finite float can still be absurd (1e300): it would move the crash instant (and every
+    # replayed time) past any match, or overflow the results' wall-clock dates.
+    if not 0 <= record["wall"] <= MAX_WALL:
+        return None, f"{record['type']} record with an impossible wall time {record['wall']!r}"
+    reference = record["t"] if match_t is None or record["type"] == "match" else match_t
+    if abs(record["t"]) > MAX_LOOP_T or abs(record["t"] - reference) > MAX_MATCH_SPAN_S:
+        return None, f"{record['type']} record with an impossible time {record['t']!r}"
+    return record, ""
+
+
+def read_heartbeat(path: Path) -> dict[str, Any] | None:
+    """The last heartbeat, or None if there is none (a reboot cleared RAM) or it is unreadable."""
+    try:
+        beat = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("heartbeat %s unreadable (%s); using the journal alone", path, exc)
+        return None
+    ok = isinstance(beat, dict) and all(
+        isinstance(beat.get(k), str) for k in ("run", "match")) and all(
+        isinstance(beat.get(k), int | float) for k in ("t", "wall"))
+    if not ok:
+        log.warning("heartbeat %s malformed; using the journal alone", path)
+        return None
+    result: dict[str, Any] = beat
+    return result
+
+
+# -- recovery (pure: records and times in, a match out) ----------------------------------------
+
+
+@dataclass
+class Recovery:
+    """What recovery found, and what to continue with.
+
+    `match` is the restored match (None: begin with a fresh one); `records` the journal to
+    continue with, rewritten in this run's time (empty: the journal is closed).
+    """
+
+    outcome: str  # "none" | "restored" | "abandoned" | "finished" | "unreadable"
+    match: Match | None = None
+    match_id: str | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    #: The wall time of the restored match's start signal, if its mark is in the journal.
+    started_wall: float | None = None
+    #: Each goal entry of the restored match (`Goal.to_dict`) with the wall time it was
+    #: entered at, as journalled: the results keep them across the restart.
+    goal_walls: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+
+
+def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
+            wall_now: float, run: str, resume_within_s: float) -> Recovery:
+    """Restore the journalled match at loop time `now` of run `run`.
+
+    `records` are `parse_journal`'s: a match header, then commands and time marks, all in the
+    loop time of the run that wrote them; `heartbeat` is that run's last sign of life, if any.
+    """
+    if not records:
+        return Recovery("none")
+    header = records[0]
+    match_id = header["match"]
+    try:
+        profile = build(Profile, header["profile"])
+    except SchemaError as exc:
+        return Recovery("unreadable", match_id=match_id, report={
+            "outcome": "unreadable", "match": match_id,
+            **_told("unreadable", problems="; ".join(exc.problems))})
+
+    crash_t, crash_wall, bound = records[-1]["t"], records[-1]["wall"], "journal"
+    if heartbeat is not None and heartbeat["run"] == header["run"] \
+            and heartbeat["match"] == match_id and heartbeat["t"] > crash_t:
+        crash_t, crash_wall, bound = heartbeat["t"], heartbeat["wall"], "heartbeat"
+    shift = now - crash_t
+    replayed = _replay(profile, [r for r in records if r["type"] == "command"], shift, now)
+    warnings = replayed.warnings
+    was = replayed.match.phase
+    if was is Phase.PRE_SIGNAL:
+        # The match had not begun: go back to before the command that sounded the pre-signal.
+        applied = replayed.applied
+        replayed = _replay(profile, applied[:_entered_pre_signal(profile, applied)], shift,
+                           now)
+    match = replayed.match
+    down_s = wall_now - crash_wall
+    if down_s < 0:
+        warnings.append(f"the wall clock went back {-down_s:.0f} s since the match was last "
+                        "seen (no battery clock, NTP not synced yet?); resuming it anyway")
+    report: dict[str, Any] = {
+        "match": match_id, "was": was.value, "bound": bound, "down_s": round(down_s, 3),
+        "last_seen_wall": crash_wall, "status": match.status(now).to_dict(),
+    }
+    if was is Phase.FINISHED or is_fresh(match.status(now), profile, now):
+        outcome = {Phase.FINISHED: "finished", Phase.PRE_SIGNAL: "not_started"}.get(was)
+        if outcome is None:
+            return Recovery("none", match_id=match_id, warnings=warnings)
+        report.update(outcome=outcome, **_told(outcome))
+        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
+    if down_s > resume_within_s:
+        report.update(outcome="abandoned", **_told(
+            "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
+            **_where(match.status(now))))
+        return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
+
+    match.match_id = match_id or None  # the same match: its results carry the same id
+    paused = []
+    if match.status(now).clock_running:
+        try:
+            match.handle("pause", now)  # ITHF 10.1: an interruption; 10.2: the time is kept
+            paused.append({"type": "command", "command": "pause", "args": [], "t": now,
+                           "wall": wall_now})
+        except CommandRefused as exc:
+            warnings.append(f"could not pause the restored match: {LOG_TEXT.refusal(exc)}")
+    status = match.status(now)
+    report.update(outcome="restored", status=status.to_dict(), **_told(
+        "restored_paused" if status.phase is Phase.PAUSED else "restored",
+        was=was.value, down=_duration(down_s), **_where(status)))
+    # The journal goes on in this run's time. Commands the replay refused (or undid, for a
+    # pre-signal) are dropped; time marks are kept, they hold the start signal's wall time.
+    accepted = {id(r) for r in replayed.applied}
+    out = [{**header, "run": run, "t": now, "wall": wall_now}]
+    out += [{**r, "t": r["t"] + shift} for r in records[1:]
+            if r["type"] != "command" or id(r) in accepted]
+    out += paused
+    out.append({"type": "recovered", "t": now, "wall": wall_now, "was": was.value,
+                "down_s": round(down_s, 3), "bound": bound})
+    starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
+    return Recovery("restored", match, match_id, out, report, warnings,
+                    starts[-1] if starts else None, replayed.goal_walls)
+
+
+@dataclass
+class _Replayed:
+    match: Match
+    applied: list[dict[str, Any]]  # the command records the match accepted, in order
+    warnings: list[str]
+    goal_walls: list[tuple[dict[str, Any], float]]  # each goal entered, with its record's wall
+
+
+def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
+            now: float) -> _Replayed:
+    out = _Replayed(Match(profile), [], [], [])
+    for record in commands:
+        try:
+            effects = out.match.handle(record["command"], record["t"] + shift, *record["args"])
+        except CommandRefused as exc:
+            words = " ".join([record["command"], *record["args"]])
+            out.warnings.append(f"command `{words}` refused in the replay "
+                                f"({LOG_TEXT.refusal(exc)}), skipped")
+            continue
+        out.applied.append(record)
+        out.goal_walls += [(e.to_dict(), record["wall"]) for e in effects if isinstance(e, Goal)]
+    out.match.poll(now)
+    return out
+
+
+def _entered_pre_signal(profile: Profile, applied: list[dict[str, Any]]) -> int:
+    """The index of the last command that took a match from idle into the pre-signal."""
+    probe = Match(profile)
+    entered = 0
+    for i, record in enumerate(applied):
+        before = probe.phase
+        probe.handle(record["command"], record["t"], *record["args"])
+        if before is Phase.IDLE and probe.phase is Phase.PRE_SIGNAL:
+            entered = i
+    return entered
+
+
+def is_fresh(status: Status, profile: Profile, at: float) -> bool:
+    """True when a match reads exactly as a new one for `profile`: nothing to keep."""
+    return status == Match(profile).status(at)
+
+
+def _where(status: Status) -> dict[str, Any]:
+    """Where a match stands, as its clock reads (the operator checks this against the table):
+    the phase, the big clock's text (a break's countdown, the time played in a sudden-death
+    overtime) and the period ("2/3") or "overtime"."""
+    return {"phase": status.phase.value, "clock": status.clock_face.text,
+            "period": "overtime" if status.overtime else f"{status.period}/{status.periods}"}
+
+
+def _told(outcome: str, **params: Any) -> dict[str, Any]:
+    """A recovery report's words: its notice (`notice.recovery_<outcome>` and its values, for
+    every surface in its language) and the English message the log and the status keep."""
+    code = f"notice.recovery_{outcome}"
+    return {"code": code, "params": params, "message": LOG_TEXT.notice(code, params)}
+
+
+def _duration(seconds: float) -> str:
+    seconds = abs(seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
