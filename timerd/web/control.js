@@ -182,15 +182,17 @@
     const used = new Set();
     const take = (name) => { used.add(name); return offered.get(name); };
     const rows = [];
-    // Table hockey has the faceoff guard (ITHF 5.6): its match is paused (10.2), its goals
-    // have no scorers; in ball hockey the referee's whistle stops the clock and the sheet
-    // names the scorer and the assists (ISBHF 420-422).
+    // Table hockey has the faceoff guard (ITHF 5.6), its goals have no scorers; in ball
+    // hockey the sheet names the scorer and the assists (ISBHF 420-422).
     const tableHockey = offered.has("faceoff");
     if (offered.has("toggle")) {
+      // A running clock is paused and resumed (ITHF 10.1, 10.2); net time is stopped at the
+      // whistle and started at the faceoff (ISBHF 407).
       ["toggle", "start", "pause", "stop"].forEach(take);
-      rows.push(button((s) => (s.phase === "running" ? t(tableHockey ? "ctl.pause" : "ctl.stop")
-        : s.phase === "paused" && s.interruption_s != null && tableHockey ? t("ctl.resume")
-          : t("ctl.start")), (label) => send("toggle", [], label),
+      rows.push(button((s) => (s.phase === "running"
+        ? t(timerd.stopClock(s) ? "ctl.stop" : "ctl.pause")
+        : s.phase === "paused" && s.interruption_s != null && !timerd.stopClock(s)
+          ? t("ctl.resume") : t("ctl.start")), (label) => send("toggle", [], label),
       { cls: "main", data: { command: "toggle" } }));
     }
     if (offered.has("goal")) {
