@@ -145,6 +145,8 @@ def test_every_size_fits_labels_its_buttons_and_reads_from_afar(
             if path != "/control" and size in TV_SIZES:
                 assert m["clock"] >= 0.40, (path, m["clock"])
                 assert m["goals"] >= 0.15, (path, m["goals"])
+            if path == "/control":  # which table's desk this is, and the round
+                expect(page.locator("#where")).to_have_text("Table 3 · Round QF 2")
             if path == "/control" and size == (360, 640):
                 # One-handed on the smallest phone: the whole ITHF desk without scrolling.
                 desk = [b for b in m["buttons"] if b["command"]

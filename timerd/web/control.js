@@ -1,5 +1,6 @@
-// The score desk (`/control`): the clock and the score always in view, and one big button per
-// action the daemon's profile has now (GET /api/commands lists only those; timerd.core.offered):
+// The score desk (`/control`): the clock, the score, the table and the round always in view,
+// and one big button per action the daemon's profile has now (GET /api/commands lists only
+// those; timerd.core.offered):
 // START/PAUSE, a goal per side, FACEOFF and PASSIVE for table hockey (ITHF 5.6, 8.3); scorer
 // and assists, penalties, timeouts, the line change and, in a shootout, its attempts for ball
 // hockey (ISBHF 420, 412, 404b, 414b). UNDO and RESET take a second tap: a stray touch must
@@ -264,6 +265,9 @@
     $("clock").className = `mini-clock ${cls}`;
     $("phase").textContent = phase;
     $("phase").className = `phase ${cls}`;
+    // With several tables in a hall, the desk says which one it keeps, and the round.
+    $("where").textContent = timerd.whereText(s);
+    $("where").hidden = $("where").textContent === "";
     for (const side of SIDES) {
       $(side).textContent = String(s.score?.[side] ?? 0);
       $(`${side}-name`).textContent = sideName(s, side);

@@ -196,6 +196,10 @@ const timerd = (() => {
   const textOr = (key, fallback) => (t(key) === key ? String(fallback ?? "") : t(key));
   // The profile's title ("Table hockey · ITHF"), its name when the catalogue has none.
   const profileTitle = (name) => textOr(`profile.${name}`, name);
+  // Which table and round this is ("Table 3 · Round QF 2"): `[table] name` and the round
+  // the names came with (hall mode); "" when neither is set.
+  const whereText = (s) => [s.table, s.round ? t("web.round", { round: s.round }) : ""]
+    .filter(Boolean).join(" · ");
 
   // One line for where the match stands, and a CSS class for its look (colour, a blink).
   function phaseText(s) {
@@ -307,6 +311,6 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
-    sideName, reason, profileTitle,
+    sideName, reason, profileTitle, whereText,
   };
 })();
