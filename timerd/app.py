@@ -123,7 +123,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         if options.interactive:
             from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
 
-            terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)))
+            terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)), service)
             await stack.enter_async_context(
                 Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
         await stack.enter_async_context(journal)
@@ -139,7 +139,10 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
                 attach(service, part)
         identity = {"version": __version__, "table": config.table.name or None,
                     "language": config.ui.language}
-        service.status_extras.append(lambda: identity)
+        # The profile's clock ("running", ITHF 4.2; "stop", net time, ISBHF 407), read at
+        # each document: a stopped clock reads as an interruption or as the whistle's stop,
+        # and a reset may bring the next profile (ProfileSwitch).
+        service.status_extras.append(lambda: identity | {"clock_rule": service.profile.clock})
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")

@@ -225,10 +225,13 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     from timerd.app import CannotStart, RunOptions, run  # noqa: PLC0415 (gpiozero: `run`)
 
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
-    # On the simulate-mode terminal a log line first clears the status line it interrupts.
     logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
-                        format=("\r\x1b[K" if interactive else "")
-                        + "%(levelname)s %(name)s: %(message)s")
+                        format="%(levelname)s %(name)s: %(message)s")
+    if interactive:  # the status line's terminal: log lines clear it and fit its width
+        from timerd.adapters.terminal import LogLines  # noqa: PLC0415
+
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(LogLines(sys.stderr))
     options = RunOptions(simulate=args.simulate, speed=args.speed, events=args.events,
                          control=args.control, interactive=interactive)
     try:
@@ -308,8 +311,11 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     clock = str(face.get("text") or shown_clock(status["remaining_s"])) + (
         "  " + msg("st.period", n=status["period"], of=status["periods"])
         if status["periods"] > 1 else "")
+    # Under net time (ISBHF 407) a stopped clock is the whistle's stop, not an interruption.
+    stop = status.get("clock_rule") == "stop"
+    phase = "stopped" if stop and status["phase"] == "paused" else status["phase"]
     lines = [row("st.profile", status["profile"]),
-             row("st.phase", msg.get(f"term.phase.{status['phase']}", status["phase"])),
+             row("st.phase", msg.get(f"term.phase.{phase}", phase)),
              row("st.clock", clock)]
     if status.get("next_profile"):
         lines.append(row("st.next_profile", status["next_profile"]))
@@ -325,9 +331,10 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     if status.get("start_in_s") is not None:
         lines.append(row("st.start_in", f"{status['start_in_s']:.1f} s"))
     if status.get("interruption_s") is not None:
-        lines.append(row("st.paused", msg("st.this_interruption",
-                                          s=f"{status['interruption_s']:.1f}")))
-    lines.append(msg("st.interruptions", n=status["interruptions"],
+        lines.append(row("st.stopped" if stop else "st.paused",
+                         msg("st.this_stoppage" if stop else "st.this_interruption",
+                             s=f"{status['interruption_s']:.1f}")))
+    lines.append(msg("st.stoppages" if stop else "st.interruptions", n=status["interruptions"],
                      s=f"{status['paused_total_s']:.1f}"))
     if status.get("last_signal"):
         lines.append(row("st.last", msg.signal(status["last_signal"])))

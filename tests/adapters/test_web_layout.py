@@ -145,6 +145,8 @@ def test_every_size_fits_labels_its_buttons_and_reads_from_afar(
             if path != "/control" and size in TV_SIZES:
                 assert m["clock"] >= 0.40, (path, m["clock"])
                 assert m["goals"] >= 0.15, (path, m["goals"])
+            if path == "/control":  # which table's desk this is, and the round
+                expect(page.locator("#where")).to_have_text("Table 3 · Round QF 2")
             if path == "/control" and size == (360, 640):
                 # One-handed on the smallest phone: the whole ITHF desk without scrolling.
                 desk = [b for b in m["buttons"] if b["command"]
@@ -292,3 +294,44 @@ def test_the_language_follows_the_switch_the_browser_and_the_config(
         ctx.close()
     finally:
         fixed.stop()
+
+
+#: A house profile that keeps net time under a name no page knows: the label follows the
+#: profile's `clock`, never its name.
+HOUSE = 'extends = "isbhf"\nname = "house"\ndescription = "net time, house rules"\n'
+
+
+@pytest.mark.parametrize(("profile", "stopped"), [
+    ("ithf", False), ("isbhf", True), ("house.toml", True)])
+def test_a_stopped_clock_reads_as_its_profile_means_it(
+        browser: Browser, tmp_path: Path, profile: str, stopped: bool) -> None:
+    """ITHF 10.1: a stopped clock is an interruption, PAUSED; under net time (ISBHF 407) the
+    whistle stops the clock: TIME STOPPED, with the same large label and blink, in every
+    language, and the desk's main button starts it again rather than resuming."""
+    (tmp_path / "house.toml").write_text(HOUSE)
+    daemon = Daemon(tmp_path, speed=SPEED, profile=str(tmp_path / profile)
+                    if profile.endswith(".toml") else profile).start()
+    en, sk = Messages("en"), Messages("sk")
+    key = "phase.stopped_for" if stopped else "phase.paused_for"
+    ctx = context(browser, daemon, (1280, 720))
+    try:
+        assert daemon.command("toggle")[0] == 200
+        page_wait(lambda: daemon.state()["phase"] == "running")
+        assert daemon.command("toggle")[0] == 200
+        assert daemon.state()["clock_rule"] == ("stop" if stopped else "running")
+        board = open_page(ctx, daemon, "/?kiosk=1")
+        desk = open_page(ctx, daemon, "/control")
+        label = re.compile("^" + re.escape(en(key, time="")) + r"\d:\d\d$")
+        for page in (board, desk):
+            expect(page.locator("#phase")).to_have_text(label)
+            expect(page.locator("#phase")).to_have_class("phase paused")
+            expect(page.locator("#clock")).to_have_class(re.compile(r"\bpaused\b"))  # blinks
+        expect(desk.locator("button[data-command=toggle]")).to_have_text(
+            en("ctl.start") if stopped else en("ctl.resume"))
+        desk.select_option("#language", "sk")
+        expect(desk.locator("#phase")).to_have_text(
+            re.compile("^" + re.escape(sk(key, time="")) + r"\d:\d\d$"))
+        assert board.errors == desk.errors == []  # type: ignore[attr-defined]
+    finally:
+        ctx.close()
+        daemon.stop()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from timerd import profiles
+from timerd.adapters.terminal import status_line
 from timerd.cli import format_status
 from timerd.core.match import Match
-from timerd.i18n import Messages
+from timerd.i18n import LANGUAGES, Messages
 
 
 def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
@@ -42,3 +43,41 @@ def test_no_ball_hockey_lines_for_table_hockey() -> None:
     text = format_status(match.status(30.0).to_dict(), Messages("en"))
     assert "timeouts" not in text
     assert "penalty" not in text
+
+
+def test_the_status_line_keeps_the_countdowns_at_80_columns_in_every_language() -> None:
+    """Issue 18 item 5: with long names, a timeout and a line change running in a stoppage,
+    the line fits 80 columns and shows both countdowns whole; what gives way is the last
+    signal, then the names. Net time reads as the whistle's stop (ISBHF 407)."""
+    match = Match(profiles.load("isbhf"))
+    match.handle("teams", 0.0, "Jana Novak-Kovač", "Peter Horvat")
+    match.handle("start", 0.0)
+    match.handle("stop", 10.0)
+    match.handle("timeout", 12.0, "away")
+    match.handle("linechange", 12.0)
+    status = match.status(14.0)
+    for language in LANGUAGES:
+        msg = Messages(language)
+        line = status_line(status, msg, 80, stop_clock=True)
+        assert len(line) <= 79, line
+        assert msg("term.timeout", side=msg.side("away"), time="0:28") in line, line
+        assert msg("term.line_change", time="3.0") in line, line
+        assert msg("term.stopped", s=4) in line, line
+    quiet = Match(profiles.load("isbhf"))  # no countdowns: the names and the last signal fit
+    quiet.handle("teams", 0.0, "Jana Novak-Kovač", "Peter Horvat")
+    quiet.handle("start", 0.0)
+    assert status_line(quiet.status(9.0), Messages("en"), 80) == \
+        "14:51 P1/3  Jana Novak-… 0:0 Peter Horvat  running  last: START"
+
+
+def test_timerctl_says_time_stopped_under_net_time() -> None:
+    match = Match(profiles.load("isbhf"))
+    match.handle("start", 0.0)
+    match.handle("stop", 10.0)
+    status = match.status(14.0).to_dict() | {"clock_rule": "stop"}
+    lines = format_status(status, Messages("en")).splitlines()
+    assert "phase     time stopped" in lines
+    assert "stopped   4.0 s (this stoppage)" in lines
+    assert "stoppages 1, 4.0 s in all" in lines
+    ithf = format_status(status | {"clock_rule": "running"}, Messages("en")).splitlines()
+    assert "phase     paused" in ithf

@@ -4,16 +4,22 @@ Keys drive gpiozero's mock pins, so a key press takes the same path as a real bu
 (pin edge, debounce, long press): space is START/PAUSE; `r` holds RESET down for the long press;
 `?` prints the keys again; `q` quits. The status line is redrawn in place on every shown change
 and is never wider than the terminal (an 80-column SSH session must not scroll): what does not
-fit is cut, the clock, score and phase first in line. Above it, one line per thing that
-happened: each signal as it sounds (`BEEP x3`, `FINAL`), a goal and whether it counted (with
-the rule when not: `goal home NOT counted: faceoff guard (ITHF 5.6)`), every refusal with its
-reason. Texts come from the message catalogue (`timerd.i18n`, `[ui] language`).
+fit is left out whole, least needed first (the last signal, which its own line already told;
+then the teams' names, shortened, then dropped for the bare score; then a countdown), so a
+running timeout or line change is not cut mid-time; the clock, score and phase come first and
+are cut last. A stopped clock reads as the profile means it: an interruption (`PAUSED`, ITHF
+10.1) under a running clock, `TIME STOPPED` under net time (ISBHF 407: the whistle stops it).
+Above it, one line per thing that happened: each signal as it sounds (`BEEP x3`, `FINAL`), a
+goal and whether it counted (with the rule when not: `goal home NOT counted: faceoff guard
+(ITHF 5.6)`), every refusal with its reason; log lines are wrapped to the width too
+(`LogLines`). Texts come from the message catalogue (`timerd.i18n`, `[ui] language`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 import termios
@@ -28,6 +34,7 @@ from timerd.core.effects import Effect, Notice, Phase, Signal
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import Messages
+from timerd.ports import Control
 
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).
 SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
@@ -35,8 +42,9 @@ SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
 TAP_S = 0.1  # how long a key "holds" a button down
 #: The width when the output is not a terminal (or says nothing): the common SSH size.
 DEFAULT_WIDTH = 80
-#: A name on the status line is cut to this many characters.
-NAME_WIDTH = 12
+#: A name on the status line is cut to the first of these widths at which the line's
+#: countdowns fit (0: the score alone, without names).
+NAME_WIDTHS = (12, 6, 0)
 
 
 def fit(text: str, width: int) -> str:
@@ -44,48 +52,73 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
 
 
-def phase_words(status: Status, msg: Messages) -> str:
+def phase_words(status: Status, msg: Messages, stop_clock: bool = False) -> str:
     """Where the match stands, with the countdown that runs: the scheduled start and the
     pre-signal's lead (ITHF 4.4), a break before overtime (4.8), an intermission (ISBHF 410),
-    an interruption's length (10.2)."""
+    an interruption's length (10.2), or under a `stop_clock` (net time, ISBHF 407) how long
+    the clock has stood since the whistle."""
     if status.phase in (Phase.PRE_SIGNAL, Phase.SCHEDULED) and status.start_in_s is not None:
         return msg("term.start_in", time=shown_clock(status.start_in_s))
     if status.phase is Phase.BREAK and status.start_in_s is not None:
         key = "term.intermission" if status.break_kind == "intermission" else "term.break"
         return msg(key, time=shown_clock(status.start_in_s))
+    stopped = stop_clock and status.phase is Phase.PAUSED
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
-        return msg("term.paused", s=int(status.interruption_s))
+        return msg("term.stopped" if stopped else "term.paused", s=int(status.interruption_s))
     if status.phase is Phase.RUNNING and not status.count_up and status.remaining_s <= 30:
         return msg("phase.last30")
+    if stopped:  # a new period, its faceoff not yet played (ISBHF 401)
+        return msg("term.phase.stopped")
     return msg.get(f"term.phase.{status.phase.value}", status.phase.value)
 
 
-def status_line(status: Status, msg: Messages | None = None, width: int = DEFAULT_WIDTH) -> str:
-    """The clock, period, score, phase and last signal as one line of at most `width - 1`
-    characters (the last column is left free: writing it makes some terminals wrap)."""
+def status_line(status: Status, msg: Messages | None = None, width: int = DEFAULT_WIDTH,
+                stop_clock: bool = False) -> str:
+    """The clock, period, score, phase, running countdowns and last signal as one line of at
+    most `width - 1` characters (the last column is left free: writing it makes some
+    terminals wrap); what does not fit is left out as the module says."""
     msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
     face = status.clock_face
     clock = f"OT +{face.text}" if face.kind is FaceKind.COUNT_UP else face.text
-    home, away = (fit(status.teams.get(side, ""), NAME_WIDTH) for side in ("home", "away"))
-    score = f"{status.score['home']}:{status.score['away']}"
-    if home or away:
-        score = f"{home or msg('side.home')} {score} {away or msg('side.away')}"
-    parts = [f"{clock:>5}{period}", score, phase_words(status, msg)]
+    countdowns = []
     if status.timeouts:
-        parts += [msg("term.timeout", side=msg.side(side), time=shown_clock(t["remaining_s"]))
-                  for side, t in status.timeouts.items() if t.get("remaining_s") is not None]
+        countdowns += [msg("term.timeout", side=msg.side(side),
+                           time=shown_clock(t["remaining_s"]))
+                       for side, t in status.timeouts.items() if t.get("remaining_s") is not None]
     if status.line_change:
-        parts.append(msg("term.line_change", time=shown_clock(status.line_change["remaining_s"])))
-    if status.last_signal:
-        parts.append(msg("term.last", signal=msg.signal(status.last_signal)))
-    return fit("  ".join(parts), width - 1)
+        countdowns.append(msg("term.line_change",
+                              time=shown_clock(status.line_change["remaining_s"])))
+    last = [msg("term.last", signal=msg.signal(status.last_signal))] if status.last_signal else []
+    room = width - 1
+    for name_width in NAME_WIDTHS:
+        head = [f"{clock:>5}{period}", score_words(status, msg, name_width),
+                phase_words(status, msg, stop_clock)]
+        for parts in (head + countdowns + last, head + countdowns):
+            if len(line := "  ".join(parts)) <= room:
+                return line
+    parts = head + countdowns
+    while len("  ".join(parts)) > room and len(parts) > len(head):
+        parts.pop()  # the countdowns that do not fit even beside the bare score
+    return fit("  ".join(parts), room)
 
 
-def event_line(effect: Effect, status: Status, msg: Messages) -> str | None:
+def score_words(status: Status, msg: Messages, name_width: int) -> str:
+    """The score, between the teams' names cut to `name_width` when names are set and the
+    width is not 0 ("Jana Novak-… 1:0 Peter Horvat")."""
+    score = f"{status.score['home']}:{status.score['away']}"
+    home, away = (fit(status.teams.get(side, ""), name_width) for side in ("home", "away"))
+    if name_width and (home or away):
+        return f"{home or msg('side.home')} {score} {away or msg('side.away')}"
+    return score
+
+
+def event_line(effect: Effect, status: Status, msg: Messages,
+               stop_clock: bool = False) -> str | None:
     """The line printed above the status line for `effect`, if it is one a person follows."""
     if isinstance(effect, Signal):
-        return f"{shown_clock(effect.remaining_s):>5}  {msg.signal(effect.kind, effect.beeps)}"
+        name = msg.signal(effect.kind, effect.beeps, stop_clock)
+        return f"{shown_clock(effect.remaining_s):>5}  {name}"
     if isinstance(effect, Goal):
         side = msg.side(effect.side.value, status.teams)
         if effect.counted:
@@ -98,18 +131,39 @@ def event_line(effect: Effect, status: Status, msg: Messages) -> str | None:
 
 
 def terminal_width(out: TextIO) -> int:
+    """The columns of the terminal `out` writes to; DEFAULT_WIDTH when it is none."""
     try:
         return os.get_terminal_size(out.fileno()).columns or DEFAULT_WIDTH
     except (OSError, ValueError, AttributeError):
         return DEFAULT_WIDTH
 
 
-class TerminalDisplay:
-    """The status line and the event lines on a terminal, never wider than it."""
+class LogLines(logging.Formatter):
+    """Log records on the simulate-mode terminal: each starts by clearing the status line it
+    interrupts, and is wrapped to the terminal's width (a journal path makes a line of 180
+    characters), its further lines indented, so no line on the terminal is wider than it."""
 
-    def __init__(self, out: TextIO, msg: Messages | None = None) -> None:
+    def __init__(self, out: TextIO) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
         self.out = out
-        self.msg = msg or Messages()
+
+    def format(self, record: logging.LogRecord) -> str:
+        width = terminal_width(self.out) - 1
+        lines = [part for line in super().format(record).splitlines()
+                 for part in textwrap.wrap(line, width, subsequent_indent="  ",
+                                           break_on_hyphens=False) or [""]]
+        return "\r\x1b[K" + "\n".join(lines)
+
+
+class TerminalDisplay:
+    """The status line and the event lines on a terminal, never wider than it. `control`
+    tells the match's profile at each redraw (a reset may bring another, with another
+    clock)."""
+
+    def __init__(self, out: TextIO, msg: Messages, control: Control) -> None:
+        self.out = out
+        self.msg = msg
+        self.control = control
         self._last: Status | None = None
 
     def help(self) -> None:
@@ -121,7 +175,7 @@ class TerminalDisplay:
 
     def notify(self, effect: Effect, status: Status) -> None:
         self._last = status
-        line = event_line(effect, status, self.msg)
+        line = event_line(effect, status, self.msg, self._stop_clock())
         width = terminal_width(self.out)
         if line is not None:
             for part in textwrap.wrap(line, width - 1) or [""]:
@@ -130,9 +184,14 @@ class TerminalDisplay:
 
     def _redraw(self, width: int | None = None) -> None:
         if self._last is not None:
-            line = status_line(self._last, self.msg, width or terminal_width(self.out))
+            line = status_line(self._last, self.msg, width or terminal_width(self.out),
+                               stop_clock=self._stop_clock())
             self.out.write(f"\r\x1b[K{line}")
         self.out.flush()
+
+    def _stop_clock(self) -> bool:
+        """Does the match's profile keep net time (ISBHF 407), stopped at every whistle?"""
+        return self.control.profile.clock == "stop"
 
 
 class Keyboard:

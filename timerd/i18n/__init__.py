@@ -143,10 +143,14 @@ class Messages:
         """Why a goal did not count, with its rule (ITHF 5.6...)."""
         return self.get(f"reason.{reason}", str(reason))
 
-    def signal(self, kind: str, beeps: int = 1) -> str:
-        """A signal as it sounds: "BEEP x3" for an interval with three beeps, "FINAL"."""
+    def signal(self, kind: str, beeps: int = 1, stop_clock: bool = False) -> str:
+        """A signal as it sounds: "BEEP x3" for an interval with three beeps, "FINAL". Under
+        a `stop_clock` (net time, ISBHF 407) the clock's stop acknowledged is the whistle's,
+        not an interruption (ITHF 10.1): "TIME STOPPED", not "PAUSE"."""
         if kind == "interval":
             return self("signal.beeps", n=beeps)
+        if kind == "pause" and stop_clock:
+            return self("signal.stop")
         name = self.get(f"signal.{kind}", kind.replace("_", " ").upper())
         return f"{name} x{beeps}" if beeps > 1 else name
 

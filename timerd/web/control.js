@@ -1,5 +1,6 @@
-// The score desk (`/control`): the clock and the score always in view, and one big button per
-// action the daemon's profile has now (GET /api/commands lists only those; timerd.core.offered):
+// The score desk (`/control`): the clock, the score, the table and the round always in view,
+// and one big button per action the daemon's profile has now (GET /api/commands lists only
+// those; timerd.core.offered):
 // START/PAUSE, a goal per side, FACEOFF and PASSIVE for table hockey (ITHF 5.6, 8.3); scorer
 // and assists, penalties, timeouts, the line change and, in a shootout, its attempts for ball
 // hockey (ISBHF 420, 412, 404b, 414b). UNDO and RESET take a second tap: a stray touch must
@@ -185,15 +186,17 @@
     const used = new Set();
     const take = (name) => { used.add(name); return offered.get(name); };
     const rows = [];
-    // Table hockey has the faceoff guard (ITHF 5.6): its match is paused (10.2), its goals
-    // have no scorers; in ball hockey the referee's whistle stops the clock and the sheet
-    // names the scorer and the assists (ISBHF 420-422).
+    // Table hockey has the faceoff guard (ITHF 5.6), its goals have no scorers; in ball
+    // hockey the sheet names the scorer and the assists (ISBHF 420-422).
     const tableHockey = offered.has("faceoff");
     if (offered.has("toggle")) {
+      // A running clock is paused and resumed (ITHF 10.1, 10.2); net time is stopped at the
+      // whistle and started at the faceoff (ISBHF 407).
       ["toggle", "start", "pause", "stop"].forEach(take);
-      rows.push(button((s) => (s.phase === "running" ? t(tableHockey ? "ctl.pause" : "ctl.stop")
-        : s.phase === "paused" && s.interruption_s != null && tableHockey ? t("ctl.resume")
-          : t("ctl.start")), (label) => send("toggle", [], label),
+      rows.push(button((s) => (s.phase === "running"
+        ? t(timerd.stopClock(s) ? "ctl.stop" : "ctl.pause")
+        : s.phase === "paused" && s.interruption_s != null && !timerd.stopClock(s)
+          ? t("ctl.resume") : t("ctl.start")), (label) => send("toggle", [], label),
       { cls: "main", data: { command: "toggle" } }));
     }
     if (offered.has("goal")) {
@@ -265,6 +268,9 @@
     $("clock").className = `mini-clock ${cls}`;
     $("phase").textContent = phase;
     $("phase").className = `phase ${cls}`;
+    // With several tables in a hall, the desk says which one it keeps, and the round.
+    $("where").textContent = timerd.whereText(s);
+    $("where").hidden = $("where").textContent === "";
     for (const side of SIDES) {
       $(side).textContent = String(s.score?.[side] ?? 0);
       $(`${side}-name`).textContent = sideName(s, side);

@@ -106,9 +106,9 @@
   // The header: the profile's title, in hall mode the table and the round, the period.
   function renderHeader(s) {
     setText($("title"), timerd.profileTitle(s.profile));
-    const where = [s.table, s.round ? t("web.round", { round: s.round }) : ""].filter(Boolean);
-    show($("where"), where.length > 0);
-    setText($("where"), where.join(" · "));
+    const where = timerd.whereText(s);
+    show($("where"), where !== "");
+    setText($("where"), where);
     const periods = s.periods || 1;
     // In overtime the period count goes past `periods`: the header says "Overtime" instead.
     show($("period"), periods > 1 && !s.overtime);

@@ -195,6 +195,9 @@ const timerd = (() => {
     }
     return t(code, values);
   }
+  // Does the state's profile keep net time (ISBHF 407: the whistle stops the clock), so a
+  // stopped clock is not an interruption (ITHF 10.1)? The daemon says so in `clock_rule`.
+  const stopClock = (s) => s?.clock_rule === "stop";
   // A signal as it sounds ("BEEP x3", "FINAL"), as timerd.i18n.Messages.signal says it.
   function signalName(kind, beeps = 1) {
     if (kind === "interval") return t("signal.beeps", { n: beeps });
@@ -206,6 +209,10 @@ const timerd = (() => {
   const textOr = (key, fallback) => (t(key) === key ? String(fallback ?? "") : t(key));
   // The profile's title ("Table hockey · ITHF"), its name when the catalogue has none.
   const profileTitle = (name) => textOr(`profile.${name}`, name);
+  // Which table and round this is ("Table 3 · Round QF 2"): `[table] name` and the round
+  // the names came with (hall mode); "" when neither is set.
+  const whereText = (s) => [s.table, s.round ? t("web.round", { round: s.round }) : ""]
+    .filter(Boolean).join(" · ");
 
   // One line for where the match stands, and a CSS class for its look (colour, a blink).
   function phaseText(s) {
@@ -219,9 +226,12 @@ const timerd = (() => {
         if (s.count_up) return [t("phase.golden_goal"), "last30"]; // ITHF 4.8
         return s.remaining_s <= 30 ? [t("phase.last30"), "last30"] : [t("phase.running"), "running"];
       case "paused":
-        // No interruption runs: a new period waits for its faceoff (ISBHF 401).
+        // No interruption runs: a new period waits for its faceoff (ISBHF 401). Under net
+        // time the stop is the whistle's (ISBHF 407), not an interruption (ITHF 10.1): its
+        // own words, with the same large label and slow blink.
         return s.interruption_s == null ? [t("phase.idle"), "idle"]
-          : [t("phase.paused_for", { time: elapsedClock(s.interruption_s) }), "paused"];
+          : [t(stopClock(s) ? "phase.stopped_for" : "phase.paused_for",
+            { time: elapsedClock(s.interruption_s) }), "paused"];
       case "break":
         return [s.break_kind === "intermission" && !s.overtime ? t("phase.intermission")
           : t("phase.break"), "break"];
@@ -311,8 +321,9 @@ const timerd = (() => {
   }
 
   return {
-    shownClock, elapsedClock, current, mainClock, phaseText, signalName, connect, token, setToken,
+    shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
+    token, setToken,
     command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
-    sideName, reason, said, profileTitle,
+    sideName, reason, said, profileTitle, whereText,
   };
 })();
