@@ -101,7 +101,8 @@ def test_80_columns_signals_refusals_and_a_goal_that_did_not_count(
         terminal.read_until("[q]")  # the keys, once at the start
         terminal.read_until("5:00")  # the status line
         terminal.key("h")  # no match yet: refused, with the reason
-        terminal.read_until("goal refused: no match is running")
+        # In the terminal's language (the log beside it stays English).
+        terminal.read_until(msg.notice("refused.in_idle", {"command": "goal"}))
         terminal.key(" ")  # START: the pre-signal sounds (ITHF 4.4)
         terminal.read_until(msg.signal("pre_signal"))
         # The countdown to the start, on the status line.
