@@ -75,6 +75,11 @@ def run(config: Config, options: RunOptions) -> None:
     """Run the daemon until it is told to stop; CannotStart when it cannot start as
     configured (the tools see only this, not which adapter refused)."""
     factory = open_pins("mock" if options.simulate else config.gpio.pin_factory)
+    if options.interactive:  # the status line's terminal: log lines clear it and fit its width
+        from timerd.adapters.terminal import LogLines  # noqa: PLC0415
+
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(LogLines(sys.stderr))
     loop_factory = asyncio.new_event_loop if options.speed == 1 else (
         lambda: scaled_loop(options.speed))
     try:
@@ -84,11 +89,32 @@ def run(config: Config, options: RunOptions) -> None:
         raise CannotStart(str(exc)) from None
 
 
-async def serve(config: Config, options: RunOptions, factory: object) -> None:
+@dataclass
+class Daemon:
+    """A table's parts, built and wired by `build`: what `serve` runs and a test drives."""
+
+    service: Service
+    journal: Journal
+    notifier: SystemdNotifier
+    switch: ProfileSwitch
+    board: GpioBoard
+    #: Set to stop the daemon (SIGTERM, SIGINT, `q` on the keyboard).
+    stop: asyncio.Event
+
+
+async def build(config: Config, options: RunOptions, factory: object,
+                stack: contextlib.AsyncExitStack) -> Daemon:
+    """Build every part the config asks for, open it on `stack` (closed in reverse order),
+    and wire it: the one composition root (issue 14, invariant 4). `timerd run` serves what
+    it builds; the tests build through it too.
+
+    The journal's match (restored, or a new one) goes to the service; the output order is
+    one list, here: the buzzer and the horn first, so their first edge never waits for
+    anything; the speaker after them; the journal before the notifier, so READY and
+    WATCHDOG never vouch for a command not yet written.
+    """
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    # First, on the loop thread: the threads the adapters start from here on stay normal.
-    priority.apply(config.service)
     profile = config.profile()
     control = options.control or config.control_socket()
     # Before anything is written there: a directory another user made is refused (UnsafePath).
@@ -100,60 +126,79 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
     service.durability = journal.synced
     stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
+    await stack.enter_async_context(writer)  # first in, last out: it drains the rest
+    notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
+    board = await _board(stack, config, service, factory)
+    speaker = await _speaker(stack, config, service, board)
+    results = _storage(config, journal, writer, board)
+    events, serial = await _streams(stack, config, options, service, t0)
+    await stack.enter_async_context(ControlSocket(control, service, config.control))
+    web, hall = await network_adapters(stack, config, options, service, writer=writer, t0=t0)
+    if hall is not None:
+        results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
+    terminal = None
+    if options.interactive:
+        from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
 
-    async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(writer)  # first in, last out: it drains the rest
-        notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
-        board = await stack.enter_async_context(
-            GpioBoard(config.gpio, config.signals, service, factory))
-        results = _storage(config, journal, writer, board)
-        speaker = await stack.enter_async_context(
-            Speaker.for_service(config, service, board.buzzers))
-        events, serial = await _streams(stack, config, options, service, t0)
+        terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)), service)
         await stack.enter_async_context(
-            ControlSocket(control, service, config.control))
-        web, hall = await network_adapters(stack, config, options, service, writer=writer,
-                                           t0=t0)
-        if hall is not None:
-            results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
-        terminal = None
-        if options.interactive:
-            from timerd.adapters.terminal import Keyboard, TerminalDisplay  # noqa: PLC0415
+            Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
+    await stack.enter_async_context(journal)
+    switch = ProfileSwitch(service, journal, profile)
+    service.outputs = [part for part in (
+        board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
+        hall, terminal, journal, notifier, switch) if part is not None]
+    for part in (writer, board, results, speaker, serial, hall, journal, switch):
+        if part is not None:
+            attach(service, part)
+    identity = {"version": __version__, "table": config.table.name or None,
+                "language": config.ui.language}
+    # The profile's clock ("running", ITHF 4.2; "stop", net time, ISBHF 407), read at
+    # each document: a stopped clock reads as an interruption or as the whistle's stop,
+    # and a reset may bring the next profile (ProfileSwitch).
+    service.status_extras.append(lambda: identity | {"clock_rule": service.profile.clock})
+    return Daemon(service, journal, notifier, switch, board, stop)
 
-            terminal = TerminalDisplay(sys.stdout, Messages(resolve(config.ui.language)), service)
-            await stack.enter_async_context(
-                Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
-        await stack.enter_async_context(journal)
-        switch = ProfileSwitch(service, journal, profile)
-        # The order every effect is handed out in: the buzzer and the horn first, so their
-        # first edge never waits for anything; the speaker after them; the journal before the
-        # notifier, so READY and WATCHDOG never vouch for a command not yet written.
-        service.outputs = [part for part in (
-            board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
-            hall, terminal, journal, notifier, switch) if part is not None]
-        for part in (writer, board, results, speaker, serial, hall, journal, switch):
-            if part is not None:
-                attach(service, part)
-        identity = {"version": __version__, "table": config.table.name or None,
-                    "language": config.ui.language}
-        # The profile's clock ("running", ITHF 4.2; "stop", net time, ISBHF 407), read at
-        # each document: a stopped clock reads as an interruption or as the whistle's stop,
-        # and a reset may bring the next profile (ProfileSwitch).
-        service.status_extras.append(lambda: identity | {"clock_rule": service.profile.clock})
+
+async def serve(config: Config, options: RunOptions, factory: object) -> None:
+    """`timerd run`: build the table (`build`), say it is ready, run the match loop until a
+    signal or the keyboard stops it."""
+    loop = asyncio.get_running_loop()
+    # First, on the loop thread: the threads the adapters start from here on stay normal.
+    priority.apply(config.service)
+    async with contextlib.AsyncExitStack() as stack:
+        daemon = await build(config, options, factory, stack)
+        service = daemon.service
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, daemon.stop.set)
+        loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")
-        notifier.ready(service.status())
-        service.announce(*journal.announcement(service.status()), *switch.announcement())
+        daemon.notifier.ready(service.status())
+        service.announce(*daemon.journal.announcement(service.status()),
+                         *daemon.switch.announcement())
         async with asyncio.TaskGroup() as tasks:
             match_loop = tasks.create_task(service.run(), name="match-loop")
-            await stop.wait()
-            notifier.stopping()
+            await daemon.stop.wait()
+            daemon.notifier.stopping()
             match_loop.cancel()
     log.info("timerd stopped")
+
+
+async def _board(stack: contextlib.AsyncExitStack, config: Config, service: Service,
+                 factory: object) -> GpioBoard:
+    """The GPIO board (buzzers, horn, LEDs, buttons), open on `stack`: for `timerd run` and
+    `timerd sound-test` alike."""
+    return await stack.enter_async_context(
+        GpioBoard(config.gpio, config.signals, service, factory))
+
+
+async def _speaker(stack: contextlib.AsyncExitStack, config: Config, service: Service,
+                   board: GpioBoard | None) -> Speaker:
+    """The speaker, open on `stack`; without a card it falls back to the board's buzzers."""
+    return await stack.enter_async_context(Speaker.for_service(
+        config, service, None if board is None else board.buzzers))
 
 
 async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: RunOptions,
@@ -277,12 +322,8 @@ async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factor
     service = Service(Match(config.profile()))
     ok = True
     async with contextlib.AsyncExitStack() as stack:
-        board = None
-        if factory is not None:
-            board = await stack.enter_async_context(
-                GpioBoard(config.gpio, config.signals, service, factory))
-        speaker = await stack.enter_async_context(Speaker.for_service(
-            config, service, None if board is None else board.buzzers))
+        board = None if factory is None else await _board(stack, config, service, factory)
+        speaker = await _speaker(stack, config, service, board)
         for kind in kinds:
             out = config.signals.get(kind, SignalOutput())
             wait_s = 0.0

@@ -227,11 +227,6 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
     interactive = args.simulate and sys.stdin.isatty() and args.events != "-"
     logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
-    if interactive:  # the status line's terminal: log lines clear it and fit its width
-        from timerd.adapters.terminal import LogLines  # noqa: PLC0415
-
-        for handler in logging.getLogger().handlers:
-            handler.setFormatter(LogLines(sys.stderr))
     options = RunOptions(simulate=args.simulate, speed=args.speed, events=args.events,
                          control=args.control, interactive=interactive)
     try:

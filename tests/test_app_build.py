@@ -1,0 +1,61 @@
+"""The composition root (issue 14, invariant 4): `app.build` builds and wires a whole table
+as `timerd run` serves it, with gpiozero's MockFactory for the pins and real files in the
+test's own state directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import run_virtual
+from timerd import __version__, app
+from timerd.config import Config, WebConfig
+
+#: The daemon's defaults, but no web port (the suite's daemons must not fight over 8080).
+CONFIG = Config(web=WebConfig(enabled=False))
+
+
+def build_and(tmp_path: Path, factory: Any, act: Any) -> Any:
+    async def main() -> Any:
+        async with contextlib.AsyncExitStack() as stack:
+            daemon = await app.build(
+                CONFIG, app.RunOptions(simulate=True, control=tmp_path / "control.sock"),
+                factory, stack)
+            return act(daemon)
+
+    return run_virtual(main)
+
+
+def test_build_wires_every_part_in_one_order_buzzer_first(tmp_path: Path, mock_factory) -> None:
+    def look(daemon: app.Daemon) -> tuple[list[str], set[str], set[str], dict[str, Any]]:
+        service = daemon.service
+        assert service.outputs[:2] == [daemon.board.buzzers, daemon.board.horn]
+        return ([type(o).__name__ for o in service.outputs], set(service.buttons),
+                set(service.extra_commands), service.status_dict())
+
+    outputs, buttons, commands, status = build_and(tmp_path, mock_factory, look)
+    # The buzzer and the horn first, the LEDs, the results, the speaker, the journal before
+    # the notifier (READY never vouches for a command not yet written), the switch last.
+    assert outputs == ["Buzzers", "Buzzers", "Leds", "ResultsFile", "Speaker", "Journal",
+                       "SystemdNotifier", "ProfileSwitch"]
+    assert {"start_pause", "reset", "goal_home", "goal_away"} <= buttons  # the board's
+    assert "mute" in commands  # the speaker's
+    assert (status["version"], status["clock_rule"], status["match_id"]) == (
+        __version__, "running", None)
+    assert status["storage"]["ok"] is True  # the disk writer's key
+
+
+def test_a_built_table_answers_a_command_and_a_refusal_with_its_code(
+        tmp_path: Path, mock_factory) -> None:
+    def act(daemon: app.Daemon) -> tuple[dict[str, Any], dict[str, Any]]:
+        service = daemon.service
+        refused = service.command({"command": "goal", "args": ["home"]})
+        started = service.command({"command": "start"})
+        return refused, started
+
+    refused, started = build_and(tmp_path, mock_factory, act)
+    assert (refused["ok"], refused["code"]) == (False, "refused.in_idle")
+    assert started["status"]["phase"] == "pre_signal"
+    assert started["status"]["match_id"] is not None  # minted by the service at the set-up
