@@ -81,3 +81,23 @@ def test_timerctl_says_time_stopped_under_net_time() -> None:
     assert "stoppages 1, 4.0 s in all" in lines
     ithf = format_status(status | {"clock_rule": "running"}, Messages("en")).splitlines()
     assert "phase     paused" in ithf
+
+
+def test_the_key_help_names_only_the_keys_of_the_profiles_commands() -> None:
+    """Issue 18 item 5: ball hockey has no faceoff or passive-play key (play restarts with
+    START, ISBHF 401), table hockey no line-change key (ISBHF 404b)."""
+    import io  # noqa: PLC0415
+
+    from timerd.adapters.terminal import TerminalDisplay  # noqa: PLC0415
+    from timerd.service import Service  # noqa: PLC0415
+
+    def keys(profile: str, language: str = "en") -> str:
+        service = Service(Match(profiles.load(profile)))
+        return TerminalDisplay(io.StringIO(), Messages(language), service).keys()
+
+    assert keys("ithf") == ("Keys: [space] start/pause  [r] reset (held)  [h/a] goal "
+                            "home/away  [f] faceoff  [u] undo (held)  [1/2] passive home/away"
+                            "  [?] keys  [q] quit")
+    assert keys("isbhf") == ("Keys: [space] start/pause  [r] reset (held)  [h/a] goal "
+                             "home/away  [u] undo (held)  [l] line change  [?] keys  [q] quit")
+    assert "vhadzovanie" not in keys("isbhf", "sk") and "striedanie" in keys("isbhf", "sk")

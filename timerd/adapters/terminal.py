@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from timerd.core.display import FaceKind, shown_clock
 from timerd.core.effects import Effect, Notice, Phase, Signal
+from timerd.core.offered import offered_commands
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import Messages
@@ -39,6 +40,10 @@ from timerd.ports import Control
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).
 SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
                 "1": "passive_home", "2": "passive_away", "l": "line_change"}
+#: The key help's entries (`key.*` in the catalogue) and the command each needs, if any.
+KEY_HELP = (("key.start", None), ("key.reset", None), ("key.goal", "goal"),
+            ("key.faceoff", "faceoff"), ("key.undo", "undo"), ("key.passive", "passive"),
+            ("key.line_change", "linechange"), ("key.help", None), ("key.quit", None))
 TAP_S = 0.1  # how long a key "holds" a button down
 #: The width when the output is not a terminal (or says nothing): the common SSH size.
 DEFAULT_WIDTH = 80
@@ -166,11 +171,17 @@ class TerminalDisplay:
         self.control = control
         self._last: Status | None = None
 
+    def keys(self) -> str:
+        """The keys, for the commands the match's profile has: no faceoff or passive-play
+        key in ball hockey, no line-change key in table hockey."""
+        have = offered_commands(self.control.profile)
+        return self.msg("term.keys") + " " + "  ".join(
+            self.msg(key) for key, command in KEY_HELP if command is None or command in have)
+
     def help(self) -> None:
         """Print the keys, wrapped to the terminal (at start and on `?`)."""
         width = terminal_width(self.out) - 1
-        self.out.write("\r\x1b[K" + "\n".join(textwrap.wrap(self.msg("term.keys"), width))
-                       + "\n")
+        self.out.write("\r\x1b[K" + "\n".join(textwrap.wrap(self.keys(), width)) + "\n")
         self._redraw()
 
     def notify(self, effect: Effect, status: Status) -> None:
