@@ -41,8 +41,8 @@ from gpiozero.pins.mock import MockFactory, MockPin
 from bench.baselines import DESIGNS as BASELINES
 from timerd import priority, profiles
 from timerd.adapters.gpio import GpioBoard
-from timerd.adapters.journal import Journal
-from timerd.adapters.results import ResultsFile
+from timerd.adapters.journal.writer import Journal
+from timerd.adapters.results.file import ResultsFile
 from timerd.app import attach
 from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal

@@ -25,9 +25,9 @@ SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd
 #: An adapter's own documented format module (each says so in its docstring): the adapter
 #: imports it, and so may the tools; no other adapter does.
 OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
-                "hall": "timerd.adapters.hall_protocol",
-                "results": "timerd.adapters.results_format",
-                "journal": "timerd.adapters.journal_format"}
+                "hall": "timerd.adapters.hall.protocol",
+                "results": "timerd.adapters.results.format",
+                "journal": "timerd.adapters.journal.format"}
 #: What a tool may import of the adapters: their documented protocol and format modules.
 PROTOCOLS = frozenset(OWN_PROTOCOL.values())
 #: The tools: what an operator or a tournament desk runs beside the daemon.
@@ -45,23 +45,32 @@ def _tree(path: Path) -> ast.AST:
 
 
 def timerd_imports(path: Path) -> set[str]:
-    """The timerd modules `path` imports (`from timerd import x` counts as `timerd.x`)."""
+    """The timerd modules `path` imports (`from timerd import cli` counts as `timerd.cli`,
+    `from timerd.adapters.hall import link` as `timerd.adapters.hall.link`)."""
     names = set()
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names if a.name.startswith("timerd")}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "timerd":
-                names |= {f"timerd.{a.name}" for a in node.names}
-            elif node.module.startswith("timerd"):
-                names.add(node.module)
+            if node.module.startswith("timerd"):
+                names |= {_module(node.module, a.name) for a in node.names}
     return names
+
+
+def _module(package: str, name: str) -> str:
+    """What `from package import name` imports: the module `package.name` when there is
+    one (`from timerd.adapters.hall import link`), else `package` itself."""
+    path = ROOT.parent.joinpath(*package.split("."), name)
+    is_module = path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+    return f"{package}.{name}" if is_module else package
 
 
 def adapter_wall_breaches(adapters: Path) -> set[str]:
     out = set()
-    for path in sorted(adapters.glob("*.py")):
-        allowed = (*SHARED, OWN_PROTOCOL.get(path.stem, "-"))
+    for path in sorted(adapters.rglob("*.py")):
+        # A part is a module, or a package whose modules may import each other.
+        part = path.stem if path.parent == adapters else path.parent.name
+        allowed = (*SHARED, OWN_PROTOCOL.get(part, "-"), f"timerd.adapters.{part}.")
         for name in timerd_imports(path):
             if name != "timerd" and not name.startswith(allowed) and name != "timerd.__version__":
                 out.add(f"{path.name}: {name}")
@@ -70,7 +79,7 @@ def adapter_wall_breaches(adapters: Path) -> set[str]:
 
 def tool_wall_breaches(root: Path) -> set[str]:
     """Adapter modules a tool imports that are not a documented protocol or format module
-    (`from timerd.adapters import hall` counts as `timerd.adapters.hall`)."""
+    (`from timerd.adapters import hall` counts as `timerd.adapters.hall.link`)."""
     out = set()
     for name in TOOLS:
         for module in timerd_imports(root / f"{name}.py") | _adapter_modules(root / f"{name}.py"):
@@ -155,8 +164,8 @@ def test_the_checks_see_a_breach(tmp_path: Path) -> None:
     for name in TOOLS:
         (tmp_path / f"{name}.py").write_text("")
     (tmp_path / "cli.py").write_text(
-        "from timerd.adapters.results_format import recent_results\n"
+        "from timerd.adapters.results.format import recent_results\n"
         "def run():\n    from timerd.adapters.gpio import pin_factory\n"
-        "from timerd.adapters import hall\n")
+        "from timerd.adapters.hall import link\n")
     assert tool_wall_breaches(tmp_path) == {"cli.py: timerd.adapters.gpio",
-                                            "cli.py: timerd.adapters.hall"}
+                                            "cli.py: timerd.adapters.hall.link"}

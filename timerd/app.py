@@ -25,9 +25,9 @@ from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
-from timerd.adapters.hall_protocol import HallUnavailable
-from timerd.adapters.journal import Journal
-from timerd.adapters.results import PENDING_DIR, ResultsFile
+from timerd.adapters.hall.protocol import HallUnavailable
+from timerd.adapters.journal.writer import Journal
+from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.config import Config, SignalOutput, UnsafePath, private_directory
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
@@ -41,7 +41,7 @@ from timerd.service import Service
 from timerd.timebase import scaled_loop
 
 if TYPE_CHECKING:
-    from timerd.adapters.hall import HallLink
+    from timerd.adapters.hall.link import HallLink
     from timerd.adapters.web import WebServer
 
 log = logging.getLogger("timerd")
@@ -239,7 +239,7 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
             WebServer(config.web, service, rate=options.speed, t0=t0,
                       results_path=config.results_path()))
     if config.hall.enabled:
-        from timerd.adapters.hall import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+        from timerd.adapters.hall.link import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 
         hall = await stack.enter_async_context(
             HallLink(config.hall, service, rate=options.speed, writer=writer))

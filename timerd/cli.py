@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _results(path: Path | None, n: int, as_json: bool) -> int:
-    from timerd.adapters.results_format import recent_results  # noqa: PLC0415
+    from timerd.adapters.results.format import recent_results  # noqa: PLC0415
 
     if path is None:
         print("timerd: results are not kept (results.path = \"none\")", file=sys.stderr)

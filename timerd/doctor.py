@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from timerd import config as config_mod
-from timerd.adapters.journal_format import (
+from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     parse_journal,

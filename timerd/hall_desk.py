@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from timerd.adapters.hall_protocol import (
+from timerd.adapters.hall.protocol import (
     HallUnavailable,
     Topics,
     import_aiomqtt,

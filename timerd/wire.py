@@ -10,7 +10,7 @@
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
   journal's header, hall mode's result message and the status document.
 
-The results line is built by `timerd.adapters.results`, and the serial frame by
+The results line is built by `timerd.adapters.results.file`, and the serial frame by
 `timerd.adapters.serial_protocol`: each is the documented format of its own part, with a
 version of its own (docs/service.md, docs/serial-protocol.md).
 

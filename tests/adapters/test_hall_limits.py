@@ -14,7 +14,7 @@ import pytest
 from tests.adapters.test_hall import hall_config, service
 from tests.conftest import wired
 from tests.hall_rig import Broker, Observer
-from timerd.adapters.hall import MAX_COMMAND_BYTES, HallLink, Outbox
+from timerd.adapters.hall.link import MAX_COMMAND_BYTES, HallLink, Outbox
 
 #: A real mosquitto on loopback and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e

@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 
 from tests.conftest import refused
 from timerd import profiles
-from timerd.adapters.journal import MAX_JOURNAL_BYTES, Journal
-from timerd.adapters.journal_format import (
+from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     parse_journal,
     read_heartbeat,
     recover,
 )
+from timerd.adapters.journal.writer import MAX_JOURNAL_BYTES, Journal
 from timerd.core.effects import Applied, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
 from timerd.disk import LineFile

@@ -24,10 +24,10 @@ from gpiozero import LED
 from tests.hall_rig import wait_until
 from timerd import profiles
 from timerd.adapters.gpio import Leds
-from timerd.adapters.journal import Journal
-from timerd.adapters.journal_format import JOURNAL_NAME, parse_journal, recover
-from timerd.adapters.results import PENDING_DIR, RETRY_S, ResultsFile
-from timerd.adapters.results_format import recent_results
+from timerd.adapters.journal.format import JOURNAL_NAME, parse_journal, recover
+from timerd.adapters.journal.writer import Journal
+from timerd.adapters.results.file import PENDING_DIR, RETRY_S, ResultsFile
+from timerd.adapters.results.format import recent_results
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
 from timerd.disk import DiskWriter

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import wired
 from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
 from timerd import hall_desk, profiles
-from timerd.adapters.hall import HallLink, Outbox
+from timerd.adapters.hall.link import HallLink, Outbox
 from timerd.config import HallConfig
 from timerd.core.match import Match
 from timerd.hall_desk import Hall, parse_duration, render_status, start_instant
@@ -200,7 +200,7 @@ def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
     asyncio.run(tables())
 
 
-#: A result record as the results file writes it (timerd.adapters.results), trimmed.
+#: A result record as the results file writes it (timerd.adapters.results.file), trimmed.
 RECORD = {"match_id": "20240314T100000Z-abc123", "profile": "ithf-playoff",
           "teams": {"home": "Åsa Müller", "away": "Jiří Novák"}, "round": "R3",
           "started": "2024-03-14T10:00:00.000+00:00", "finished": "2024-03-14T10:05:48.250+00:00",

@@ -17,7 +17,7 @@ from test_unit_file import settings
 
 from timerd import cli, install
 from timerd import config as config_mod
-from timerd.adapters.journal_format import JOURNAL_NAME
+from timerd.adapters.journal.format import JOURNAL_NAME
 from timerd.install import render_unit
 
 REPO = Path(__file__).resolve().parent.parent.parent

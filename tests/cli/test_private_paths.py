@@ -22,8 +22,8 @@ import pytest
 
 from timerd import cli, profiles
 from timerd import config as config_mod
-from timerd.adapters.journal import Journal
-from timerd.adapters.journal_format import HEARTBEAT_NAME
+from timerd.adapters.journal.format import HEARTBEAT_NAME
+from timerd.adapters.journal.writer import Journal
 from timerd.config import UnsafePath, private_directory, trusted_socket
 
 REPO = Path(__file__).resolve().parent.parent.parent

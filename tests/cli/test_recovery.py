@@ -26,7 +26,7 @@ from daemon_process import SHORT_PROFILE, Daemon, assert_same_goals
 
 from timerd import config as config_mod
 from timerd import profiles
-from timerd.adapters.journal_format import HEARTBEAT_NAME, JOURNAL_NAME, parse_journal, recover
+from timerd.adapters.journal.format import HEARTBEAT_NAME, JOURNAL_NAME, parse_journal, recover
 from timerd.app import RunOptions, serve
 from timerd.core.plan import signal_plan
 

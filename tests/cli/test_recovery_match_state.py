@@ -18,7 +18,7 @@ import pytest
 from daemon_process import Daemon, assert_same_goals
 
 from tests.hall_rig import wait_until
-from timerd.adapters.journal_format import JOURNAL_NAME
+from timerd.adapters.journal.format import JOURNAL_NAME
 from timerd.cli import request
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_virtual
 
 from timerd import profiles
-from timerd.adapters.results import ResultsFile
+from timerd.adapters.results.file import ResultsFile
 from timerd.core.match import Match
 from timerd.service import Service
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import play
 from timerd import cli
-from timerd.adapters.results import ResultsFile
-from timerd.adapters.results_format import recent_results
+from timerd.adapters.results.file import ResultsFile
+from timerd.adapters.results.format import recent_results
 from timerd.service import Service
 from timerd.wire import new_match_id
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import play
-from timerd.adapters.results import ResultsFile
+from timerd.adapters.results.file import ResultsFile
 from timerd.core.effects import Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.service import Service

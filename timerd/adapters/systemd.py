@@ -7,7 +7,7 @@ abstract name written with a leading `@`). Each message is one datagram of `KEY=
   `systemctl start` return and do units ordered after timerd start.
 - `WATCHDOG=1` every half of `$WATCHDOG_USEC` (`WatchdogSec=` in the unit), sent by a timer on
   the event loop itself: if the loop stalls, the pings stop and systemd restarts the daemon,
-  which then restores the match from its journal (see `timerd.adapters.journal`).
+  which then restores the match from its journal (see `timerd.adapters.journal.writer`).
 - `STATUS=...` a line for `systemctl status`: the phase and the clock, on every phase change.
 - `STOPPING=1` when a SIGTERM begins the clean stop.
 

@@ -2,7 +2,7 @@
 
 A documented format: tools may import this module (`timerd results`), and only this one, of
 the results file. The file holds one JSON object per line, one line per finished match,
-appended by the daemon (`timerd.adapters.results`): `format` (RESULT_FORMAT), `match_id` (the
+appended by the daemon (`timerd.adapters.results.file`): `format` (RESULT_FORMAT), `match_id` (the
 match's one id, `20261203T222915Z-ab12cd`), `profile`, `teams`, `started`/`finished`, `score`,
 `how`, `goals`, and the rest docs/scoring.md lists. A torn last line (a crash mid-write, an
 edit by hand) is skipped by a reader, never an error.

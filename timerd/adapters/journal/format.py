@@ -4,7 +4,7 @@ in, a match out; no file is written).
 
 A documented format: tools may import this module (`timerd doctor`, which says what the next
 start would do with the journal), and only this one, of the journal; the daemon's journal
-(`timerd.adapters.journal`) writes what this reads. `match-journal.jsonl` in the state
+(`timerd.adapters.journal.writer`) writes what this reads. `match-journal.jsonl` in the state
 directory holds one JSON record per line: a match header (`type` "match": the match's id,
 the run, the whole profile), then `command`, `signal` (time marks), `recovered` and `stopped`
 records, each with `t` (the writing run's loop time) and `wall`. `heartbeat.json` in the

@@ -27,7 +27,7 @@ goal's wall time is taken when its entry reaches this adapter (ITHF matches are 
 Pi's clock may jump when NTP syncs, so stamping at the moment is the honest choice).
 
 Other parts hook in without knowing the file: `listeners` get every result dict (hall mode
-publishes it), and `timerd.adapters.results_format.recent_results(path, n)` reads the last ones
+publishes it), and `timerd.adapters.results.format.recent_results(path, n)` reads the last ones
 (`timerd results`).
 """
 
@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.adapters.results_format import RESULT_FORMAT
+from timerd.adapters.results.format import RESULT_FORMAT
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status

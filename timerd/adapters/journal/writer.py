@@ -60,7 +60,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from timerd.adapters.journal_format import (
+from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
     Recovery,

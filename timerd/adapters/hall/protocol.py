@@ -1,5 +1,5 @@
 """Hall mode's MQTT protocol (docs/hall.md): the topics, the result message's version, and
-the broker client, shared by the tables (`timerd.adapters.hall`) and the tournament desk.
+the broker client, shared by the tables (`timerd.adapters.hall.link`) and the tournament desk.
 
 A documented format: tools may import this module (`timerd hall`, the hall board), and only
 this one, of hall mode; everything in it is the wire contract or how to reach the broker, never

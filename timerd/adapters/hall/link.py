@@ -33,7 +33,7 @@ backoff; the match never waits for it. On every (re)connect the table resends `o
 state and the events it kept while away, and every result the broker has not yet acknowledged.
 
 The topics, the result message's version and the broker client are hall mode's documented
-protocol (`timerd.adapters.hall_protocol`), which the desk shares. aiomqtt (the extra
+protocol (`timerd.adapters.hall.protocol`), which the desk shares. aiomqtt (the extra
 `timerd[hall]`) is imported only when hall mode starts.
 """
 
@@ -54,7 +54,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
-from timerd.adapters.hall_protocol import (
+from timerd.adapters.hall.protocol import (
     RESULT_VERSION,
     Topics,
     import_aiomqtt,
