@@ -76,7 +76,7 @@ def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
                 if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m and m.startswith("timerd.core.rules")} == {
         "timerd.core.rules"}
-    assert len(MATCH_PY.read_text().splitlines()) <= 900
+    assert len(MATCH_PY.read_text().splitlines()) <= 720
 
 
 def test_an_ithf_profile_must_have_the_ithf_4_4_signals(tmp_path: Path) -> None:

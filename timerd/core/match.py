@@ -36,6 +36,7 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
+from timerd.core.record import names, periods_record
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
 from timerd.core.rules import MODULES, RULE_COMMANDS
@@ -54,11 +55,6 @@ from timerd.core.status import Interruption, PeriodPlayed, Status
 #: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
 ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
                               SignalKind.GOAL_REJECTED})
-
-
-#: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
-NAME_MAX = 40
-
 
 
 @dataclass
@@ -134,7 +130,7 @@ class Match:
             result = self.result.to_dict() | {
                 "interruptions": [i.to_dict() for i in self.interruptions],
                 "replays": self.replays,
-                "periods": self._periods_record(),
+                "periods": periods_record(self.periods_played, self.sheet.goals),
                 "penalties": [], "timeouts": [], **self._records(),
                 "teams": {side.value: name for side, name in self.teams.items()},
                 "round": self.round}
@@ -406,20 +402,10 @@ class Match:
         return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
 
     def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
-        """Name the two sides (players in ITHF, teams in ISBHF) and, from a tournament desk,
-        the round. Any phase: a name is put right mid-match without touching the clock.
-        Names are one line of at most `NAME_MAX` printable characters; "" clears one."""
-        names = {Side.HOME: home.strip(), Side.AWAY: away.strip()}
-        for side, name in names.items():
-            if len(name) > NAME_MAX or not name.isprintable():
-                raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
-        if len(round_name) > NAME_MAX or not round_name.isprintable():
-            raise CommandRefused("round_too_long", max=NAME_MAX)
-        self.teams = names
-        self.round = round_name.strip() or None
-        return [Notice("notice.teams_round" if self.round else "notice.teams",
-                       {"home": names[Side.HOME] or "home", "away": names[Side.AWAY] or "away",
-                        "round": self.round or ""})]
+        """Name the two sides and, from a tournament desk, the round (`record.names`). Any
+        phase: a name is put right mid-match without touching the clock."""
+        self.teams, self.round, notice = names(home, away, round_name)
+        return [notice]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
@@ -696,20 +682,6 @@ class Match:
             return
         kept = {key: value for rule in self.rules for key, value in rule.period_record().items()}
         self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s, kept))
-
-    def _periods_record(self) -> list[dict[str, Any]]:
-        """The periods for the results, each with the goals counted in it and what the rule
-        modules kept of it (a key of a module the profile lacks shows empty)."""
-        out = []
-        for p in self.periods_played:
-            goals = dict.fromkeys((s.value for s in Side), 0)
-            for goal in self.sheet.goals:
-                if goal.counted and goal.period == p.period and goal.reason is None:
-                    goals[goal.side.value] += 1
-            out.append({"period": p.period, "overtime": p.overtime,
-                        "played_s": round(p.played_s, 3), "goals": goals,
-                        "early_intermission_left_s": None, **p.kept})
-        return out
 
     def remaining_s(self, now: float) -> float:
         remaining = self.clock.remaining(now)
