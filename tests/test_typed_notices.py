@@ -28,7 +28,7 @@ CODE = re.compile(r"[a-z][a-z0-9_]*")
 #: lacks a rule module, a shootout attempt's outcome, a recovery's outcome.
 EXPANSIONS = {
     "refused.in_": [p.value for p in Phase],
-    "refused.lacks_": [*MODULES, "early_intermission"],
+    "refused.lacks_": list(MODULES),
     "notice.shot_": ["scored", "missed"],
     "notice.recovery_": ["unreadable", "finished", "not_started", "abandoned", "restored",
                          "restored_paused"],

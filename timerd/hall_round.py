@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.core.match import NAME_MAX
+from timerd.core.record import NAME_MAX
 from timerd.disk import replace_file
 
 #: A round's schedule for a hall of hundreds of tables is a few tens of KiB.

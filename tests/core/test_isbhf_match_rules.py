@@ -1,9 +1,7 @@
 """Ball hockey's rules as the match composes them, with literal times: penalties in game time,
-timeouts, the early intermission, the outdoor half-time signal, the goalie countdown, scorers."""
+timeouts, the goalie countdown, scorers (the intermission: `test_intermission.py`)."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -104,68 +102,6 @@ def test_a_faceoff_during_a_timeout_ends_it() -> None:
     assert match.next_deadline() == 900.0 + 15.0  # only the period end is left
     timeouts = next(r for r in match.rules if isinstance(r, TeamTimeouts)).timeouts
     assert timeouts.taken[0].lasted_s == 14.0
-
-
-def test_isbhf_407_2_early_intermission_refusals() -> None:
-    with refused("profile ithf has no early intermission"):
-        started("ithf").handle("early-intermission", 30.0)
-    match = started()
-    with refused("the clock is running; stop it first", "stop_first"):
-        match.handle("early-intermission", 500.0)
-    match.handle("stop", 500.0)
-    with refused(r"6:40 is left, and ISBHF 407 !2 allows it only "
-                                             r"in the last 5:00 of a period"):
-        match.handle("early-intermission", 510.0)
-    # Period 3: there is no intermission to bring forward.
-    late = started()
-    for t in (1500.0, 3000.0):
-        late.poll(t)
-        late.handle("start", t)
-    late.handle("stop", 3800.0)
-    with refused("only in a period followed by an intermission"):
-        late.handle("early-intermission", 3801.0)
-
-
-def test_isbhf_407_2_early_intermission_carries_the_time_left_and_skips_the_next() -> None:
-    match = started()
-    match.handle("stop", 700.0)  # 3:20 left
-    effects = match.handle("early-intermission", 710.0)
-    assert ("early intermission: 3:20 of period 1 follows it, on the same ends "
-            "(ISBHF 407 !2)") in said(effects)
-    status = match.status(720.0)
-    assert (status.phase, status.break_kind, status.early_intermission) == (
-        Phase.BREAK, "intermission", True)
-    assert status.remaining_s == 200.0
-    assert kinds(match.poll(1310.0)) == [SignalKind.BREAK_WARNING, SignalKind.INTERMISSION_END]
-    assert (match.period, match.status(1310.0).ends_switched) == (1, False)
-    with refused("already taken"):
-        match.handle("early-intermission", 1315.0)
-    match.handle("start", 1320.0)
-    effects = match.poll(1520.0)
-    assert kinds(effects) == [SignalKind.PERIOD_END]
-    assert "no intermission: it was taken early (ISBHF 407 !2)" in said(effects)
-    status = match.status(1520.0)
-    assert (status.phase, status.period, status.ends_switched, status.early_intermission) == (
-        Phase.PAUSED, 2, True, False)
-
-
-def test_isbhf_407_3_half_time_signal_outdoors() -> None:
-    outdoor = replace(profiles.load("isbhf-playoff"), half_period_signal=True)
-    match = Match(outdoor)
-    match.handle("start", 0.0)
-    assert kinds(match.poll(450.0)) == []  # not in the 1st period
-    for t in (1500.0, 3000.0):
-        match.poll(t)
-        match.handle("start", t)
-    assert match.status(3000.0).ends_switched is False  # period 3 on the starting ends
-    assert kinds(match.poll(3450.0)) == [SignalKind.HALF_PERIOD]
-    assert match.status(3451.0).ends_switched is True  # 407 !3: switched at half-time
-    match.poll(3900.0)  # 0:0, overtime after a 10:00 break
-    match.poll(4500.0)
-    match.handle("start", 4500.0)
-    assert match.status(4500.0).ends_switched is False  # switched again for overtime (401)
-    assert kinds(match.poll(4800.0)) == [SignalKind.HALF_PERIOD]
-    assert match.status(4801.0).ends_switched is True
 
 
 def test_isbhf_408_goalie_change_countdown() -> None:

@@ -5,7 +5,8 @@ import pytest
 from tests.conftest import refused
 from tests.core.test_match import started
 from timerd import profiles
-from timerd.core.match import NAME_MAX, Match
+from timerd.core.match import Match
+from timerd.core.record import NAME_MAX
 
 
 def test_names_and_round_are_in_the_status_and_the_result():

@@ -7,11 +7,12 @@ Every signal is planned in match time, so an interruption moves all later signal
 (ITHF 10.2), and each one fires exactly once however late `poll` is called.
 
 The match is the phase machine: idle, the pre-signal (ITHF 4.4), play and interruptions
-(10.1-10.4), periods, breaks and intermissions (ISBHF 410, 407 !2), overtime (ITHF 4.8, ISBHF
-411) and the end, with the score sheet (`score.py`), the faceoff guard (`faceoff.py`, ITHF 5.6)
-and the clock (`clock.py`). Every other feature of a rulebook is a rule module
-(`timerd.core.rules`) that the profile lists; the match asks each, in a loop, for its
-commands, its next timed step and what it does at a goal, a faceoff, a restart or the end.
+(10.1-10.4), periods, breaks (an intermission when the `intermission` module has one follow a
+period, ISBHF 410; the break before overtime), overtime (ITHF 4.8, ISBHF 411) and the end,
+with the score sheet (`score.py`), the faceoff guard (`faceoff.py`, ITHF 5.6) and the clock
+(`clock.py`). Every other feature of a rulebook is a rule module (`timerd.core.rules`) that
+the profile lists; the match asks each, in a loop, for its commands, its next timed step and
+what it does at a goal, a faceoff, a signal, a restart, the end of a period or of the match.
 There is no per-sport branch: a profile without rules is a bare clock.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from timerd.core.clock import MatchClock
 from timerd.core.display import elapsed_clock as _mmss
@@ -35,8 +36,9 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
+from timerd.core.record import names, periods_record
 from timerd.core.refused import CommandRefused
-from timerd.core.rule import CommandTable, RuleModule, Step
+from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
 from timerd.core.rules import MODULES, RULE_COMMANDS
 from timerd.core.score import (
     Ending,
@@ -50,17 +52,9 @@ from timerd.core.score import (
 )
 from timerd.core.status import Interruption, PeriodPlayed, Status
 
-#: What a timed break leads to.
-BreakKind = Literal["overtime", "intermission"]
-
 #: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
 ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
                               SignalKind.GOAL_REJECTED})
-
-
-#: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
-NAME_MAX = 40
-
 
 
 @dataclass
@@ -92,8 +86,6 @@ class Match:
     #: set up (`Service.mint_id`); the core never makes one, so it stays deterministic. A
     #: reset forgets it (the next match gets its own); a replay (ITHF 4.5) keeps it.
     match_id: str | None = None
-    _early_break_left_s: float | None = None  # ISBHF 407 !2, in the current period
-    _half_switches: int = 0  # ISBHF 407 !3: switches of ends at half-time so far
     _played_before_s: float = 0.0  # net time of the periods before this one
     _break_warning_at: float | None = None
     _break_kind: BreakKind | None = None
@@ -138,14 +130,15 @@ class Match:
             result = self.result.to_dict() | {
                 "interruptions": [i.to_dict() for i in self.interruptions],
                 "replays": self.replays,
-                "periods": self._periods_record(),
+                "periods": periods_record(self.periods_played, self.sheet.goals),
                 "penalties": [], "timeouts": [], **self._records(),
                 "teams": {side.value: name for side, name in self.teams.items()},
                 "round": self.round}
         # What the rule modules show; a profile without one shows its key empty.
         shown: dict[str, Any] = {"passive": dict.fromkeys(s.value for s in Side),
                                  "shootout": None, "timeouts": None, "penalties": [],
-                                 "line_change": None, "goalie_change": {}}
+                                 "line_change": None, "goalie_change": {},
+                                 "ends_switched": False, "early_intermission": False}
         for rule in self.rules:
             shown.update(rule.status(now))
         return Status(
@@ -172,10 +165,6 @@ class Match:
             count_up=count_up,
             result=result,
             break_kind=self._break_kind,
-            # ISBHF 401: every period and overtime; 407 !3: and at half-time outdoors.
-            ends_switched=self.profile.switch_ends
-            and (self.period - 1 + self._half_switches) % 2 == 1,
-            early_intermission=self._early_break_left_s is not None,
             teams={side.value: name for side, name in self.teams.items()},
             round=self.round,
             match_id=self.match_id,
@@ -234,7 +223,6 @@ class Match:
             "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
             "faceoff": (self.faceoff, ()),
             "undo": (self.undo, ()),
-            "early-intermission": (self.early_intermission, ()),
             "start_in": (self.start_in, ("seconds",)),
         }
         for rule in self.rules:
@@ -248,7 +236,7 @@ class Match:
         if self.phase is not Phase.IDLE:
             raise self.why_not("start")
         self.start_at = now + self.profile.pre_signal_lead_s
-        effects = self._goto(Phase.PRE_SIGNAL)
+        effects = self.goto(Phase.PRE_SIGNAL)
         if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
             effects.append(self.sound(SignalKind.PRE_SIGNAL, now,
                                        remaining_s=self.profile.period_s))
@@ -277,8 +265,8 @@ class Match:
                                  shortest_s=f"{shortest:g}")
         self.start_at = start_at
         if lead_s > self.profile.pre_signal_lead_s:
-            return self._goto(Phase.SCHEDULED)
-        effects = self._goto(Phase.PRE_SIGNAL)
+            return self.goto(Phase.SCHEDULED)
+        effects = self.goto(Phase.PRE_SIGNAL)
         effects.append(self.sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
         if lead_s < self.profile.pre_signal_lead_s:
             effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
@@ -304,7 +292,7 @@ class Match:
             raise self.why_not("pause")
         self.clock = self.clock.stopped(now)
         self.paused_since = now
-        effects = self._goto(Phase.PAUSED)
+        effects = self.goto(Phase.PAUSED)
         effects.append(self.sound(SignalKind.PAUSE, now, remaining_s=self.remaining_s(now)))
         return effects
 
@@ -318,7 +306,7 @@ class Match:
             raise self.why_not("resume")
         self.close_interruption(now)
         self.clock = self.clock.started(now)
-        effects = self._goto(Phase.RUNNING)
+        effects = self.goto(Phase.RUNNING)
         effects.append(self.sound(SignalKind.RESUME, now, remaining_s=self.remaining_s(now)))
         effects.extend(self._play_restarts(now))
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
@@ -414,53 +402,18 @@ class Match:
         return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
 
     def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
-        """Name the two sides (players in ITHF, teams in ISBHF) and, from a tournament desk,
-        the round. Any phase: a name is put right mid-match without touching the clock.
-        Names are one line of at most `NAME_MAX` printable characters; "" clears one."""
-        names = {Side.HOME: home.strip(), Side.AWAY: away.strip()}
-        for side, name in names.items():
-            if len(name) > NAME_MAX or not name.isprintable():
-                raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
-        if len(round_name) > NAME_MAX or not round_name.isprintable():
-            raise CommandRefused("round_too_long", max=NAME_MAX)
-        self.teams = names
-        self.round = round_name.strip() or None
-        return [Notice("notice.teams_round" if self.round else "notice.teams",
-                       {"home": names[Side.HOME] or "home", "away": names[Side.AWAY] or "away",
-                        "round": self.round or ""})]
+        """Name the two sides and, from a tournament desk, the round (`record.names`). Any
+        phase: a name is put right mid-match without touching the clock."""
+        self.teams, self.round, notice = names(home, away, round_name)
+        return [notice]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
         self.replays += 1
         self._rewind()
-        effects = self._goto(Phase.IDLE)
+        effects = self.goto(Phase.IDLE)
         effects.extend(self.start(now))
         return effects
-
-    def early_intermission(self, now: float) -> list[Effect]:
-        """ISBHF 407 !2: after an unforeseen delay in the last minutes of a period before the
-        last, the intermission starts at once; the time left is played after it on the same
-        ends, and the next period then follows without an intermission."""
-        rest = self.profile.intermission
-        window = None if rest is None else rest.early_window_s
-        if rest is None or window is None:
-            raise CommandRefused("lacks_early_intermission", profile=self.profile.name)
-        if self.phase is Phase.RUNNING:
-            raise CommandRefused("stop_first")
-        if self.phase is not Phase.PAUSED:
-            raise self.why_not("early-intermission")
-        if self.overtime or self.period >= self.profile.periods:
-            raise CommandRefused("early_last_period")
-        if self._early_break_left_s is not None:
-            raise CommandRefused("early_taken")
-        left = self.remaining_s(now)
-        if left > window:
-            raise CommandRefused("early_too_soon", left=_mmss(left), window=_mmss(window))
-        self.close_interruption(now)
-        self._early_break_left_s = left
-        effects: list[Effect] = [Notice("notice.early_intermission",
-                                        {"left": _mmss(left), "period": self.period})]
-        return effects + self._start_break("intermission", now, rest.length_s, rest.warning_s)
 
     def why_not(self, command: str) -> CommandRefused:
         """The refusal of `command` in the current phase: what the phase allows instead."""
@@ -524,7 +477,7 @@ class Match:
     def _pre_signal_due(self, at: float) -> list[Effect]:
         """A scheduled start (hall mode): the pre-signal, the profile's lead before the start
         instant (ITHF 4.4)."""
-        effects = self._goto(Phase.PRE_SIGNAL)
+        effects = self.goto(Phase.PRE_SIGNAL)
         effects.append(self.sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
         return effects
 
@@ -542,7 +495,7 @@ class Match:
         self.start_at = None
         self._break_warning_at = None
         self._break_kind = None
-        effects = self._goto(Phase.RUNNING)
+        effects = self.goto(Phase.RUNNING)
         effects.append(self.sound(kind, at, remaining_s=self.remaining_s(at)))
         effects.extend(self._play_restarts(at))
         effects.extend(self._faceoff_at(at))
@@ -556,19 +509,21 @@ class Match:
         self._plan = overtime_plan(overtime, self.profile.half_period_signal)
         self._next = 0
 
-    def _start_break(self, kind: BreakKind, at: float, length_s: float,
-                     warning_s: float | None) -> list[Effect]:
+    def start_break(self, kind: BreakKind, at: float, length_s: float,
+                    warning_s: float | None) -> list[Effect]:
+        """A break of `length_s` from `at`, a `break_warning` `warning_s` before its end: an
+        intermission (ISBHF 410) or the break before overtime (ITHF 4.8, ISBHF 411)."""
         self._break_kind = kind
         self.start_at = at + length_s
         self._break_warning_at = None if warning_s is None else self.start_at - warning_s
-        return self._goto(Phase.BREAK)
+        return self.goto(Phase.BREAK)
 
     def _end_intermission(self, at: float) -> list[Effect]:
         """ISBHF 410: the intermission is over; the period starts with the referee's faceoff."""
         self.start_at = None
         self._break_warning_at = None
         self._break_kind = None
-        effects = self._goto(Phase.PAUSED)
+        effects = self.goto(Phase.PAUSED)
         effects.append(self.sound(SignalKind.INTERMISSION_END, at,
                                    remaining_s=self.remaining_s(at)))
         return effects
@@ -581,10 +536,10 @@ class Match:
     def _fire_planned(self, due: float) -> list[Effect]:
         planned = self._plan[self._next]
         self._next += 1
-        effects: list[Effect] = [self.sound(planned.kind, due, planned.beeps,
-                                             planned.remaining_s)]
-        if planned.kind is SignalKind.HALF_PERIOD:
-            self._half_switches += 1  # ISBHF 407 !3
+        signal = self.sound(planned.kind, due, planned.beeps, planned.remaining_s)
+        for rule in self.rules:
+            rule.planned_signal(signal)
+        effects: list[Effect] = [signal]
         if planned.kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
             effects.extend(self._end_period(planned.at_elapsed_s, due))
         return effects
@@ -603,36 +558,33 @@ class Match:
         self.guard.clear()
         self._play_stops()
         self._log_period(at_elapsed_s)
-        early = self._early_break_left_s is not None
         if self.overtime:  # a timed overtime ran out without a goal
             if self.sheet.tied():
                 for rule in self.rules:  # ISBHF 414b: a shootout
                     follows = rule.tied_after_overtime(at)
                     if follows is not None:
-                        return [*self._goto(Phase.SHOOTOUT), *follows]
+                        return [*self.goto(Phase.SHOOTOUT), *follows]
             return self.finish(Ending.OVERTIME, at)
         if self.period < self.profile.periods:
             self._played_before_s += at_elapsed_s
             self._enter_period(self.period + 1)
             # The next period waits for its faceoff: the operator starts it (ISBHF 401),
-            # after the intermission if the profile has one (410).
+            # after what a rule module has follow the period (an intermission, 410).
             self.guard.on_resume = True
-            rest = self.profile.intermission
-            if early:  # ISBHF 407 !2: the intermission was taken; the next period follows
-                return [*self._goto(Phase.PAUSED),
-                        Notice("notice.no_intermission")]
-            if rest is None:
-                return self._goto(Phase.PAUSED)
-            return self._start_break("intermission", at, rest.length_s, rest.warning_s)
+            for rule in self.rules:
+                follows = rule.next_period(at)
+                if follows is not None:
+                    return follows
+            return self.goto(Phase.PAUSED)
         if self.sheet.tied() and self.profile.overtime is not None:
             # ITHF 4.8: the final signal has sounded; overtime follows a short break.
             ot = self.profile.overtime
             if ot.auto_start:
-                return self._start_break("overtime", at, ot.break_s, ot.break_warning_s)
+                return self.start_break("overtime", at, ot.break_s, ot.break_warning_s)
             # A stop clock: overtime waits, after the break, for the referee's faceoff.
             self._enter_overtime(ot)
             self.guard.on_resume = True
-            return self._start_break("intermission", at, ot.break_s, ot.break_warning_s)
+            return self.start_break("intermission", at, ot.break_s, ot.break_warning_s)
         return self.finish(Ending.REGULAR, at)
 
     def finish(self, how: Ending, at: float, side: Side | None = None,
@@ -654,7 +606,7 @@ class Match:
         self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
                              self.clock.elapsed(at) if self.overtime else None, points,
                              self._records().get("shootout"))
-        return self._goto(Phase.FINISHED)
+        return self.goto(Phase.FINISHED)
 
     def _goal_rejection(self, now: float) -> GoalReason | None:
         if self.phase is Phase.PRE_SIGNAL:
@@ -699,7 +651,8 @@ class Match:
         self.guard.clear()
         self._play_stops()
         self.periods_played = []
-        self._half_switches = 0
+        for rule in self.rules:
+            rule.rewound()
         self._enter_period(1)
 
     def _fresh_records(self) -> None:
@@ -722,27 +675,13 @@ class Match:
         self.clock = MatchClock(self.profile.period_s)
         self._plan = signal_plan(self.profile, period)
         self._next = 0
-        self._early_break_left_s = None
 
     def _log_period(self, played_s: float) -> None:
         """Keep the current period as played, once (a shootout's end does not add one)."""
         if self.periods_played and self.periods_played[-1].period == self.period:
             return
-        self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s,
-                                                self._early_break_left_s))
-
-    def _periods_record(self) -> list[dict[str, Any]]:
-        """The periods for the results, each with the goals counted in it."""
-        out = []
-        for p in self.periods_played:
-            goals = dict.fromkeys((s.value for s in Side), 0)
-            for goal in self.sheet.goals:
-                if goal.counted and goal.period == p.period and goal.reason is None:
-                    goals[goal.side.value] += 1
-            out.append({"period": p.period, "overtime": p.overtime,
-                        "played_s": round(p.played_s, 3), "goals": goals,
-                        "early_intermission_left_s": p.early_intermission_left_s})
-        return out
+        kept = {key: value for rule in self.rules for key, value in rule.period_record().items()}
+        self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s, kept))
 
     def remaining_s(self, now: float) -> float:
         remaining = self.clock.remaining(now)
@@ -751,7 +690,8 @@ class Match:
     def side(self, word: str) -> Side:
         return parse_side(word)
 
-    def _goto(self, phase: Phase) -> list[Effect]:
+    def goto(self, phase: Phase) -> list[Effect]:
+        """Enter `phase`: its PhaseChanged, if it is a change."""
         previous, self.phase = self.phase, phase
         return [PhaseChanged(phase, previous)] if phase is not previous else []
 

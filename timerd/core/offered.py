@@ -19,13 +19,11 @@ ALWAYS = frozenset({"start", "teams", "pause", "stop", "resume", "toggle", "rese
 
 def offered_commands(profile: Profile) -> frozenset[str]:
     """The commands that `profile` has: the phase machine's own, those of the rule modules it
-    lists (`rules`), `faceoff` where a guard runs after it (ITHF 5.6: ball hockey's faceoff
-    is the referee's START, ISBHF 401) and `early-intermission` where the intermission may
-    come early (ISBHF 407 !2)."""
+    lists (`rules`) but `early-intermission` where the intermission may not come early
+    (ISBHF 407 !2: no `early_window_s`), and `faceoff` where a guard runs after it (ITHF 5.6:
+    ball hockey's faceoff is the referee's START, ISBHF 401)."""
     modules = {command for name in profile.rules for command in MODULES[name].command_names}
-    has = {
-        "faceoff": profile.faceoff_guard_s is not None,
-        "early-intermission": profile.intermission is not None
-        and profile.intermission.early_window_s is not None,
-    }
-    return ALWAYS | modules | {name for name, present in has.items() if present}
+    if profile.intermission is None or profile.intermission.early_window_s is None:
+        modules.discard("early-intermission")
+    faceoff = {"faceoff"} if profile.faceoff_guard_s is not None else set()
+    return ALWAYS | modules | faceoff

@@ -186,7 +186,7 @@ class LineChangeRule:
 
 #: The rule modules a profile may list (`timerd.core.rules.MODULES`): each is one feature.
 RULE_NAMES = ("passive", "rulings", "penalties", "timeouts", "line_change", "goalie_change",
-              "shootout")
+              "intermission", "shootout")
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,8 @@ class Profile:
     description: str = ""
     #: The rule modules of this profile (RULE_NAMES): passive play (ITHF 8.3), the rulings
     #: (4.5-4.7), penalties, timeouts (ISBHF 412), the line change (404b), the goalie change
-    #: (408), the shootout (414b). None listed: a bare clock. Their settings are the sections
+    #: (408), the intermission and the switch of ends (410, 407 !2, 401), the shootout (414b).
+    #: None listed: a bare clock. Their settings are the sections
     #: below, or the rulebook's values where a section is left out.
     rules: tuple[str, ...] = ()
     #: True for an ITHF table hockey profile: its pre-signal and signals are checked against
@@ -224,9 +225,10 @@ class Profile:
     walkout_award: int = 5
     #: ITHF 4.8: overtime after a tie (play-off profiles); none: a tie stands.
     overtime: Overtime | None = None
-    #: ISBHF 410: the break between periods; none: the next period waits for the operator.
+    #: ISBHF 410: the break between periods (the `intermission` rule module's settings).
     intermission: Intermission | None = None
-    #: ISBHF 401: teams switch ends every period and overtime (shown in the status).
+    #: ISBHF 401: teams switch ends every period and overtime (shown in the status by the
+    #: `intermission` rule module).
     switch_ends: bool = False
     #: ISBHF 413a: points for a win, a tie and a loss, shown in the result (empty: none).
     points: tuple[int, ...] = ()
@@ -327,4 +329,7 @@ class Profile:
         if ("shootout" in self.rules) != (rounds is not None):
             out.append("rules: a shootout (ISBHF 414b) needs both `shootout` in rules and "
                        "[overtime] shootout_rounds")
+        if "intermission" not in self.rules and (self.intermission or self.switch_ends):
+            out.append("rules: [intermission] and switch_ends (ISBHF 410, 401) need "
+                       "`intermission` in rules")
         return out

@@ -2,17 +2,17 @@
 
 `Match` is the phase machine: idle, the pre-signal, play, interruptions, breaks, overtime, the
 end. Everything else a rulebook adds (ITHF 8.3 passive play, the 4.5-4.7 rulings, ISBHF
-penalties, timeouts, the stoppage countdowns, the shootout) is a RuleModule in
-`timerd.core.rules`, present when the profile lists it (`rules = [...]`). The match asks every
-present module, in a loop, for its commands, its next timed step, and what it does when play
-restarts, a goal is entered, a faceoff is made, a period or the match ends; there is no
-per-feature branch in the phase machine.
+penalties, timeouts, the stoppage countdowns, the intermission and the ends, the shootout) is a
+RuleModule in `timerd.core.rules`, present when the profile lists it (`rules = [...]`). The
+match asks every present module, in a loop, for its commands, its next timed step, and what it
+does when play restarts, a goal is entered, a faceoff is made, a planned signal sounds, a
+period or the match ends; there is no per-feature branch in the phase machine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.profile import Profile
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
 #: A timed step: when it is due (monotonic), and what it does then.
 Step = tuple[float, Callable[[float], list[Effect]]]
+#: What a timed break leads to: overtime (ITHF 4.8), or play stopped for the faceoff
+#: (an intermission, ISBHF 410; the break before a stop clock's overtime, 411).
+BreakKind = Literal["overtime", "intermission"]
 
 
 class MatchView(Protocol):
@@ -51,6 +54,11 @@ class MatchView(Protocol):
     def finish(self, how: Ending, at: float, side: Side | None = None,
                winner: Side | None = None) -> list[Effect]: ...
     def restart(self, now: float) -> list[Effect]: ...
+    def goto(self, phase: Phase) -> list[Effect]:
+        """Enter `phase`: its PhaseChanged, if it is a change."""
+    def start_break(self, kind: BreakKind, at: float, length_s: float,
+                    warning_s: float | None) -> list[Effect]:
+        """A break of `length_s` from `at` (a `break_warning` `warning_s` before its end)."""
 
 
 class RuleModule:
@@ -87,6 +95,22 @@ class RuleModule:
 
     def play_stops(self) -> None:
         """A period or the match ended, or the match is played again from the start."""
+
+    def planned_signal(self, signal: Signal) -> None:
+        """A signal of the period's plan sounded (ISBHF 407 !3: the half-time signal)."""
+
+    def next_period(self, at: float) -> list[Effect] | None:
+        """A period before the last ended at `at` and the next one is entered: what follows
+        (an intermission, ISBHF 410), or None: the next period waits, stopped, for its
+        faceoff. The first module that answers decides."""
+        return None
+
+    def rewound(self) -> None:
+        """The match is played again from the start (ITHF 4.5): forget the periods."""
+
+    def period_record(self) -> Mapping[str, Any]:
+        """Its keys of the current period's entry in the result, when the period ends."""
+        return {}
 
     def tied_after_overtime(self, at: float) -> list[Effect] | None:
         """A timed overtime ended tied: what follows, or None (the tie stands)."""

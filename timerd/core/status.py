@@ -3,7 +3,8 @@ the records it keeps of how it was played (interruptions, periods)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.display import ClockFace, clock_face
@@ -30,8 +31,9 @@ class PeriodPlayed:
     period: int
     overtime: bool
     played_s: float
-    #: ISBHF 407 !2: the time that was left when the intermission came early, if it did.
-    early_intermission_left_s: float | None = None
+    #: What the rule modules keep of it (ISBHF 407 !2: the time that was left when the
+    #: intermission came early, `early_intermission_left_s`).
+    kept: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

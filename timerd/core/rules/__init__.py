@@ -4,6 +4,7 @@ rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare cl
 from __future__ import annotations
 
 from timerd.core.rule import RuleModule
+from timerd.core.rules.intermission import Intermissions
 from timerd.core.rules.passive import Passive
 from timerd.core.rules.penalties import Penalties
 from timerd.core.rules.rulings import Rulings
@@ -13,7 +14,8 @@ from timerd.core.rules.timeouts import TeamTimeouts
 
 #: Every rule module, by the name a profile lists it by.
 MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
-    Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Shootouts)}
+    Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Intermissions,
+    Shootouts)}
 #: The commands rule modules add: refused with the reason under a profile without them.
 RULE_COMMANDS: dict[str, type[RuleModule]] = {
     c: m for m in MODULES.values() for c in m.command_names}

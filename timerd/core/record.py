@@ -1,0 +1,52 @@
+"""What a match keeps for the results beside the score sheet (`score.py`): the names of the
+sides and the round, and the periods as played, each with its goals.
+
+The phase machine (`match.py`) keeps them and calls these to check a name and to lay the
+periods out in the result; neither depends on a phase or a clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from timerd.core.effects import Notice
+from timerd.core.refused import CommandRefused
+from timerd.core.score import Goal, Side
+from timerd.core.status import PeriodPlayed
+
+#: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
+NAME_MAX = 40
+
+
+def names(home: str, away: str, round_name: str = "") -> tuple[dict[Side, str], str | None,
+                                                                 Notice]:
+    """The two sides' names (players in ITHF, teams in ISBHF) and the round, each one line of
+    at most `NAME_MAX` printable characters ("" clears one), and the notice that says them;
+    CommandRefused names the one that does not fit."""
+    teams = {Side.HOME: home.strip(), Side.AWAY: away.strip()}
+    for side, name in teams.items():
+        if len(name) > NAME_MAX or not name.isprintable():
+            raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
+    if len(round_name) > NAME_MAX or not round_name.isprintable():
+        raise CommandRefused("round_too_long", max=NAME_MAX)
+    round_id = round_name.strip() or None
+    notice = Notice("notice.teams_round" if round_id else "notice.teams",
+                    {"home": teams[Side.HOME] or "home", "away": teams[Side.AWAY] or "away",
+                     "round": round_id or ""})
+    return teams, round_id, notice
+
+
+def periods_record(periods: list[PeriodPlayed], goals: list[Goal]) -> list[dict[str, Any]]:
+    """The periods for the results, each with the goals counted in it (not the awarded ones,
+    ITHF 4.6-4.7) and what the rule modules kept of it (a key of a module the profile lacks
+    shows empty: `early_intermission_left_s`, ISBHF 407 !2)."""
+    out = []
+    for p in periods:
+        counted = dict.fromkeys((s.value for s in Side), 0)
+        for goal in goals:
+            if goal.counted and goal.period == p.period and goal.reason is None:
+                counted[goal.side.value] += 1
+        out.append({"period": p.period, "overtime": p.overtime,
+                    "played_s": round(p.played_s, 3), "goals": counted,
+                    "early_intermission_left_s": None, **p.kept})
+    return out

@@ -1,0 +1,88 @@
+"""Between and within the periods of ball hockey: the intermission (ISBHF 410), the early
+intermission (407 !2) and the switch of ends (401, 407 !3).
+
+The break itself is a phase of the match (`Phase.BREAK`, shared with the break before
+overtime, ITHF 4.8 and ISBHF 411); this module decides that a period before the last is
+followed by one, of the profile's length (`[intermission]`), or by none when it was taken
+early, and starts it early on the referee's `early-intermission`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
+from timerd.core.profile import Intermission
+from timerd.core.refused import CommandRefused
+from timerd.core.rule import CommandTable, MatchView, RuleModule
+
+
+class Intermissions(RuleModule):
+    """ISBHF 410 in a match: after each period but the last, an intermission that runs by
+    itself (a warning before its end, a signal at its end), the next period then waiting for
+    the referee's faceoff; 407 !2: the `early-intermission` command; 401 and 407 !3: which
+    ends the teams play on (`ends_switched`)."""
+
+    name = "intermission"
+    command_names = frozenset({"early-intermission"})
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        self.rest = match.profile.intermission or Intermission()
+        #: ISBHF 407 !2: the time left in the current period when its intermission came early.
+        self.early_left_s: float | None = None
+        #: ISBHF 407 !3: switches of ends at half-time so far (outdoors).
+        self.half_switches = 0
+
+    def commands(self) -> CommandTable:
+        return {"early-intermission": (self.early, ())}
+
+    def early(self, now: float) -> list[Effect]:
+        """ISBHF 407 !2: after an unforeseen delay in the last minutes of a period before the
+        last, the intermission starts at once; the time left is played after it on the same
+        ends, and the next period then follows without an intermission."""
+        match, window = self.match, self.rest.early_window_s
+        if window is None:
+            raise CommandRefused("lacks_early_intermission", profile=match.profile.name)
+        if match.phase is Phase.RUNNING:
+            raise CommandRefused("stop_first")
+        if match.phase is not Phase.PAUSED:
+            raise match.why_not("early-intermission")
+        if match.overtime or match.period >= match.profile.periods:
+            raise CommandRefused("early_last_period")
+        if self.early_left_s is not None:
+            raise CommandRefused("early_taken")
+        left = match.remaining_s(now)
+        if left > window:
+            raise CommandRefused("early_too_soon", left=mmss(left), window=mmss(window))
+        match.close_interruption(now)
+        self.early_left_s = left
+        notice = Notice("notice.early_intermission", {"left": mmss(left), "period": match.period})
+        return [notice, *match.start_break("intermission", now, self.rest.length_s,
+                                           self.rest.warning_s)]
+
+    def planned_signal(self, signal: Signal) -> None:
+        if signal.kind is SignalKind.HALF_PERIOD:
+            self.half_switches += 1  # ISBHF 407 !3
+
+    def next_period(self, at: float) -> list[Effect] | None:
+        """ISBHF 410: the intermission; none if it was taken early (407 !2)."""
+        if self.early_left_s is None:
+            return self.match.start_break("intermission", at, self.rest.length_s,
+                                          self.rest.warning_s)
+        self.early_left_s = None
+        return [*self.match.goto(Phase.PAUSED), Notice("notice.no_intermission")]
+
+    def rewound(self) -> None:
+        self.early_left_s = None
+        self.half_switches = 0
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        switches = self.match.period - 1 + self.half_switches  # 401: every period and overtime
+        return {"ends_switched": self.match.profile.switch_ends and switches % 2 == 1,
+                "early_intermission": self.early_left_s is not None}
+
+    def period_record(self) -> Mapping[str, Any]:
+        return {"early_intermission_left_s": self.early_left_s}
