@@ -51,9 +51,9 @@ def timerd_imports(path: Path) -> set[str]:
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names if a.name.startswith("timerd")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.startswith("timerd"):
-                names |= {_module(node.module, a.name) for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                and node.module.startswith("timerd"):
+            names |= {_module(node.module, a.name) for a in node.names}
     return names
 
 
