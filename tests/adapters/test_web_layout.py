@@ -335,3 +335,37 @@ def test_a_stopped_clock_reads_as_its_profile_means_it(
     finally:
         ctx.close()
         daemon.stop()
+
+
+#: The buttons' words that break across lines (a word drawn on two lines is unreadable).
+BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const button of document.querySelectorAll("button")) {
+    if (!button.offsetParent) continue;
+    const walker = document.createTreeWalker(button, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.textContent.matchAll(/[^\\s-]+/g)) {  // a hyphen may break
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(word[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_no_button_word_breaks_on_the_smallest_phone(
+        browser: Browser, paused: Daemon, language: str) -> None:
+    """On a 360 px phone a long one-word label (Slovak VHADZOVANIE, faceoff) stays whole."""
+    ctx = context(browser, paused, (360, 640))
+    try:
+        page = open_page(ctx, paused, f"/control?lang={language}")
+        expect(page.locator("button[data-command=faceoff]")).to_be_visible()
+        assert page.evaluate(BROKEN_WORDS) == []
+        page.close()
+    finally:
+        ctx.close()
