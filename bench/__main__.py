@@ -3,8 +3,8 @@
 Phases, one after the other so that none disturbs another's timing:
 
 1. ready: start the daemon a few times and time exec to "timerd ready".
-2. for each phase (idle; every core busy; every core busy from timerd's own session, without
-   and with the loop thread's priority; slow storage):
+2. for each phase (idle; every core busy; every core busy from timerd's own session, with the
+   loop thread at normal priority and at the default one; slow storage):
    onset: timerd and both baselines, each in its own process, play the dense profile in real
    time with the same presses (start, three pauses); every buzzer onset is compared with its
    ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
@@ -15,8 +15,13 @@ Phases, one after the other so that none disturbs another's timing:
 "Busy" is one CPU-burning process per core. By default each burner is started in a session
 of its own, as another service or a login's job would be on the Pi; Linux then shares the CPU
 between sessions (autogroup) before it shares it between processes. The third load starts them
-in the bench's own session, so that timerd competes with them one process against another;
-the fourth does the same with timerd's loop thread in SCHED_FIFO (`[service] priority`).
+in the bench's own session, so that timerd competes with them one process against another,
+with its loop thread at normal priority (`[service] priority = "off"`); the fourth does the
+same at the default priority.
+
+timerd plays every phase but the third, and the drift match, with the daemon's default
+`[service] priority` (SCHED_FIFO where the system grants it): what a user gets. Each phase's
+label says the priority asked for and whether it was granted or refused (`loop_text`).
 
 "Slow storage" runs every player under strace, which delays each fsync and fdatasync by
 200 ms (an SD card on a bad day); timerd has its match journal and results file, and the
@@ -46,9 +51,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import analysis, machine, report
+from bench import play as play_mod
 from bench.baselines import DESIGNS as BASELINES
 from bench.footprint import REPO, Daemon, WebPage, adapter_config
-from timerd import profiles
+from timerd import priority, profiles
 
 #: Bench profiles, relative to the repository (the players run there).
 PROFILES = "bench/profiles"
@@ -98,8 +104,9 @@ class Phase:
 
     #: CPU burners: None (none), True (each in its own session), False (in the bench's).
     burners_own_session: bool | None = None
-    #: timerd's loop thread priority (`bench.play --priority`), e.g. "realtime:10".
-    priority: str | None = None
+    #: timerd's loop thread priority (`bench.play --priority`): "default" is the daemon's
+    #: default `[service] priority`, what a user gets; "off" is normal priority.
+    priority: str = "default"
     #: Every player under strace with fsync/fdatasync delayed; timerd with its journal.
     slow_storage: bool = False
 
@@ -112,8 +119,8 @@ SLOW_STORAGE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null",
 PHASES = {
     "idle": Phase(),
     "busy": Phase(burners_own_session=True),
-    "busy-same-session": Phase(burners_own_session=False),
-    "busy-same-session-priority": Phase(burners_own_session=False, priority="realtime:10"),
+    "busy-same-session": Phase(burners_own_session=False, priority="off"),
+    "busy-same-session-priority": Phase(burners_own_session=False),
     "slow-storage": Phase(slow_storage=True),
 }
 
@@ -140,8 +147,7 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
     """
     t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
     wrap = SLOW_STORAGE if phase.slow_storage else []
-    own = [*(["--priority", phase.priority] if phase.priority else []),
-           *(["--state", str(state)] if state is not None else [])]
+    own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else [])]
     procs = {d: subprocess.Popen(
         [*wrap, sys.executable, "-m", "bench.play", d, "--profile", profile,
          "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
@@ -187,6 +193,16 @@ def _pulses(played: dict[str, Any]) -> dict[str, Any]:
     return {**analysis.pulse_errors(played), "loop_priority": played["loop_priority"]}
 
 
+def loop_text(phase: Phase, granted: bool) -> str:
+    """How timerd's loop thread ran in a phase, for its label: asked for, and got."""
+    if phase.priority == "off":
+        return "loop at normal priority (priority off)"
+    asked = priority.describe(play_mod.loop_priority(phase.priority))
+    default = " (the default)" if phase.priority == "default" else ""
+    return f"loop in {asked}{default}" if granted else \
+        f"loop {asked}{default} refused: normal priority"
+
+
 def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
     profile = profiles.load(mode.onset_profile)
     presses, goals = mode.onset_presses, ()
@@ -202,6 +218,7 @@ def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
                        "to_plan": analysis.summary([e["to_plan_ms"] for e in found["errors"]
                                                     if "to_plan_ms" in e])}
     out["timerd"]["pulses"] = _pulses(played["timerd"])
+    out["loop"] = loop_text(phase, played["timerd"]["loop_priority"])
     print(f"  onset {name}: " + ", ".join(
         f"{d} p99 {out[d].get('p99', float('nan')):.3f} ms" for d in played)
         + f"; pulse length p99 {out['timerd']['pulses']['length'].get('p99', float('nan')):.3f}"

@@ -16,8 +16,10 @@ between its wake-ups, so on two cores they hardly meet.
     python -m bench.play timerd --profile bench/profiles/dense.toml --t0-ns N \
         --presses 0.5,20.1,21.9 --until-s 70
 
-timerd's options: `--priority realtime:10` (or `nice:-10`) gives its loop thread that priority
-as `[service] priority` does in the daemon (`timerd.priority`); `--state DIR` adds the match
+timerd's options: `--priority realtime:10` (or `nice:-10`, or `off`) gives its loop thread that
+priority as `[service] priority` does in the daemon (`timerd.priority`); without it, the
+daemon's default `[service]` priority (refused where the system does not allow it, as in the
+daemon: the result's `loop_priority` says whether it was granted); `--state DIR` adds the match
 journal and the results file in DIR as the daemon has them, so that their disk writes happen
 as in the daemon; `--goals` presses GOAL HOME (GPIO23) at those instants.
 """
@@ -206,7 +208,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
                until_s: float, *, goals_s: list[float] | None = None,
                loop_priority: ServiceConfig | None = None, state: Path | None = None
                ) -> dict[str, Any]:
-    prioritised = loop_priority is not None and priority.apply(loop_priority)
+    prioritised = loop_priority is not None and loop_priority.priority != "off" \
+        and priority.apply(loop_priority)
     factory = MockFactory(pin_class=HookedPin)
     buzzer = factory.pin(BUZZER_PIN)
     operator = Operator(factory.pin(START_PAUSE_PIN), t0_ns, presses_s,
@@ -235,13 +238,18 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
 
 
 def loop_priority(value: str) -> ServiceConfig:
-    """`realtime:10` or `nice:-10`, as `[service]` would say it."""
+    """`default` (the daemon's default `[service]`), `off`, `realtime:10` or `nice:-10`, as
+    `[service]` would say it."""
     policy, _, number = value.partition(":")
+    if policy == "default":
+        return ServiceConfig()
+    if policy == "off":
+        return ServiceConfig("off")
     if policy == "realtime":
         return ServiceConfig("realtime", rt_priority=int(number or 10))
     if policy == "nice":
         return ServiceConfig("nice", nice=int(number or -10))
-    raise argparse.ArgumentTypeError(f"{value!r}: realtime[:N] or nice[:N]")
+    raise argparse.ArgumentTypeError(f"{value!r}: default, off, realtime[:N] or nice[:N]")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,15 +261,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presses", default="", help="press instants, s after t0, comma-separated")
     parser.add_argument("--until-s", type=float, required=True, help="stop at t0 + this")
     parser.add_argument("--goals", default="", help="GOAL HOME press instants, s after t0")
-    parser.add_argument("--priority", type=loop_priority,
-                        help="the loop thread's priority: realtime[:N] or nice[:N] (timerd)")
+    parser.add_argument("--priority", type=loop_priority, default=ServiceConfig(),
+                        help="the loop thread's priority (timerd): default (the daemon's "
+                        "default [service] priority, also without this option), off, "
+                        "realtime[:N] or nice[:N]")
     parser.add_argument("--state", type=Path, help="journal and results file here (timerd)")
     args = parser.parse_args(argv)
     profile = profiles.load(args.profile)
     presses = [float(p) for p in args.presses.split(",") if p]
     goals = [float(p) for p in args.goals.split(",") if p]
     result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
-                              goals_s=goals, loop_priority=args.priority, state=args.state))
+                              goals_s=goals, state=args.state,
+                              loop_priority=args.priority if args.design == "timerd" else None))
     json.dump(result, sys.stdout)
     return 0
 

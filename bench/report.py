@@ -26,11 +26,22 @@ def _get(results: dict[str, Any], *keys: str) -> Any:
     return node
 
 
-#: The phases of the onset and latency runs, as named in results and in the tables.
+#: The phases of the onset and latency runs, as named in results; in the tables, each with
+#: how timerd's loop thread ran in it (`label`).
 LOADS = {"idle": "idle", "busy": "all cores busy",
          "busy-same-session": "all cores busy, same session",
-         "busy-same-session-priority": "all cores busy, same session, loop priority on",
+         "busy-same-session-priority": "all cores busy, same session",
          "slow-storage": "slow storage (fsync + 200 ms)"}
+
+
+def label(results: dict[str, Any], load: str) -> str:
+    """A phase's name with its loop priority, asked for and got (`bench.__main__.loop_text`)."""
+    loop = _get(results, "onset", load, "loop")
+    return f"{LOADS[load]}, {loop}" if loop else LOADS[load]
+
+
+def _labels(results: dict[str, Any]) -> dict[str, str]:
+    return {load: label(results, load) for load in LOADS}
 
 #: Issue 16's onset and press-to-buzzer budget (p99, ms) per phase; the same session without
 #: priority has none: it is there to show what the priority changes.
@@ -50,16 +61,17 @@ def budgets(results: dict[str, Any]) -> list[dict[str, Any]]:
     match_s = results["drift"]["timerd"]["match_s"]
     final = _get(results, "drift", "timerd", "final_error_ms")
     checks: list[tuple[str, float, Any]] = []
+    names = _labels(results)
     for load, limit in PHASE_BUDGET_MS.items():
-        checks.append((f"signal onset error p99, {LOADS[load]} (ms)", limit,
+        checks.append((f"signal onset error p99, {names[load]} (ms)", limit,
                        _get(results, "onset", load, "timerd", "p99")))
     checks.append((f"final-signal drift over a {match_s:g} s match (ms)", 1.0,
                    None if final is None else abs(final)))
     for load in PHASE_BUDGET_MS:
-        checks.append((f"button to buzzer p99, {LOADS[load]} (ms)", 2.0,
+        checks.append((f"button to buzzer p99, {names[load]} (ms)", 2.0,
                        _get(results, "latency", load, "buzzer", "p99")))
     for load in PHASE_BUDGET_MS:
-        checks.append((f"buzzer pulse length error p99, {LOADS[load]} (ms)", 2.0,
+        checks.append((f"buzzer pulse length error p99, {names[load]} (ms)", 2.0,
                        _pulse_p99(results, load)))
     ready_runs = len(results["footprint"]["ready"]["runs_s"])
     checks += [
@@ -130,10 +142,10 @@ def tables(results: dict[str, Any]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     plan_rows = []
-    for load, where in LOADS.items():
+    for load, where in _labels(results).items():
         ours = onset[load]["timerd"].get("p99")
         for design, run in onset[load].items():
-            if design in ("burners", "machine", "presses_s", "goals_s"):
+            if design in ("burners", "machine", "presses_s", "goals_s", "loop"):
                 continue
             lines.append(
                 f"| {where} | {design} | {run['n']} | {fmt(run.get('p50'))} | "
@@ -176,7 +188,7 @@ def tables(results: dict[str, Any]) -> str:
         "| load | press → buzzer p50 | p99 | max | press → clock stopped p50 | p99 | max |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for load, where in LOADS.items():
+    for load, where in _labels(results).items():
         buzzer, stop = latency[load]["buzzer"], latency[load]["clock_stop"]
         lines.append(f"| {where} | {fmt(buzzer.get('p50'))} | {fmt(buzzer.get('p99'))} | "
                      f"{fmt(buzzer.get('max'))} | {fmt(stop.get('p50'))} | "
@@ -192,7 +204,7 @@ def tables(results: dict[str, Any]) -> str:
         "| cut | loop priority |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for load, where in LOADS.items():
+    for load, where in _labels(results).items():
         for run, pulsed in (("onset", onset[load]["timerd"]["pulses"]),
                             ("latency", latency[load]["pulses"])):
             length = pulsed["length"]
@@ -229,7 +241,8 @@ def tables(results: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     phases = [(f"onset and latency, {where}", onset[load]["machine"])
-              for load, where in LOADS.items()] + [("drift and footprint", drift["machine"])]
+              for load, where in _labels(results).items()]
+    phases.append(("drift and footprint", drift["machine"]))
     lines += [f"| {phase} | {fmt(m['busy_pct'], 0)} | {fmt(m['steal_pct'], 1)} | "
               f"{fmt(m['pressure_pct'], 0)} | {fmt(m['loadavg_1min'], 2)} |"
               for phase, m in phases]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import logging
 import os
@@ -12,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timerd import __version__, hall_desk, install, profiles
+from timerd import __version__, hall_args, install, profiles
 from timerd import config as config_mod
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
@@ -25,14 +24,32 @@ EXIT_USAGE = 2
 def version() -> str:
     """The installed timerd's version, from its package metadata (what pip installed); the
     source's own when it runs from a checkout that is not installed."""
+    import importlib.metadata  # noqa: PLC0415 (only for --version and doctor)
+
     try:
         return importlib.metadata.version("timerd")
     except importlib.metadata.PackageNotFoundError:
         return __version__
 
 
+class _Version(argparse.Action):
+    """`--version`, as argparse's own, but the version is looked up only when asked: the
+    package metadata costs some 70 ms, which every start of the daemon would pay."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit"
+                 ) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
+
+
 def _version_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action=_Version)
 
 
 def _instance_arg(parser: argparse.ArgumentParser) -> None:
@@ -115,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("uninstall", help="remove the service (--purge: config and state too)"))
     _config_args(sub.add_parser("doctor", help="check pins, sound, serial, config and state "
                                                "directories, in plain words"))
-    hall_desk.add_parser(sub, _config_args)
+    hall_args.add_parser(sub, _config_args)
     return top
 
 
@@ -156,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sound-test":
         return _sound_test(config, args)
     if args.command == "hall":
+        from timerd import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
+
         return hall_desk.main(config, args)
     return _run(config, args)
 
