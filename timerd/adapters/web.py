@@ -43,14 +43,15 @@ import contextlib
 import hmac
 import json
 import logging
-import ssl
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from aiohttp import WSCloseCode, web
 
 from timerd import i18n
 from timerd.config import WebConfig
@@ -68,28 +69,6 @@ from timerd.ports import Control
 from timerd.wire import event_record
 
 log = logging.getLogger("timerd.web")
-
-
-@contextlib.contextmanager
-def _without_ca_store() -> Iterator[None]:
-    """While inside, a new TLS context does not load the system's CA certificates.
-
-    aiohttp makes its two default client contexts when it is imported, each loading the whole
-    CA store: some 90 ms and 2 MB at every start of the daemon (issue 16, bench/run), for an
-    HTTP client the daemon never uses (it serves; the hall link makes its own context later).
-    Made without the store, those two contexts refuse every server certificate: they fail
-    closed. Only for the import, on the thread that starts the daemon, before any adapter runs.
-    """
-    load = ssl.SSLContext.set_default_verify_paths
-    ssl.SSLContext.set_default_verify_paths = lambda self: None  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        ssl.SSLContext.set_default_verify_paths = load  # type: ignore[method-assign]
-
-
-with _without_ca_store():
-    from aiohttp import WSCloseCode, web
 
 #: The page files (scoreboard, control page, script, style), shipped as package data.
 ASSETS = Path(str(resources.files("timerd") / "web"))
