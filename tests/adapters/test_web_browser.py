@@ -392,6 +392,7 @@ def test_ball_hockey_penalties_and_a_timeout_on_a_real_isbhf_daemon(
 TRAINING_PROFILE = """\
 name = "isbhf-training"
 description = "ball hockey training: 3 x 0:20, 0:10 intermissions"
+rules = ["intermission", "timeouts"]
 ithf_conformant = false
 clock = "stop"
 periods = 3
