@@ -623,3 +623,49 @@ def test_any_damage_to_the_journal_is_skipped_and_never_stops_a_start(
     assert len(records) + len(warnings) >= 2 + len(damage)
     result = restore(records)
     assert result.outcome != "unreadable"  # the header is sound: only lines are dropped
+
+
+def test_the_heartbeat_rides_on_the_clocks_ticks_in_a_running_match(tmp_path: Path) -> None:
+    """Issue 16 (CPU): in a running match the heartbeat is written at the shown clock's
+    tick, when the loop is awake anyway, and half a second later: two wake-ups a second, not
+    a tick and two beats at times of their own. The crash bound stays HEARTBEAT_S. Fails on
+    the old code: its beats kept their own half-second grid, apart from the ticks."""
+    from tests.conftest import Recorder, wired  # noqa: PLC0415
+    from timerd.adapters.journal.format import HEARTBEAT_NAME  # noqa: PLC0415
+    from timerd.core.effects import Tick  # noqa: PLC0415
+    from timerd.disk import DiskWriter  # noqa: PLC0415
+
+    async def main() -> tuple[list[float], list[float]]:
+        loop = asyncio.get_running_loop()
+        writer = DiskWriter(inline=True)  # virtual time must not run on during a write
+        journal = Journal(tmp_path / "state", tmp_path / "run", loop, 7200.0, writer)
+        service = Service(journal.recover(profiles.load("ithf")))
+        recorder = Recorder(loop)
+        beats: list[float] = []
+
+        def sample() -> None:
+            beat = json.loads((tmp_path / "run" / HEARTBEAT_NAME).read_text())
+            if not beats or beat["t"] != beats[-1]:
+                beats.append(beat["t"])
+            loop.call_later(0.01, sample)
+
+        async with journal:
+            wired(journal, service)
+            service.outputs.append(recorder)
+            task = asyncio.create_task(service.run())
+            await asyncio.sleep(0.3)  # the start off the heartbeat's own half-second grid
+            service.execute("start")
+            await asyncio.sleep(30.0)  # into play: the start signal sounds at 20.3
+            loop.call_soon(sample)
+            await asyncio.sleep(10.0)
+            task.cancel()
+        ticks = [t for t, effect, _ in recorder.seen if isinstance(effect, Tick)]
+        return beats, ticks
+
+    beats, ticks = run_virtual(main)
+    in_play = [t for t in ticks if 30.3 <= t <= 40.0]
+    assert len(in_play) >= 9  # a tick a second
+    assert len(beats) >= 19
+    for beat in beats[1:-1]:
+        assert any(abs(beat - t) < 1e-6 or abs(beat - t - 0.5) < 1e-6 for t in ticks), beat
+    assert max(b - a for a, b in zip(beats, beats[1:], strict=False)) <= 0.5 + 1e-6

@@ -78,6 +78,7 @@ from timerd.core.effects import (
     PhaseChanged,
     Signal,
     SignalKind,
+    Tick,
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -272,6 +273,8 @@ class Journal:
             self._append({"type": "signal", "signal": effect.kind.value,
                           "remaining_s": round(effect.remaining_s, 3), "period": effect.period},
                          wait=False)
+        elif isinstance(effect, Tick):
+            self._beat_on_tick()
         elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
             # The command that ends the match (a golden goal, a walk-out), if one did, is
@@ -355,6 +358,15 @@ class Journal:
         if self._last is None:
             return None
         return await asyncio.shield(self._last.reply)
+
+    def _beat_on_tick(self) -> None:
+        """Write the heartbeat on the shown clock's tick and start its interval over: the
+        loop is awake for the tick anyway, so a running match wakes it twice a second for
+        both (the tick, and the beat half a second later) instead of three times (bench/run:
+        CPU per match minute). The bound on a crash instant stays HEARTBEAT_S."""
+        if self._beat is not None:
+            self._beat.cancel()
+            self._heartbeat()
 
     def _heartbeat(self) -> None:
         """Write the heartbeat (RAM), then again in HEARTBEAT_S: a stalled loop stops it too.
