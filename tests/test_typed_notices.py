@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from timerd.core.effects import Phase
+from timerd.core.match import Match
+from timerd.core.refused import CommandRefused
 from timerd.core.rules import MODULES
 from timerd.i18n import LANGUAGES, Messages, catalogue
+from timerd.profiles import load
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 CODE = re.compile(r"[a-z][a-z0-9_]*")
@@ -113,7 +117,7 @@ def test_every_code_renders_with_the_values_its_callers_give(language: str) -> N
             if values is None:
                 continue  # built elsewhere (a helper's dict): rendered by the goldens' tests
             for key in keys:
-                fields = {f for _, f, _, _ in _formatter(msg.texts[key]) if f}
+                fields = {f for _, f, _, _ in string.Formatter().parse(msg.texts[key]) if f}
                 assert fields <= values | {"command"}, (where, key, fields - values)
 
 
@@ -121,12 +125,6 @@ def _dict_keys(node: ast.expr) -> set[str] | None:
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
         return {str(k.value) for k in node.keys if isinstance(k, ast.Constant)}
     return None
-
-
-def _formatter(text: str) -> list[tuple[str, str | None, str | None, str | None]]:
-    import string  # noqa: PLC0415
-
-    return list(string.Formatter().parse(text))
 
 
 def test_commands_are_parsed_at_the_edge() -> None:
@@ -143,10 +141,6 @@ def test_commands_are_parsed_at_the_edge() -> None:
 def test_a_refusal_reads_in_each_language() -> None:
     """The same refusal, told in English, Slovenian and Slovak (the web page and timerctl
     render the code a reply carries)."""
-    from timerd.core.match import Match  # noqa: PLC0415
-    from timerd.core.refused import CommandRefused  # noqa: PLC0415
-    from timerd.profiles import load  # noqa: PLC0415
-
     with pytest.raises(CommandRefused) as info:
         Match(load("ithf")).handle("goal", 0.0, "home")
     told = {language: Messages(language).refusal(info.value) for language in LANGUAGES}

@@ -17,7 +17,7 @@ from conftest import run_virtual
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import refused
+from tests.conftest import Recorder, refused, wired
 from timerd import profiles
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
@@ -27,9 +27,9 @@ from timerd.adapters.journal.format import (
     recover,
 )
 from timerd.adapters.journal.writer import MAX_JOURNAL_BYTES, Journal
-from timerd.core.effects import Applied, Phase, Signal, SignalKind
+from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
-from timerd.disk import LineFile
+from timerd.disk import DiskWriter, LineFile
 from timerd.schema import to_plain
 from timerd.service import Service
 
@@ -631,11 +631,6 @@ def test_the_heartbeat_rides_on_the_clocks_ticks_in_a_running_match(tmp_path: Pa
     tick, when the loop is awake anyway, and half a second later: two wake-ups a second, not
     a tick and two beats at times of their own. The crash bound stays HEARTBEAT_S. Fails on
     the old code: its beats kept their own half-second grid, apart from the ticks."""
-    from tests.conftest import Recorder, wired  # noqa: PLC0415
-    from timerd.adapters.journal.format import HEARTBEAT_NAME  # noqa: PLC0415
-    from timerd.core.effects import Tick  # noqa: PLC0415
-    from timerd.disk import DiskWriter  # noqa: PLC0415
-
     async def main() -> tuple[list[float], list[float]]:
         loop = asyncio.get_running_loop()
         writer = DiskWriter(inline=True)  # virtual time must not run on during a write

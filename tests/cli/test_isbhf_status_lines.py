@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 from timerd import profiles
-from timerd.adapters.terminal import status_line
+from timerd.adapters.terminal import TerminalDisplay, status_line
 from timerd.cli import format_status
 from timerd.core.match import Match
 from timerd.i18n import LANGUAGES, Messages
+from timerd.service import Service
 
 
 def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
@@ -86,11 +89,6 @@ def test_timerctl_says_time_stopped_under_net_time() -> None:
 def test_the_key_help_names_only_the_keys_of_the_profiles_commands() -> None:
     """Issue 18 item 5: ball hockey has no faceoff or passive-play key (play restarts with
     START, ISBHF 401), table hockey no line-change key (ISBHF 404b)."""
-    import io  # noqa: PLC0415
-
-    from timerd.adapters.terminal import TerminalDisplay  # noqa: PLC0415
-    from timerd.service import Service  # noqa: PLC0415
-
     def keys(profile: str, language: str = "en") -> str:
         service = Service(Match(profiles.load(profile)))
         return TerminalDisplay(io.StringIO(), Messages(language), service).keys()
