@@ -18,7 +18,7 @@ import pytest
 from conftest import require
 
 from timerd.config import ServiceConfig
-from timerd.install import render_unit
+from timerd.tools.install import render_unit
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "systemd" / "timerd.service"

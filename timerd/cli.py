@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timerd import __version__, hall_args, install, profiles
+from timerd import __version__, profiles
 from timerd import config as config_mod
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
 from timerd.schema import SchemaError
+from timerd.tools import hall_args, install
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("install", "uninstall"):
         return install.main(args)
     if args.command == "doctor":
-        from timerd import doctor  # noqa: PLC0415 (imports gpiozero)
+        from timerd.tools import doctor  # noqa: PLC0415 (imports gpiozero)
 
         return doctor.main(args, sys.stdout)
     try:
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sound-test":
         return _sound_test(config, args)
     if args.command == "hall":
-        from timerd import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
+        from timerd.tools import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
 
         return hall_desk.main(config, args)
     return _run(config, args)

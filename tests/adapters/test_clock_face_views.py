@@ -4,7 +4,7 @@
 from timerd import profiles
 from timerd.adapters.systemd import status_text
 from timerd.core.match import Match
-from timerd.hall_desk import shown_time
+from timerd.tools.hall_desk import shown_time
 
 
 def test_systemd_and_the_desk_show_a_sudden_death_overtime_counting_up() -> None:

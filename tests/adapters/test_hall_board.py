@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 from web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
 
 from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
-from timerd.hall_board import BOARD_VERSION
+from timerd.tools.hall_board import BOARD_VERSION
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e

@@ -18,12 +18,13 @@ import pytest
 
 from tests.conftest import wired
 from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
-from timerd import hall_desk, profiles
+from timerd import profiles
 from timerd.adapters.hall.link import HallLink, Outbox
 from timerd.config import HallConfig
 from timerd.core.match import Match
-from timerd.hall_desk import Hall, parse_duration, render_status, start_instant
 from timerd.service import Service
+from timerd.tools import hall_desk
+from timerd.tools.hall_desk import Hall, parse_duration, render_status, start_instant
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from timerd import hall_round
-from timerd.hall_round import Assignment, ScheduleError, read_schedule
+from timerd.tools import hall_round
+from timerd.tools.hall_round import Assignment, ScheduleError, read_schedule
 
 
 def schedule(tmp_path: Path, text: str | bytes) -> Path:

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from test_unit_file import settings
 
-from timerd import cli, install
+from timerd import cli
 from timerd import config as config_mod
 from timerd.adapters.journal.format import JOURNAL_NAME
-from timerd.install import render_unit
+from timerd.tools import install
+from timerd.tools.install import render_unit
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -301,14 +302,14 @@ def test_an_image_gets_the_files_and_a_first_boot_step_and_says_what_is_left(
     assert "timerd-firstboot.service" in out
     config_mod.load(image / "etc/timerd/timerd.toml")
     unit = (image / "etc/systemd/system/timerd-firstboot.service").read_text()
-    assert ("ExecStart=/usr/bin/python3 -m timerd.install install --yes --source "
+    assert ("ExecStart=/usr/bin/python3 -m timerd.tools.install install --yes --source "
             "/opt/timerd/src --user alice") in unit
     link = image / "etc/systemd/system/multi-user.target.wants/timerd-firstboot.service"
     assert os.readlink(link) == "/etc/systemd/system/timerd-firstboot.service"
     # The copied source is enough for the first boot's command (standard library only).
     src = image / "opt/timerd/src"
     assert not (src / ".git").exists()
-    first = subprocess.run([sys.executable, "-m", "timerd.install", "install", "--dry-run",
+    first = subprocess.run([sys.executable, "-m", "timerd.tools.install", "install", "--dry-run",
                             "--source", str(src)], cwd=src, capture_output=True, text=True,
                            timeout=60, check=False, env={**os.environ, "PYTHONPATH": ""})
     assert first.returncode == 0, first.stdout + first.stderr
@@ -330,10 +331,10 @@ def test_render_unit_needs_exactly_one_exec_start() -> None:
 
 
 def test_the_installer_runs_with_the_standard_library_alone(tmp_path: Path) -> None:
-    """`sudo python3 -m timerd.install` on a fresh Pi, before any dependency is installed."""
+    """`sudo python3 -m timerd.tools.install` on a fresh Pi, before any dependency is installed."""
     code = ("import sys; sys.modules['gpiozero'] = sys.modules['tomli_w'] = None\n"
             "import runpy; sys.argv = ['x', 'install', '--dry-run', '--root', sys.argv[1]]\n"
-            "runpy.run_module('timerd.install', run_name='__main__')")
+            "runpy.run_module('timerd.tools.install', run_name='__main__')")
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=REPO,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from timerd import config as config_mod
-from timerd import doctor
 from timerd.adapters import gpio
+from timerd.tools import doctor
 
 
 def make_venv(path: Path, *options: str) -> Path:

@@ -25,8 +25,8 @@ from timerd.adapters.results.file import ResultsFile
 from timerd.config import HallConfig
 from timerd.core.match import Match
 from timerd.disk import DiskWriter
-from timerd.hall_round import ResultStore, match_row
 from timerd.service import Service
+from timerd.tools.hall_round import ResultStore, match_row
 
 HALL = HallConfig(enabled=True, hall="hall", table="t1", chronyc="none", timedatectl="none")
 #: The results file's id shape since its first version: users' tools parse it.

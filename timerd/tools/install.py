@@ -18,7 +18,7 @@ Every step is printed in plain words before it runs. `--dry-run` only prints. `-
 prepares an SD card image mounted at DIR: it writes the config, a copy of the source and a
 first-boot unit there; the steps that must run on the Pi itself (apt, users, the venv) run at
 its first boot, and the installer says so. Only the standard library is used here, so that
-`sudo python3 -m timerd.install` works from a fresh checkout before any dependency is there.
+`sudo python3 -m timerd.tools.install` works from a fresh checkout before any dependency is there.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def source_tree() -> Path | None:
     """The checkout this module runs from, else the current directory if it is one (it holds
     the unit and pyproject): `cd timerd && git pull && sudo timerd install` updates from the
     checkout, though the installed timerd runs from its venv."""
-    for top in (Path(__file__).resolve().parents[1], Path.cwd()):
+    for top in (Path(__file__).resolve().parents[2], Path.cwd()):
         if (top / "pyproject.toml").is_file() and (top / "systemd" / "timerd.service").is_file():
             return top
     return None
@@ -344,7 +344,7 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
 
 def firstboot_unit(options: list[str]) -> str:
     """The one-shot unit that finishes an image's install on the Pi's first boot."""
-    command = shlex.join(["/usr/bin/python3", "-m", "timerd.install", "install", "--yes",
+    command = shlex.join(["/usr/bin/python3", "-m", "timerd.tools.install", "install", "--yes",
                           "--source", str(IMAGE_SOURCE), *options])
     return (
         "# Written by `timerd install --root`: finishes the install on the first boot (apt\n"
@@ -646,8 +646,8 @@ def main(args: argparse.Namespace, out: TextIO = sys.stdout,
     return code
 
 
-if __name__ == "__main__":  # `sudo python3 -m timerd.install [install|uninstall] ...`
-    top = argparse.ArgumentParser(prog="python3 -m timerd.install", description=__doc__)
+if __name__ == "__main__":  # `sudo python3 -m timerd.tools.install [install|uninstall] ...`
+    top = argparse.ArgumentParser(prog="python3 -m timerd.tools.install", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
     add_arguments(sub.add_parser("install"), sub.add_parser("uninstall"))
     sys.exit(main(top.parse_args()))

@@ -16,7 +16,7 @@ online in this hall is known until its retained topics are cleared.
 - `reset TABLE... | --all-finished`: a new match on tables start-round would not reset.
 - `results` collects the round's results into the desk's store, acknowledges them, prints
   them as a table, exports them (`--csv`, `--json`) and names the tables still missing.
-- `board` (timerd.hall_board): the hall on a big screen.
+- `board` (timerd.tools.hall_board): the hall on a big screen.
 
 Every command that asks the tables lists every known table with its outcome (`ok`, `REFUSED
 why`, `OFFLINE`, `no answer`) and exits 1 when one did not take it: no table is skipped
@@ -52,7 +52,8 @@ from timerd.adapters.hall.protocol import (
 )
 from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
-from timerd.hall_round import (
+from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
+from timerd.tools.hall_round import (
     ResultStore,
     ScheduleError,
     csv_text,
@@ -61,7 +62,6 @@ from timerd.hall_round import (
     match_row,
     read_schedule,
 )
-from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -629,7 +629,7 @@ def main(config: Config, args: argparse.Namespace) -> int:
         print(f"timerd hall: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.hall_command == "board":
-        from timerd.hall_board import serve  # noqa: PLC0415 (aiohttp only for the board)
+        from timerd.tools.hall_board import serve  # noqa: PLC0415 (aiohttp only for the board)
     run: dict[str, Callable[[], Any]] = {
         "status": lambda: status(hall, args),
         "round": lambda: load_round(hall, args),

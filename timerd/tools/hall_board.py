@@ -1,6 +1,6 @@
 """The hall board (`timerd hall board`): every table of the hall on one page for a big screen.
 
-The board is the desk's view (`timerd.hall_desk.Desk`, one MQTT connection subscribed to every
+The board is the desk's view (`timerd.tools.hall_desk.Desk`, one MQTT connection subscribed to every
 table's retained state) served over HTTP by aiohttp, like the table's own scoreboard. Each
 table's card is `hall_desk.table_row`, the same row `timerd hall status` prints: table, names,
 clock face, score, phase, last seen and clock-sync warnings. All of it is computed here, in
@@ -35,7 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from timerd.config import HallConfig
-from timerd.hall_desk import Desk, table_row
+from timerd.tools.hall_desk import Desk, table_row
 
 log = logging.getLogger("timerd.hall.board")
 

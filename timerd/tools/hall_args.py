@@ -1,8 +1,8 @@
-"""The command line of `timerd hall ...` (the tournament desk, `timerd.hall_desk`).
+"""The command line of `timerd hall ...` (the tournament desk, `timerd.tools.hall_desk`).
 
 Apart from the desk itself, so that building `timerd`'s argument parser does not import the
 desk's MQTT client and round files: `timerd run` starts without them (issue 16: exec to
-ready, peak RSS). `timerd.cli` imports `timerd.hall_desk` only to run a `hall` command.
+ready, peak RSS). `timerd.cli` imports `timerd.tools.hall_desk` only to run a `hall` command.
 """
 
 from __future__ import annotations
