@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from timerd.core.effects import Notice
-from timerd.core.record import NAME_MAX, names, periods_record
+from timerd.core.record import NAME_MAX, PeriodPlayed, names, periods_record
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal, GoalReason, Side
-from timerd.core.status import PeriodPlayed
 
 
 def test_names_are_trimmed_and_said_with_the_round() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from timerd.core.refused import CommandRefused
+
 
 @dataclass(frozen=True)
 class Command:
@@ -19,3 +21,13 @@ class Command:
 
     def __str__(self) -> str:
         return " ".join((self.name, *self.args))
+
+
+def check_arguments(usage: tuple[str, ...], args: tuple[str, ...]) -> None:
+    """Refuse `args` that do not fit `usage`, the names of a command's arguments (one ending
+    in "?" may be left out), saying what the command takes."""
+    required = sum(not u.endswith("?") for u in usage)
+    if not required <= len(args) <= len(usage):
+        wanted = " ".join(f"[{u[:-1]}]" if u.endswith("?") else f"<{u}>"
+                          for u in usage) or "no arguments"
+        raise CommandRefused("arguments", wanted=wanted, got=len(args))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.clock import MatchClock
+from timerd.core.commands import check_arguments
 from timerd.core.display import elapsed_clock as _mmss
 from timerd.core.effects import (
     Effect,
@@ -36,7 +37,7 @@ from timerd.core.effects import (
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
-from timerd.core.record import names, periods_record
+from timerd.core.record import Interruption, PeriodPlayed, names
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
 from timerd.core.rules import MODULES, RULE_COMMANDS
@@ -50,7 +51,7 @@ from timerd.core.score import (
     parse_player,
     parse_side,
 )
-from timerd.core.status import Interruption, PeriodPlayed, Status
+from timerd.core.status import Status, snapshot
 
 #: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
 ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
@@ -80,6 +81,8 @@ class Match:
     #: The profile's rule modules (`timerd.core.rules`), made afresh for every match.
     rules: list[RuleModule] = field(init=False)
     periods_played: list[PeriodPlayed] = field(default_factory=list)
+    #: In a break: "overtime" (before it, ITHF 4.8) or "intermission" (ISBHF 410).
+    break_kind: BreakKind | None = None
     teams: dict[Side, str] = field(default_factory=lambda: dict.fromkeys(Side, ""))
     round: str | None = None
     #: The match's one id (results, journal, hall), given by the service when the match is
@@ -88,7 +91,6 @@ class Match:
     match_id: str | None = None
     _played_before_s: float = 0.0  # net time of the periods before this one
     _break_warning_at: float | None = None
-    _break_kind: BreakKind | None = None
     _plan: tuple[PlannedSignal, ...] = ()
     _next: int = 0
     #: What time produced in `handle` before its command was refused, and since when: the
@@ -116,60 +118,8 @@ class Match:
         return min(due, default=None)
 
     def status(self, now: float) -> Status:
-        paused_total = sum(i.length_s for i in self.interruptions)
-        current = None
-        if self.paused_since is not None:
-            current = now - self.paused_since
-            paused_total += current
-        last = self.last_signal
-        play = self.play_s(now)
-        count_up = not math.isfinite(self.clock.length_s)
-        in_play = self.phase in (Phase.RUNNING, Phase.PAUSED)
-        result = None
-        if self.result is not None:
-            result = self.result.to_dict() | {
-                "interruptions": [i.to_dict() for i in self.interruptions],
-                "replays": self.replays,
-                "periods": periods_record(self.periods_played, self.sheet.goals),
-                "penalties": [], "timeouts": [], **self._records(),
-                "teams": {side.value: name for side, name in self.teams.items()},
-                "round": self.round}
-        # What the rule modules show; a profile without one shows its key empty.
-        shown: dict[str, Any] = {"passive": dict.fromkeys(s.value for s in Side),
-                                 "shootout": None, "timeouts": None, "penalties": [],
-                                 "line_change": None, "goalie_change": {},
-                                 "ends_switched": False, "early_intermission": False}
-        for rule in self.rules:
-            shown.update(rule.status(now))
-        return Status(
-            profile=self.profile.name,
-            phase=self.phase,
-            period=self.period,
-            periods=self.profile.periods,
-            clock_running=self.clock.running,
-            period_s=self.profile.period_s if count_up else self.clock.length_s,
-            remaining_s=self.remaining_s(now),
-            elapsed_s=self.clock.elapsed(now),
-            start_in_s=None if self.start_at is None else self.start_at - now,
-            interruption_s=current,
-            interruptions=len(self.interruptions) + (current is not None),
-            paused_total_s=paused_total,
-            last_signal=None if last is None else last.kind.value,
-            last_signal_remaining_s=None if last is None else last.remaining_s,
-            score={side.value: n for side, n in self.sheet.score().items()},
-            goals=[g.to_dict() for g in self.sheet.goals],
-            faceoff_guard_s=self.guard.remaining_s(play) if in_play else None,
-            faceoff_pending=self.guard.pending,
-            overtime=self.overtime,
-            overtime_s=self.clock.elapsed(now) if self.overtime else None,
-            count_up=count_up,
-            result=result,
-            break_kind=self._break_kind,
-            teams={side.value: name for side, name in self.teams.items()},
-            round=self.round,
-            match_id=self.match_id,
-            **shown,
-        )
+        """What the match shows at `now` (`timerd.core.status.snapshot`)."""
+        return snapshot(self, now)
 
     # -- commands --------------------------------------------------------------------------
 
@@ -190,12 +140,10 @@ class Match:
             raise self._refused(command, CommandRefused(
                 "unknown", known=", ".join(sorted(commands))))
         action, usage = commands[command]
-        required = sum(not u.endswith("?") for u in usage)
-        if not required <= len(args) <= len(usage):
-            wanted = " ".join(f"[{u[:-1]}]" if u.endswith("?") else f"<{u}>"
-                              for u in usage) or "no arguments"
-            raise self._refused(command, CommandRefused("arguments", wanted=wanted,
-                                                        got=len(args)))
+        try:
+            check_arguments(usage, args)
+        except CommandRefused as exc:
+            raise self._refused(command, exc) from None
         self._hold(self._fire_due(now), now)
         try:
             effects = action(now, *args)
@@ -458,7 +406,7 @@ class Match:
         elif self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
             if self._break_warning_at is not None:
                 steps.append((self._break_warning_at, self._break_warning))
-            end = self._end_intermission if self._break_kind == "intermission" \
+            end = self._end_intermission if self.break_kind == "intermission" \
                 else self._begin_play
             steps.append((self.start_at, end))
         elif self.phase is Phase.RUNNING:
@@ -487,14 +435,14 @@ class Match:
     def _begin_play(self, at: float) -> list[Effect]:
         """The start signal (ITHF 5.1) or the overtime start (4.8): each is a faceoff."""
         kind = SignalKind.START
-        if self._break_kind == "overtime" and self.profile.overtime is not None:
+        if self.break_kind == "overtime" and self.profile.overtime is not None:
             kind = SignalKind.OVERTIME_START
             self._enter_overtime(self.profile.overtime)
         # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
         self.clock = self.clock.started(at)
         self.start_at = None
         self._break_warning_at = None
-        self._break_kind = None
+        self.break_kind = None
         effects = self.goto(Phase.RUNNING)
         effects.append(self.sound(kind, at, remaining_s=self.remaining_s(at)))
         effects.extend(self._play_restarts(at))
@@ -513,7 +461,7 @@ class Match:
                     warning_s: float | None) -> list[Effect]:
         """A break of `length_s` from `at`, a `break_warning` `warning_s` before its end: an
         intermission (ISBHF 410) or the break before overtime (ITHF 4.8, ISBHF 411)."""
-        self._break_kind = kind
+        self.break_kind = kind
         self.start_at = at + length_s
         self._break_warning_at = None if warning_s is None else self.start_at - warning_s
         return self.goto(Phase.BREAK)
@@ -522,7 +470,7 @@ class Match:
         """ISBHF 410: the intermission is over; the period starts with the referee's faceoff."""
         self.start_at = None
         self._break_warning_at = None
-        self._break_kind = None
+        self.break_kind = None
         effects = self.goto(Phase.PAUSED)
         effects.append(self.sound(SignalKind.INTERMISSION_END, at,
                                    remaining_s=self.remaining_s(at)))
@@ -592,7 +540,7 @@ class Match:
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None
-        self._break_kind = None
+        self.break_kind = None
         self.guard.clear()
         if self.clock.elapsed(at) > 0:
             self._log_period(self.clock.elapsed(at))
@@ -605,13 +553,13 @@ class Match:
             points = {s: tie if winner is None else win if s is winner else loss for s in Side}
         self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
                              self.clock.elapsed(at) if self.overtime else None, points,
-                             self._records().get("shootout"))
+                             self.records().get("shootout"))
         return self.goto(Phase.FINISHED)
 
     def _goal_rejection(self, now: float) -> GoalReason | None:
         if self.phase is Phase.PRE_SIGNAL:
             return GoalReason.BEFORE_START
-        if self._break_kind == "intermission":
+        if self.break_kind == "intermission":
             return GoalReason.INTERMISSION
         if self.phase in (Phase.BREAK, Phase.FINISHED):
             return GoalReason.FINAL_SIGNAL
@@ -645,7 +593,7 @@ class Match:
         self.start_at = None
         self.paused_since = None
         self._break_warning_at = None
-        self._break_kind = None
+        self.break_kind = None
         self._played_before_s = 0.0
         self.overtime = False
         self.guard.clear()
@@ -663,7 +611,7 @@ class Match:
         for rule in self.rules:
             rule.play_stops()
 
-    def _records(self) -> dict[str, Any]:
+    def records(self) -> dict[str, Any]:
         """What the rule modules keep in the result (penalties, timeouts, the shootout)."""
         out: dict[str, Any] = {}
         for rule in self.rules:

@@ -1,5 +1,6 @@
 """What a match keeps for the results beside the score sheet (`score.py`): the names of the
-sides and the round, and the periods as played, each with its goals.
+sides and the round, the interruptions (ITHF 10.1), and the periods as played, each with its
+goals.
 
 The phase machine (`match.py`) keeps them and calls these to check a name and to lay the
 periods out in the result; neither depends on a phase or a clock.
@@ -7,15 +8,41 @@ periods out in the result; neither depends on a phase or a clock.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.effects import Notice
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal, Side
-from timerd.core.status import PeriodPlayed
 
 #: The longest name `teams` takes for a side or a round (a scoreboard line holds about that).
 NAME_MAX = 40
+
+
+@dataclass(frozen=True)
+class Interruption:
+    """ITHF 10.1: the clock stood still for `length_s` from `at_elapsed_s` of match time."""
+
+    period: int
+    at_elapsed_s: float
+    length_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"period": self.period, "start_s": round(self.at_elapsed_s, 3),
+                "length_s": round(self.length_s, 3)}
+
+
+@dataclass(frozen=True)
+class PeriodPlayed:
+    """A period (or overtime) as played, for the results."""
+
+    period: int
+    overtime: bool
+    played_s: float
+    #: What the rule modules keep of it (ISBHF 407 !2: the time that was left when the
+    #: intermission came early, `early_intermission_left_s`).
+    kept: Mapping[str, Any] = field(default_factory=dict)
 
 
 def names(home: str, away: str, round_name: str = "") -> tuple[dict[Side, str], str | None,

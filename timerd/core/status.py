@@ -1,39 +1,25 @@
-"""What the operator, the displays and the tools see of a match at one instant (`Status`), and
-the records it keeps of how it was played (interruptions, periods)."""
+"""What the operator, the displays and the tools see of a match at one instant: `Status`, and
+`snapshot`, which reads it off the match (the phase machine and its rule modules) at `now`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from timerd.core.display import ClockFace, clock_face
 from timerd.core.effects import Phase
+from timerd.core.record import periods_record
+from timerd.core.score import Side
 
+if TYPE_CHECKING:
+    from timerd.core.match import Match
 
-@dataclass(frozen=True)
-class Interruption:
-    """ITHF 10.1: the clock stood still for `length_s` from `at_elapsed_s` of match time."""
-
-    period: int
-    at_elapsed_s: float
-    length_s: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"period": self.period, "start_s": round(self.at_elapsed_s, 3),
-                "length_s": round(self.length_s, 3)}
-
-
-@dataclass(frozen=True)
-class PeriodPlayed:
-    """A period (or overtime) as played, for the results."""
-
-    period: int
-    overtime: bool
-    played_s: float
-    #: What the rule modules keep of it (ISBHF 407 !2: the time that was left when the
-    #: intermission came early, `early_intermission_left_s`).
-    kept: Mapping[str, Any] = field(default_factory=dict)
+#: What the rule modules show, as a profile without the module shows it (its key empty).
+NOT_IN_PROFILE: dict[str, Any] = {
+    "passive": dict.fromkeys(s.value for s in Side), "shootout": None, "timeouts": None,
+    "penalties": [], "line_change": None, "goalie_change": {}, "ends_switched": False,
+    "early_intermission": False}
 
 
 @dataclass(frozen=True)
@@ -97,3 +83,57 @@ class Status:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["clock_face"] = self.clock_face.to_dict()
         return out
+
+
+def snapshot(match: Match, now: float) -> Status:
+    """The match at `now`: the phase machine's clock, score and records, and what each of the
+    profile's rule modules shows (`RuleModule.status`)."""
+    paused_total = sum(i.length_s for i in match.interruptions)
+    current = None
+    if match.paused_since is not None:
+        current = now - match.paused_since
+        paused_total += current
+    last = match.last_signal
+    count_up = not math.isfinite(match.clock.length_s)
+    in_play = match.phase in (Phase.RUNNING, Phase.PAUSED)
+    teams = {side.value: name for side, name in match.teams.items()}
+    result = None
+    if match.result is not None:
+        result = match.result.to_dict() | {
+            "interruptions": [i.to_dict() for i in match.interruptions],
+            "replays": match.replays,
+            "periods": periods_record(match.periods_played, match.sheet.goals),
+            "penalties": [], "timeouts": [], **match.records(), "teams": teams,
+            "round": match.round}
+    shown = dict(NOT_IN_PROFILE)
+    for rule in match.rules:
+        shown.update(rule.status(now))
+    return Status(
+        profile=match.profile.name,
+        phase=match.phase,
+        period=match.period,
+        periods=match.profile.periods,
+        clock_running=match.clock.running,
+        period_s=match.profile.period_s if count_up else match.clock.length_s,
+        remaining_s=match.remaining_s(now),
+        elapsed_s=match.clock.elapsed(now),
+        start_in_s=None if match.start_at is None else match.start_at - now,
+        interruption_s=current,
+        interruptions=len(match.interruptions) + (current is not None),
+        paused_total_s=paused_total,
+        last_signal=None if last is None else last.kind.value,
+        last_signal_remaining_s=None if last is None else last.remaining_s,
+        score={side.value: n for side, n in match.sheet.score().items()},
+        goals=[g.to_dict() for g in match.sheet.goals],
+        faceoff_guard_s=match.guard.remaining_s(match.play_s(now)) if in_play else None,
+        faceoff_pending=match.guard.pending,
+        overtime=match.overtime,
+        overtime_s=match.clock.elapsed(now) if match.overtime else None,
+        count_up=count_up,
+        result=result,
+        break_kind=match.break_kind,
+        teams=teams,
+        round=match.round,
+        match_id=match.match_id,
+        **shown,
+    )
