@@ -17,6 +17,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
 from timerd.adapters.hall.protocol import HallUnavailable
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
+from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.config import Config, SignalOutput, UnsafePath, private_directory
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
@@ -235,9 +237,10 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
     if config.web.enabled:
         from timerd.adapters.web import WebServer  # noqa: PLC0415 (aiohttp: some 15 MB)
 
+        path = config.results_path()
         web = await stack.enter_async_context(
             WebServer(config.web, service, rate=options.speed, t0=t0,
-                      results_path=config.results_path()))
+                      results=None if path is None else partial(recent_results, path)))
     if config.hall.enabled:
         from timerd.adapters.hall.link import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 

@@ -8,14 +8,18 @@ import json
 import logging
 import socket
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 
 from timerd import config as config_mod
 from timerd import profiles
-from timerd.adapters.web import EVENT_BACKLOG, WebServer, bearer_ok, command_table, read_results
+from timerd.adapters import web as web_module
+from timerd.adapters.results.format import recent_results
+from timerd.adapters.web import EVENT_BACKLOG, WebServer, bearer_ok, command_table
 from timerd.config import WebConfig
 from timerd.core.effects import Notice
 from timerd.core.match import Match
@@ -28,11 +32,35 @@ def test_results_file_lines_are_read_and_damaged_lines_skipped(
     path = tmp_path / "results.jsonl"
     path.write_text('{"match": 1, "score": [5, 3]}\n\n[1, 2]\n{"match": 2\n{"match": 3}\n')
     with caplog.at_level(logging.WARNING):
-        assert read_results(path) == [{"match": 1, "score": [5, 3]}, {"match": 3}]
+        assert recent_results(path) == [{"match": 1, "score": [5, 3]}, {"match": 3}]
     assert "line 3" in caplog.text
     assert "line 4" in caplog.text
-    assert read_results(tmp_path / "none-yet.jsonl") == []
-    assert read_results(None) == []
+    assert recent_results(tmp_path / "none-yet.jsonl") == []
+
+
+
+def test_results_api_gives_the_last_finished_matches_from_the_results_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`GET /api/results` reads through the results feature's reader (app.py wires
+    `recent_results`), off the loop, at most the last RESULTS_SHOWN (a season's file stays
+    one bounded reply)."""
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(f'{{"match_id": "{n}"}}\n' for n in range(5)))
+    monkeypatch.setattr(web_module, "RESULTS_SHOWN", 3)
+
+    async def results(**reader: Any) -> Any:
+        service = Service(Match(profiles.load("ithf")))
+        async with WebServer(WebConfig(host="127.0.0.1", port=0), service, **reader) as server, \
+                aiohttp.ClientSession() as session, \
+                session.get(f"{server.url}api/results") as reply:
+            return await reply.json()
+
+    async def main() -> tuple[Any, Any]:
+        return await results(results=partial(recent_results, path)), await results()
+
+    shown, off = asyncio.run(main())
+    assert [r["match_id"] for r in shown] == ["2", "3", "4"]
+    assert off == []  # results switched off
 
 
 @pytest.mark.parametrize(("header", "ok"), [

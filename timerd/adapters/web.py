@@ -68,6 +68,9 @@ from timerd.limits import (
 from timerd.ports import Control
 from timerd.wire import event_record
 
+#: How many finished matches `GET /api/results` gives at most: the last ones.
+RESULTS_SHOWN = 1000
+
 log = logging.getLogger("timerd.web")
 
 #: The page files (scoreboard, control page, script, style), shipped as package data.
@@ -91,33 +94,6 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 
         b"Connection: close\r\n\r\n")
 #: aiohttp logs a traceback for every malformed request: one line per 30 s instead.
 _AIOHTTP_FILTER = RateLimitedFilter()
-
-
-def read_results(path: Path | None) -> list[dict[str, Any]]:
-    """The finished matches in the results file (JSON lines, one object per match), in order.
-
-    No path or no file yet is an empty list. A line that is not a JSON object is logged and
-    skipped, so one damaged line (a power cut mid-write) does not hide the other results.
-    """
-    if path is None:
-        return []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if isinstance(record, dict):
-            out.append(record)
-        else:
-            log.warning("results file %s line %d is not a JSON object; skipped", path, number)
-    return out
 
 
 def command_table(service: Control) -> list[dict[str, Any]]:
@@ -181,12 +157,14 @@ class WebServer:
     """
 
     def __init__(self, config: WebConfig, service: Control, *, rate: float = 1.0,
-                 t0: float = 0.0, results_path: Path | None = None) -> None:
+                 t0: float = 0.0,
+                 results: Callable[[int], list[dict[str, Any]]] | None = None) -> None:
         self.config = config
         self.service = service
         self.rate = rate
         self.t0 = t0
-        self.results_path = results_path
+        #: The last n finished matches, oldest first (the results feature's reader), if on.
+        self.results = results
         self.url: str | None = None  # where it listens, once started
         #: where the control page and POST /api/command are, once started (maybe `url`)
         self.control_url: str | None = None
@@ -346,8 +324,10 @@ class WebServer:
         return web.json_response(self.service.status_dict(), dumps=_dumps)
 
     async def _results(self, request: web.Request) -> web.Response:
-        results = await asyncio.to_thread(read_results, self.results_path)  # a file on an SD card
-        return web.json_response(results)
+        if self.results is None:
+            return web.json_response([])
+        # A file on an SD card: read off the loop, at most the last RESULTS_SHOWN.
+        return web.json_response(await asyncio.to_thread(self.results, RESULTS_SHOWN))
 
     async def _commands(self, request: web.Request) -> web.Response:
         return web.json_response({"commands": command_table(self.service),

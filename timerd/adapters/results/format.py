@@ -29,11 +29,14 @@ def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:
     out: deque[dict[str, Any]] = deque(maxlen=n)
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                log.warning("%s line %d is not a result (torn write?); skipped", path, number)
-                continue
+                record = None
             if isinstance(record, dict):
                 out.append(record)
+            else:
+                log.warning("%s line %d is not a result (torn write?); skipped", path, number)
     return list(out)
