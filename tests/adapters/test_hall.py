@@ -156,15 +156,22 @@ def test_start_round_resets_a_finished_table_only_once_the_desk_has_its_result()
         svc.match.phase = Phase.FINISHED  # a match that ended (its rules are the core's tests)
         first = send(link, command="start_round", at=1030.0, round="R2", id="s1")
         assert not first["ok"]
-        assert "not at the desk yet (no result sent by this run)" in first["error"]
+        assert "not at the desk yet (this run has sent none)" in first["error"]
+        # Typed: the code and the result id, no English in the values (issue 14, invariant 7).
+        assert (first["code"], first["params"]) == (
+            "refused.result_not_sent", {"command": "start_round"})
         result_id = link.publish_result(SAMPLE_RESULT)
         assert link.status_extra()["hall"]["result"] == {"id": result_id, "round": None,
                                                          "acked": False}
         second = send(link, command="start_round", at=1030.0, round="R2")
         assert not second["ok"]
         assert f"result {result_id} not acknowledged" in second["error"]
+        assert (second["code"], second["params"]) == (
+            "refused.result_not_acked", {"command": "start_round", "result": result_id})
         wrong = send(link, command="ack", result="nonsense")
         assert not wrong["ok"]
+        assert (wrong["code"], wrong["params"]) == (
+            "refused.ack_unknown", {"command": "ack", "result": "nonsense", "sent": result_id})
         assert send(link, command="ack", result=result_id)["ok"]
         assert link.status_extra()["hall"]["result"]["acked"] is True
         third = send(link, command="start_round", at=1030.0, round="R2")

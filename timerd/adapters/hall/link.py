@@ -466,8 +466,10 @@ class HallLink:
             raise CommandRefused("round_string")
         reset = ""
         if self._phase() is Phase.FINISHED:
-            if self.result is None or not self.result["acked"]:
-                raise CommandRefused("result_not_at_desk", state=self._result_state())
+            if self.result is None:
+                raise CommandRefused("result_not_sent")
+            if not self.result["acked"]:
+                raise CommandRefused("result_not_acked", result=self.result["id"])
             self._execute("reset")
             reset = "reset (result acknowledged), "
         lead_s = (at - self.wall()) * self.rate
@@ -504,8 +506,9 @@ class HallLink:
             return f"result {result_id} acknowledged"
         if result_id in self._result_ids:
             return f"result {result_id} acknowledged (an earlier one)"
-        raise CommandRefused("ack_unknown", result=str(result_id)[:40],
-                             state=self._result_state())
+        if self.result is None:
+            raise CommandRefused("ack_none_sent", result=str(result_id)[:40])
+        raise CommandRefused("ack_unknown", result=str(result_id)[:40], sent=self.result["id"])
 
     def _reset(self, message: Mapping[str, Any]) -> str:
         """The desk resets this table for a new match: never a match in play (that takes a
