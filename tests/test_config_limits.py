@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from timerd import cli, config, profiles
+from timerd.config.schema import MAX_FILE_BYTES, MAX_PROBLEMS, SchemaError
 from timerd.core.profile import Profile
-from timerd.schema import MAX_FILE_BYTES, MAX_PROBLEMS, SchemaError
 
 ROOT = Path(__file__).resolve().parents[1]
 

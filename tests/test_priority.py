@@ -16,7 +16,7 @@ from daemon_process import Daemon
 
 from timerd import config, priority
 from timerd.config import ServiceConfig
-from timerd.schema import SchemaError
+from timerd.config.schema import SchemaError
 
 
 def test_the_default_is_realtime_at_priority_10() -> None:

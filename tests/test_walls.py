@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "timerd"
 ADAPTERS = ROOT / "adapters"
 
 #: What any adapter may import of timerd.
-SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.schema",
+SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.config.schema",
           "timerd.limits", "timerd.disk", "timerd.i18n")
 #: An adapter's own documented format module (each says so in its docstring): the adapter
 #: imports it, and so may the tools; no other adapter does.

@@ -13,9 +13,9 @@ from typing import Any
 
 from timerd import __version__, profiles
 from timerd import config as config_mod
+from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
-from timerd.schema import SchemaError
 from timerd.tools import hall_args, install
 
 EXIT_REFUSED = 1

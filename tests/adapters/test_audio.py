@@ -23,10 +23,10 @@ from timerd import profiles
 from timerd.adapters.audio import Sound, SoundBank, Speaker, builtin
 from timerd.adapters.gpio import GpioBoard
 from timerd.config import Config, SignalOutput, SpeakerConfig
+from timerd.config.schema import SchemaError
 from timerd.core.effects import Signal, SignalKind
 from timerd.core.plan import signal_plan
 from timerd.core.pulses import pulses
-from timerd.schema import SchemaError
 from timerd.service import Service
 
 RATE = 44100

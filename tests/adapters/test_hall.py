@@ -27,9 +27,9 @@ from timerd.adapters.hall.link import (
 )
 from timerd.adapters.hall.protocol import HallUnavailable, import_aiomqtt, table_of
 from timerd.config import HallConfig
+from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase
 from timerd.core.match import Match
-from timerd.schema import SchemaError
 from timerd.service import Service
 
 #: A real mosquitto on loopback and real time: the e2e tier (generous margins).

@@ -27,10 +27,10 @@ from timerd.adapters.journal.format import (
     recover,
 )
 from timerd.adapters.journal.writer import MAX_JOURNAL_BYTES, Journal
+from timerd.config.schema import to_plain
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter, LineFile
-from timerd.schema import to_plain
 from timerd.service import Service
 
 ITHF = profiles.load("ithf")

@@ -34,10 +34,10 @@ from timerd import profiles
 from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.serial_protocol import LineSplitter, checksum, frame
 from timerd.config import SerialConfig, load
+from timerd.config.schema import SchemaError
 from timerd.core.effects import Effect, Signal
 from timerd.core.match import Match
 from timerd.core.status import Status
-from timerd.schema import SchemaError
 from timerd.service import Service
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,9 +21,9 @@ from timerd.adapters import web as web_module
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.web import EVENT_BACKLOG, WebServer, bearer_ok, command_table
 from timerd.config import WebConfig
+from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
 from timerd.core.match import Match
-from timerd.schema import SchemaError
 from timerd.service import Service
 
 

@@ -18,7 +18,8 @@ from test_unit_file import settings
 from timerd import cli
 from timerd import config as config_mod
 from timerd.adapters.journal.format import JOURNAL_NAME
-from timerd.tools import install
+from timerd.config import INSTANCE_ENV, paths
+from timerd.tools import doctor, install
 from timerd.tools.install import render_unit
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -366,6 +367,19 @@ def test_doctor_checks_every_configured_pin_on_simulated_pins(tmp_path: Path) ->
     assert result.returncode == 0, result.stdout
 
 
+
+def test_doctor_checks_the_instances_own_config_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`timerd --instance t2 doctor` reads /etc/timerd/t2.toml, as the daemon does, and says
+    so (it named /etc/timerd/timerd.toml before)."""
+    monkeypatch.setattr(paths, "SYSTEM_CONFIG", tmp_path / "timerd.toml")
+    monkeypatch.setenv(INSTANCE_ENV, "t2")
+    (tmp_path / "t2.toml").write_text('[match]\nprofile = "isbhf"\n')
+    (check,), config = doctor.check_config(None, [])
+    assert config is not None
+    assert check.message == f"{tmp_path / 't2.toml'} is valid; profile isbhf"
+
+
 def test_doctor_explains_a_bad_config_and_a_machine_without_gpio(tmp_path: Path) -> None:
     config = tmp_path / "timerd.toml"
     config.write_text('[gpio]\nbuzer_pins = [22]\n')
@@ -381,8 +395,8 @@ def test_doctor_explains_a_bad_config_and_a_machine_without_gpio(tmp_path: Path)
 def test_doctor_tells_what_the_next_start_does_with_the_journal(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
+    from timerd.config.schema import to_plain  # noqa: PLC0415
     from timerd.profiles import load  # noqa: PLC0415
-    from timerd.schema import to_plain  # noqa: PLC0415
 
     records = [{"type": "match", "match": "m", "run": "r", "profile": to_plain(load("ithf")),
                 "t": 0.0, "wall": 1e9},

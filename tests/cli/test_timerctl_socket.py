@@ -14,6 +14,7 @@ import pytest
 
 from timerd import __version__, cli
 from timerd import config as config_mod
+from timerd.config import paths
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -21,8 +22,8 @@ REPO = Path(__file__).resolve().parent.parent.parent
 @pytest.fixture
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A machine whose /run, /etc/timerd and session runtime directory are under tmp_path."""
-    monkeypatch.setattr(config_mod, "SYSTEM_RUNTIME", tmp_path / "run")
-    monkeypatch.setattr(config_mod, "SYSTEM_CONFIG", tmp_path / "etc" / "timerd.toml")
+    monkeypatch.setattr(paths, "SYSTEM_RUNTIME", tmp_path / "run")
+    monkeypatch.setattr(paths, "SYSTEM_CONFIG", tmp_path / "etc" / "timerd.toml")
     for name in ("TIMERD_SOCKET", "RUNTIME_DIRECTORY", "STATE_DIRECTORY", config_mod.INSTANCE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "session"))

@@ -10,10 +10,10 @@ import pytest
 from tests.conftest import refused, said
 from tests.core.test_isbhf_match_rules import kinds, started
 from timerd import profiles
+from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Intermission
-from timerd.schema import SchemaError
 
 
 def test_isbhf_407_2_early_intermission_refusals() -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from tests.conftest import refused
 from timerd import profiles
+from timerd.config.schema import SchemaError, build
 from timerd.core.effects import FaceoffGuardChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Overtime, Profile
 from timerd.core.score import Goal
-from timerd.schema import SchemaError, build
 
 
 def started(profile: str = "ithf") -> Match:

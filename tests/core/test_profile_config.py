@@ -3,7 +3,8 @@
 import pytest
 
 from timerd import config, profiles
-from timerd.schema import SchemaError
+from timerd.config.schema import SchemaError
+from timerd.core.effects import SignalKind
 
 TRAINING = """
 name = "training"
@@ -66,6 +67,6 @@ def test_overrides_layer_over_the_file(tmp_path):
     assert cfg.match.profile == "ithf-thirds"
     assert cfg.gpio.buzzer_pins == (18, 2)
     assert cfg.gpio.led_paused_pin is None
-    assert cfg.signals[config.SignalKind.INTERVAL].gap_s == 0.5
-    assert cfg.signals[config.SignalKind.FINAL].pattern_s == (2.5,)
+    assert cfg.signals[SignalKind.INTERVAL].gap_s == 0.5
+    assert cfg.signals[SignalKind.FINAL].pattern_s == (2.5,)
     assert 'profile = "ithf-thirds"' in cfg.to_toml()

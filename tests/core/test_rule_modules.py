@@ -13,11 +13,11 @@ import pytest
 
 from tests.conftest import refused
 from timerd import profiles
+from timerd.config.schema import SchemaError
 from timerd.core.match import Match
 from timerd.core.offered import ALWAYS, offered_commands
 from timerd.core.profile import RULE_NAMES, Profile
 from timerd.core.rules import MODULES, RULE_COMMANDS
-from timerd.schema import SchemaError
 
 MATCH_PY = Path(__file__).resolve().parents[2] / "timerd" / "core" / "match.py"
 

@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from timerd.config.schema import SchemaError, build, parse_toml, read_toml
 from timerd.core.profile import Profile
-from timerd.schema import SchemaError, build, parse_toml, read_toml
 
 #: How many profiles one may extend in a chain (a loop is refused long before).
 MAX_EXTENDS = 8

@@ -33,8 +33,8 @@ from timerd.adapters.journal.format import (
     recover,
 )
 from timerd.cli import version
+from timerd.config.schema import SchemaError
 from timerd.disk import on_ram
-from timerd.schema import SchemaError
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 #: Less free space than this on the state directory's file system is worth a warning.
@@ -58,7 +58,8 @@ def _member_of(group: str) -> bool:
 
 def check_config(path: Path | None, overrides: list[str]) -> tuple[list[Check],
                                                                    config_mod.Config | None]:
-    shown = path or (config_mod.SYSTEM_CONFIG if config_mod.SYSTEM_CONFIG.is_file() else None)
+    default = config_mod.system_config()  # /etc/timerd/timerd.toml, or NAME.toml (--instance)
+    shown = path or (default if default.is_file() else None)
     try:
         config = config_mod.load(path, overrides)
     except SchemaError as exc:
@@ -67,7 +68,7 @@ def check_config(path: Path | None, overrides: list[str]) -> tuple[list[Check],
                                       "daemon will not start until they are fixed; the other "
                                       "checks use the defaults")], None
     where = f"{shown} is valid" if shown else (
-        f"no {config_mod.SYSTEM_CONFIG}: the defaults are used (`timerd install` writes one)")
+        f"no {default}: the defaults are used (`timerd install` writes one)")
     return [Check(OK, "config", f"{where}; profile {config.profile().name}")], config
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from timerd.config.schema import SchemaError, build
 from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -27,7 +28,6 @@ from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
-from timerd.schema import SchemaError, build
 
 log = logging.getLogger("timerd.journal")
 

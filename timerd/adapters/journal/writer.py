@@ -69,6 +69,7 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
+from timerd.config.schema import to_plain
 from timerd.core.display import shown_clock
 from timerd.core.effects import (
     Applied,
@@ -84,7 +85,6 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
-from timerd.schema import to_plain
 
 log = logging.getLogger("timerd.journal")
 
