@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timerd import __version__, profiles
 from timerd import config as config_mod
+from timerd import profiles, version
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
@@ -20,17 +20,6 @@ from timerd.tools import hall_args, install
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
-
-
-def version() -> str:
-    """The installed timerd's version, from its package metadata (what pip installed); the
-    source's own when it runs from a checkout that is not installed."""
-    import importlib.metadata  # noqa: PLC0415 (only for --version and doctor)
-
-    try:
-        return importlib.metadata.version("timerd")
-    except importlib.metadata.PackageNotFoundError:
-        return __version__
 
 
 class _Version(argparse.Action):
@@ -173,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         return _results(args.file or config.results_path(), args.n, args.json)
     if args.command == "sound-test":
         return _sound_test(config, args)
+    if args.command == "hall" and args.hall_command == "board":
+        from timerd.tools import hall_board  # noqa: PLC0415 (aiohttp only for the board)
+
+        return hall_board.main(config, args)
     if args.command == "hall":
         from timerd.tools import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from timerd import __version__, cli
+from timerd import __version__, cli, version
 from timerd import config as config_mod
 from timerd.config import paths
 
@@ -90,5 +90,5 @@ def test_version_comes_from_the_package(program: str) -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"{program} {cli.version()}\n"
-    assert cli.version() == __version__  # pyproject reads it from timerd.__version__
+    assert result.stdout == f"{program} {version()}\n"
+    assert version() == __version__  # pyproject reads it from timerd.__version__

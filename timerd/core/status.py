@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from timerd.core.clock import MatchClock
 from timerd.core.display import ClockFace, clock_face
-from timerd.core.effects import Phase
-from timerd.core.record import periods_record
-from timerd.core.score import Side
-
-if TYPE_CHECKING:
-    from timerd.core.match import Match
+from timerd.core.effects import Phase, Signal
+from timerd.core.faceoff import FaceoffGuard
+from timerd.core.profile import Profile
+from timerd.core.record import Interruption, PeriodPlayed, periods_record
+from timerd.core.rule import BreakKind, RuleModule
+from timerd.core.score import Result, ScoreSheet, Side
 
 #: What the rule modules show, as a profile without the module shows it (its key empty).
 NOT_IN_PROFILE: dict[str, Any] = {
@@ -85,7 +86,35 @@ class Status:
         return out
 
 
-def snapshot(match: Match, now: float) -> Status:
+class Shown(Protocol):
+    """What `snapshot` reads of a match (`timerd.core.match.Match`)."""
+
+    profile: Profile
+    phase: Phase
+    period: int
+    overtime: bool
+    clock: MatchClock
+    start_at: float | None
+    paused_since: float | None
+    interruptions: list[Interruption]
+    last_signal: Signal | None
+    sheet: ScoreSheet
+    guard: FaceoffGuard
+    result: Result | None
+    replays: int
+    rules: list[RuleModule]
+    periods_played: list[PeriodPlayed]
+    teams: dict[Side, str]
+    round: str | None
+    match_id: str | None
+    break_kind: BreakKind | None
+
+    def play_s(self, now: float) -> float: ...
+    def remaining_s(self, now: float) -> float: ...
+    def records(self) -> dict[str, Any]: ...
+
+
+def snapshot(match: Shown, now: float) -> Status:
     """The match at `now`: the phase machine's clock, score and records, and what each of the
     profile's rule modules shows (`RuleModule.status`)."""
     paused_total = sum(i.length_s for i in match.interruptions)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from timerd import config as config_mod
+from timerd import version
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
@@ -32,7 +33,6 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
-from timerd.cli import version
 from timerd.config.schema import SchemaError
 from timerd.disk import on_ram
 

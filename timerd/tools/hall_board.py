@@ -34,8 +34,8 @@ from typing import Any
 
 from aiohttp import web
 
-from timerd.config import HallConfig
-from timerd.tools.hall_desk import Desk, table_row
+from timerd.config import Config, HallConfig
+from timerd.tools.hall_desk import Desk, run_command, table_row
 
 log = logging.getLogger("timerd.hall.board")
 
@@ -158,3 +158,8 @@ async def serve(config: HallConfig, args: argparse.Namespace) -> int:
         finally:
             await runner.cleanup()
     return 0
+
+
+def main(config: Config, args: argparse.Namespace) -> int:
+    """`timerd hall board`: serve the page until Ctrl-C."""
+    return run_command(config.hall, lambda: serve(config.hall, args))

@@ -38,7 +38,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -622,15 +622,10 @@ def _write_out(target: str, text: str) -> None:
 
 
 def main(config: Config, args: argparse.Namespace) -> int:
+    """`timerd hall status | round load | start-round | pause | resume | reset | results`
+    (`timerd hall board` is `hall_board.main`)."""
     hall = config.hall
-    try:
-        mqtt = import_aiomqtt()
-    except HallUnavailable as exc:
-        print(f"timerd hall: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.hall_command == "board":
-        from timerd.tools.hall_board import serve  # noqa: PLC0415 (aiohttp only for the board)
-    run: dict[str, Callable[[], Any]] = {
+    run: dict[str, Callable[[], Coroutine[Any, Any, int]]] = {
         "status": lambda: status(hall, args),
         "round": lambda: load_round(hall, args),
         "start-round": lambda: start_round(hall, args),
@@ -638,13 +633,22 @@ def main(config: Config, args: argparse.Namespace) -> int:
         "resume": lambda: command(hall, args, lambda _: {"command": "resume"}),
         "reset": lambda: reset(hall, args),
         "results": lambda: results(hall, args),
-        "board": lambda: serve(hall, args),
     }
+    return run_command(hall, run[args.hall_command])
+
+
+def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run one desk command to its end, its exit code; without the MQTT client, or when the
+    broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly."""
     try:
-        code: int = asyncio.run(run[args.hall_command]())
+        mqtt = import_aiomqtt()
+    except HallUnavailable as exc:
+        print(f"timerd hall: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(job())
     except KeyboardInterrupt:
         return 0
     except mqtt.MqttError as exc:
         print(f"timerd hall: broker {hall.host}:{hall.port}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return code
