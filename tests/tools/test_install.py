@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_unit_file import settings
 
+from tests.test_unit_file import settings
 from timerd import cli
 from timerd import config as config_mod
 from timerd.adapters.journal.format import JOURNAL_NAME

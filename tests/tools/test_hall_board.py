@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
 
+from tests.adapters.web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
 from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
 from timerd.tools.hall_board import BOARD_VERSION
 
