@@ -9,6 +9,7 @@ each test fails when a change breaks its wall, naming the file and the import or
   what stops a start) it reaches through `app.py`.
 - `app.py` alone wires (invariant 4): only it constructs adapters and registers outputs,
   commands, buttons and status keys with the service.
+- A reply to a request is built in `wire.py` (invariant 6), never written where it is sent.
 """
 
 from __future__ import annotations
@@ -131,6 +132,35 @@ def _defines(path: Path, class_name: str) -> bool:
                for n in ast.walk(_tree(path)))
 
 
+def replies_outside_the_wire(root: Path) -> set[str]:
+    """A reply (a dict with "ok" and "error", or such JSON as text) made anywhere in the
+    daemon but wire.py (the tools are the replies' readers)."""
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "wire.py" or (root / "tools") in path.parents:
+            continue
+        tree = _tree(path)
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)} \
+                if isinstance(node, ast.Dict) else set()
+            text = "" if id(node) in docstrings else _text(node)
+            if {"ok", "error"} <= keys or ('"ok":' in text and '"error":' in text):
+                out.add(f"{path.relative_to(root)}:{node.lineno}")
+    return out
+
+
+def _text(node: ast.AST) -> str:
+    """A string or bytes constant as text; anything else as ""."""
+    value = node.value if isinstance(node, ast.Constant) else ""
+    return value.decode(errors="replace") if isinstance(value, bytes) else \
+        value if isinstance(value, str) else ""
+
+
+def test_replies_are_built_in_the_wire_module() -> None:
+    assert replies_outside_the_wire(ROOT) == set()
+
+
 def test_adapters_import_ports_not_the_service_the_app_or_each_other() -> None:
     assert adapter_wall_breaches(ADAPTERS) == set()
 
@@ -169,6 +199,10 @@ def test_the_checks_see_a_breach(tmp_path: Path) -> None:
     (tmp_path / "cli.py").write_text(
         "from timerd.adapters.results.format import recent_results\n"
         "def run():\n    from timerd.adapters.gpio import pin_factory\n")
+    (tmp_path / "service.py").write_text(
+        'def f():\n    return {"ok": False, "error": "no"}\n'
+        'REFUSED = b\'{"ok": false, "error": "busy"}\'\n')
+    assert replies_outside_the_wire(tmp_path) == {"service.py:2", "service.py:3"}
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "desk.py").write_text("from timerd.adapters.hall import link\n")
     assert tool_wall_breaches(tmp_path) == {"cli.py: timerd.adapters.gpio",

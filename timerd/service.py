@@ -33,7 +33,14 @@ from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
-from timerd.wire import arg_names, new_match_id, refused_reply, status_document
+from timerd.wire import (
+    arg_names,
+    error_reply,
+    new_match_id,
+    ok_reply,
+    refused_reply,
+    status_document,
+)
 
 log = logging.getLogger("timerd.service")
 
@@ -173,10 +180,10 @@ class Service:
         reply and never reaches the match.
         """
         if not isinstance(request, Mapping) or not isinstance(request.get("command"), str):
-            return {"ok": False, "error": 'expected {"command": NAME, "args": [...]}'}
+            return error_reply('expected {"command": NAME, "args": [...]}')
         args = request.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            return {"ok": False, "error": "args must be a list of strings"}
+            return error_reply("args must be a list of strings")
         name = request["command"]
         try:
             if name in self.extra_commands:
@@ -185,13 +192,13 @@ class Service:
                 except TypeError:
                     self._log.log(logging.ERROR, "wrong arguments", "command %s %s", name,
                                   args, exc_info=True)
-                    return {"ok": False, "error": f"{name}: wrong number of arguments"}
+                    return error_reply(f"{name}: wrong number of arguments")
             elif name != "status":
                 self.execute(name, *args)
         except CommandRefused as exc:
             exc.command = exc.command or name
             return refused_reply(refusal(exc))
-        return {"ok": True, "status": self.status_dict()}
+        return ok_reply(self.status_dict())
 
     async def acknowledge(self, request: Any) -> dict[str, Any]:
         """`command`, with the reply held until the command is on disk (the loop goes on).

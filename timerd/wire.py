@@ -5,7 +5,9 @@
   keys adapters add, with `format` (this shape's version). An adapter adds keys; it never
   overwrites one of the core's.
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
-- The reply to a refused command: English text beside its code and values.
+- The reply to a request (the control socket, `POST /api/command`): the status after a
+  command, a refusal (English text beside its code and values), or why a request is not one.
+- The web page's documents: the commands a score desk offers, the message catalogues.
 - How an adapter command's arguments read on a score desk.
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
   journal's header, hall mode's result message and the status document.
@@ -39,6 +41,10 @@ log = logging.getLogger("timerd.wire")
 STATUS_FORMAT = 1
 #: The version of an event record's shape.
 EVENT_FORMAT = 1
+#: The version of a reply's shape (`ok_reply`, `error_reply`, `refused_reply`).
+REPLY_FORMAT = 1
+#: The version of the web page's documents (`commands_document`, `i18n_document`).
+PAGE_FORMAT = 1
 
 
 def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -107,11 +113,35 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
 
 
 
+def ok_reply(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply to a command done: the status document after it."""
+    return {"format": REPLY_FORMAT, "ok": True, "status": status}
+
+
+def error_reply(error: str) -> dict[str, Any]:
+    """The reply to a request that is not a command (malformed, over a limit): why, in
+    English, for the script that sent it."""
+    return {"format": REPLY_FORMAT, "ok": False, "error": error}
+
+
 def refused_reply(told: Notice) -> dict[str, Any]:
     """The reply to a refused command: `error` in English (for a script and the log), and
     `code` and `params` for a page or tool that says it in its reader's language."""
-    return {"ok": False, "error": LOG_TEXT.notice(told.code, told.params),
-            "code": told.code, "params": dict(told.params)}
+    return error_reply(LOG_TEXT.notice(told.code, told.params)) | {
+        "code": told.code, "params": dict(told.params)}
+
+
+def commands_document(commands: list[dict[str, Any]], control: bool) -> dict[str, Any]:
+    """`GET /api/commands`: what a score desk offers (`control`: whether it may send them)."""
+    return {"format": PAGE_FORMAT, "commands": commands, "control": control}
+
+
+def i18n_document(browser: str | None, names: Mapping[str, str], words: Mapping[str, str],
+                  texts: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """`GET /api/i18n`: every message catalogue, the browser's language if one is there, the
+    languages' own names, and which catalogue word each notice value is (`i18n.WORDS`)."""
+    return {"format": PAGE_FORMAT, "browser": browser, "names": names, "words": words,
+            "texts": texts}
 
 
 def new_match_id(wall: float | None = None) -> str:

@@ -28,6 +28,7 @@ from timerd.core.effects import Signal, SignalKind
 from timerd.core.plan import signal_plan
 from timerd.core.pulses import pulses
 from timerd.service import Service
+from timerd.wire import REPLY_FORMAT
 
 RATE = 44100
 MUSIC_FRAMES = 30 * RATE
@@ -236,7 +237,7 @@ def test_mute_defaults_from_config_and_bad_words_are_refused() -> None:
     rig = match_with_speaker([(0, "start")], 30, config=config, at=(
         (1, command("mute", "loud")), (2, command("mute", "buzzer", "on")),
         (3, command("mute")), (4, command("mute", "speaker", "off"))))
-    assert rig.notes[1] == {"ok": False,
+    assert rig.notes[1] == {"format": REPLY_FORMAT, "ok": False,
                             "error": "mute refused: it takes on|off, or speaker|buzzer|all on|off",
                             "code": "refused.mute_how", "params": {"command": "mute"}}
     assert rig.notes[2]["error"] == "mute refused: no buzzer is fitted"

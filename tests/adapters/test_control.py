@@ -23,6 +23,7 @@ from timerd.adapters.control import MAX_LINE, ControlSocket
 from timerd.config import ControlConfig
 from timerd.core.match import Match
 from timerd.service import Service
+from timerd.wire import REPLY_FORMAT, error_reply
 
 
 def service() -> Service:
@@ -49,8 +50,8 @@ def test_deep_json_is_an_error_reply_and_pipelined_requests_are_answered(
                 [deep[:MAX_LINE - 2] + b"\n", shallow_but_deep, b"status\n"]), 3)
 
     first, second, third = run_virtual(main)
-    assert first == {"ok": False, "error": "JSON nested deeper than 32 levels"}
-    assert second == {"ok": False, "error": "JSON nested deeper than 32 levels"}
+    assert first == error_reply("JSON nested deeper than 32 levels")
+    assert second == error_reply("JSON nested deeper than 32 levels")
     assert third["ok"] is True
     assert third["status"]["phase"] == "idle"
 
@@ -62,7 +63,8 @@ def test_an_overlong_line_is_refused_and_the_next_request_answered(tmp_path: Pat
             return await exchange(control.path, b"x" * (3 * MAX_LINE) + b"\nstatus\n", 2)
 
     refused, answered = run_virtual(main)
-    assert refused == {"ok": False, "error": f"request line over {MAX_LINE} bytes"}
+    assert refused == {"format": REPLY_FORMAT, "ok": False,
+                       "error": f"request line over {MAX_LINE} bytes"}
     assert answered["ok"] is True
 
 
@@ -129,4 +131,4 @@ def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
             writer.close()
             return line
 
-    assert json.loads(run_virtual(main)) == {"ok": False, "error": "too many connections"}
+    assert json.loads(run_virtual(main)) == error_reply("too many connections")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from web_harness import Daemon
 
 from timerd.cli import request as control_request
+from timerd.wire import PAGE_FORMAT
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +108,7 @@ def test_a_command_works(idle: Daemon) -> None:
 def test_commands_lists_the_profiles_commands(idle: Daemon) -> None:
     status, table = idle.request("GET", "/api/commands")
     assert status == 200
+    assert table["format"] == PAGE_FORMAT
     assert table["control"] is True
     by_name = {row["command"]: row for row in table["commands"]}
     assert set(by_name) >= {"start", "pause", "resume", "toggle", "reset"}
@@ -121,7 +123,7 @@ def test_commands_lists_the_profiles_commands(idle: Daemon) -> None:
 def test_i18n_serves_every_catalogue_and_the_browsers_language(idle: Daemon) -> None:
     status, body = idle.request("GET", "/api/i18n", headers={"Accept-Language": "sk-SK,en;q=0.5"})
     assert status == 200
-    assert body["browser"] == "sk"
+    assert (body["browser"], body["format"]) == ("sk", PAGE_FORMAT)
     assert set(body["texts"]) == {"en", "sl", "sk"}
     assert body["texts"]["sl"]["ctl.faceoff"] == "BULI"  # the Slovenian ITHF rules' word
     assert idle.request("GET", "/api/i18n", headers={"Accept-Language": "de"})[1]["browser"] \

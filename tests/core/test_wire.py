@@ -6,8 +6,21 @@ import logging
 import pytest
 
 from timerd import profiles
+from timerd.core.effects import Notice
 from timerd.core.match import Match
-from timerd.wire import EVENT_FORMAT, STATUS_FORMAT, event_record, status_document
+from timerd.wire import (
+    EVENT_FORMAT,
+    PAGE_FORMAT,
+    REPLY_FORMAT,
+    STATUS_FORMAT,
+    commands_document,
+    error_reply,
+    event_record,
+    i18n_document,
+    ok_reply,
+    refused_reply,
+    status_document,
+)
 
 
 def _status():
@@ -53,3 +66,14 @@ def test_every_event_record_carries_its_format() -> None:
     records = [event_record(e, status) for e in effects]
     assert records
     assert [r and r["format"] for r in records] == [EVENT_FORMAT] * len(records)
+
+
+def test_every_reply_and_page_document_carries_its_format() -> None:
+    """Invariant 6: the replies (socket, POST /api/command) and the page's documents are
+    built here, each with its version (they were dicts written where they were sent)."""
+    replies = [ok_reply({"phase": "idle"}), error_reply("args must be a list of strings"),
+               refused_reply(Notice("refused.in_idle", {"command": "goal"}))]
+    assert [r["format"] for r in replies] == [REPLY_FORMAT] * 3
+    assert replies[2]["code"] == "refused.in_idle"
+    pages = [commands_document([], control=False), i18n_document(None, {}, {}, {})]
+    assert [p["format"] for p in pages] == [PAGE_FORMAT] * 2

@@ -10,6 +10,7 @@ from timerd.core.effects import Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
 from timerd.service import Service, slack_margin
+from timerd.wire import REPLY_FORMAT
 
 
 def test_a_full_match_gives_every_signal_once_in_order():
@@ -73,8 +74,9 @@ def test_command_replies_for_tools():
     ok, refused, status, unknown, bad_name, bad_args, not_a_map = run_virtual(main)
     assert ok["ok"] is True
     assert ok["status"]["phase"] == "pre_signal"
-    assert refused == {"ok": False, "error": refused["error"], "code": "refused.in_pre_signal",
-                       "params": {"command": "start"}}
+    assert refused == {"format": REPLY_FORMAT, "ok": False, "error": refused["error"],
+                       "code": "refused.in_pre_signal", "params": {"command": "start"}}
+    assert (ok["format"], unknown["format"], not_a_map["format"]) == (REPLY_FORMAT,) * 3
     assert "pre-signal" in refused["error"]
     assert status["status"]["start_in_s"] == 20.0
     assert "launch refused: unknown command; known: " in unknown["error"]

@@ -2,8 +2,9 @@
 
 One request per line, one reply per line. A request is JSON, `{"command": "pause", "args": []}`,
 or plain words, `pause` or `goal home`, for a person with `socat`. The reply is JSON:
-`{"ok": true, "status": {...}}` or `{"ok": false, "error": "why"}`. A malformed or unknown
-request gets an error reply; the connection and the daemon carry on.
+`{"format": 1, "ok": true, "status": {...}}` or `{"format": 1, "ok": false, "error": "why"}`
+(built in `timerd.wire`). A malformed or unknown request gets an error reply; the connection
+and the daemon carry on.
 
 Limits (docs/service.md, "Limits and failure modes"): a request line is at most `MAX_LINE`
 bytes (a longer one gets an error reply, is skipped to its newline, and the requests after it
@@ -35,6 +36,7 @@ from timerd.limits import (
     loads_bounded,
 )
 from timerd.ports import Control
+from timerd.wire import error_reply
 
 log = logging.getLogger("timerd.control")
 
@@ -136,7 +138,7 @@ class ControlSocket:
             self._log.warning("refused", "control socket: refused a connection, all %d are "
                               "busy", self.max_connections)
             with contextlib.suppress(ConnectionError):
-                writer.write(b'{"ok": false, "error": "too many connections"}\n')
+                writer.write(json.dumps(error_reply("too many connections")).encode() + b"\n")
             writer.close()
             return
         client = self._clients[task] = _Client(writer)
@@ -167,8 +169,8 @@ class ControlSocket:
         if line is None:
             self._log.info("too_long", "control socket: refused a request line over %d bytes",
                            MAX_LINE)
-            return {"ok": False, "error": f"request line over {MAX_LINE} bytes"}
+            return error_reply(f"request line over {MAX_LINE} bytes")
         request = parse_request(line.decode("utf-8", "replace"))
         if isinstance(request, str):
-            return {"ok": False, "error": request}
+            return error_reply(request)
         return await self.service.acknowledge(request)  # once on disk, or says why not

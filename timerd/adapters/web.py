@@ -66,7 +66,7 @@ from timerd.limits import (
     loads_bounded,
 )
 from timerd.ports import Control
-from timerd.wire import event_record
+from timerd.wire import commands_document, error_reply, event_record, i18n_document
 
 #: How many finished matches `GET /api/results` gives at most: the last ones.
 RESULTS_SHOWN = 1000
@@ -112,7 +112,7 @@ def bearer_ok(header: str, token: str) -> bool:
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response({"ok": False, "error": message}, status=status, headers=headers)
+    return web.json_response(error_reply(message), status=status, headers=headers)
 
 
 @dataclass(eq=False)
@@ -330,19 +330,17 @@ class WebServer:
         return web.json_response(await asyncio.to_thread(self.results, RESULTS_SHOWN))
 
     async def _commands(self, request: web.Request) -> web.Response:
-        return web.json_response({"commands": command_table(self.service),
-                                  "control": bool(self.config.token)})
+        return web.json_response(commands_document(command_table(self.service),
+                                                   bool(self.config.token)))
 
     async def _i18n(self, request: web.Request) -> web.Response:
-        return web.json_response({
-            "browser": i18n.from_accept(request.headers.get("Accept-Language", "")),
-            "names": i18n.NAMES,
-            "words": i18n.WORDS,
-            "texts": {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
-        }, headers={"Cache-Control": "no-cache"})
+        return web.json_response(i18n_document(
+            i18n.from_accept(request.headers.get("Accept-Language", "")), i18n.NAMES,
+            i18n.WORDS, {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
+        ), headers={"Cache-Control": "no-cache"})
 
     async def _commands_read_only(self, request: web.Request) -> web.Response:
-        return web.json_response({"commands": command_table(self.service), "control": False})
+        return web.json_response(commands_document(command_table(self.service), False))
 
     async def _control_elsewhere(self, request: web.Request) -> web.Response:
         return _error(403, "control is not served on this port (see web.control)")
