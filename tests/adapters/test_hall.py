@@ -31,6 +31,7 @@ from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.service import Service
+from timerd.wire import REPLY_FORMAT
 
 #: A real mosquitto on loopback and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -176,6 +177,8 @@ def test_start_round_resets_a_finished_table_only_once_the_desk_has_its_result()
         assert link.status_extra()["hall"]["result"]["acked"] is True
         third = send(link, command="start_round", at=1030.0, round="R2")
         assert third["ok"], third
+        # Invariant 6: a reply, done or refused, carries wire's reply format.
+        assert (first["format"], third["format"]) == (REPLY_FORMAT, REPLY_FORMAT)
         assert third["detail"].startswith("reset (result acknowledged), scheduled")
         assert svc.match.phase is Phase.SCHEDULED
 

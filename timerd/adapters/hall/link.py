@@ -58,7 +58,9 @@ from timerd.adapters.hall.protocol import (
     RESULT_VERSION,
     Topics,
     import_aiomqtt,
+    internal_error,
     mqtt_client,
+    reply_record,
 )
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.effects import Effect, Phase, Signal, Tick, refusal
@@ -429,20 +431,21 @@ class HallLink:
             self._log.warning("unknown", "ignored unknown command %.80r on %s (known: %s)", name,
                               topic, ", ".join(self._commands))
             return
-        reply: dict[str, Any] = {"type": "reply", "command": name, "id": message.get("id")}
+        detail, refused = "", None
         try:
-            reply.update(ok=True, detail=handler(message))
+            detail = handler(message)
         except CommandRefused as exc:
             exc.command = exc.command or name
-            reply.update(refused_reply(refusal(exc)))
+            refused = refused_reply(refusal(exc))
         except Exception as exc:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
-            reply.update(ok=False, error=f"internal error: {exc}")
-        if reply["ok"]:
+            refused = internal_error(exc)
+        if refused is None:
             self._log.info("done", "%s done", name)
         else:
-            self._log.info("refused", "%s refused: %s", name, reply["error"])
-        self._queue_event({**reply, "wall": self.wall()})
+            self._log.info("refused", "%s refused: %s", name, refused["error"])
+        self._queue_event(reply_record(name, message.get("id"), self.wall(), detail=detail,
+                                       refused=refused))
 
     def _execute(self, command: str, *args: str) -> str:
         return self.service.execute(command, *args).phase.value

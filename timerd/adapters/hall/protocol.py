@@ -6,7 +6,8 @@ this one, of hall mode; everything in it is the wire contract or how to reach th
 a table's state. Every table of a hall publishes under `timerd/<hall>/tables/<table>/`
 (`state`, `events`, `results`, `status`, and takes commands on `cmd`); the whole hall's
 commands go to `timerd/<hall>/cmd`. A result message is `{"version": RESULT_VERSION, "id":
-the match id, "hall", "table", "round", "wall", "result": the results line}`.
+the match id, "hall", "table", "round", "wall", "result": the results line}`. A table
+answers each command with a reply record on its `events` topic (`reply_record`).
 
 aiomqtt (the extra `timerd[hall]`) is imported only when asked for (`import_aiomqtt`).
 """
@@ -19,6 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from timerd.config import HallConfig
+from timerd.wire import REPLY_FORMAT, error_reply
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -27,6 +29,19 @@ if TYPE_CHECKING:
 BROKER_TIMEOUT_S = 10.0
 #: The format of the result message on `tables/<table>/results` (docs/hall.md).
 RESULT_VERSION = 1
+
+
+def reply_record(command: str, request_id: Any, wall: float, *, detail: str = "",
+                 refused: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A table's answer to a desk's command (`id` is the desk's): done with its `detail`, or
+    `refused` (a `wire.refused_reply` or `wire.error_reply`); the reply's `format` is wire's."""
+    answer = refused or {"format": REPLY_FORMAT, "ok": True, "detail": detail}
+    return {"type": "reply", "command": command, "id": request_id, **answer, "wall": wall}
+
+
+def internal_error(exc: Exception) -> dict[str, Any]:
+    """The refusal of a command that failed with a bug (`exc`), not a rule."""
+    return error_reply(f"internal error: {exc}")
 
 
 class HallUnavailable(RuntimeError):
