@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import mmap
 import wave
 from array import array
 from collections.abc import Callable
@@ -20,7 +21,7 @@ import pytest
 from tests.conftest import Recorder, play, wired
 from timerd import config as config_mod
 from timerd import profiles
-from timerd.adapters.audio import Sound, SoundBank, Speaker, builtin
+from timerd.adapters.audio import COUNTED, Sound, SoundBank, Speaker, builtin
 from timerd.adapters.gpio import GpioBoard
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.config.schema import SchemaError
@@ -301,6 +302,25 @@ def test_a_user_wav_is_used_with_its_volume_applied_once(tmp_path: Path) -> None
     final = bank.sounds["final"]
     assert (final.source, final.channels, final.rate_hz) == (str(horn), 1, RATE)
     assert array("h", final.pcm).tolist() == [500, -500, 16384, -16384, 2]
+
+
+def test_builtins_are_mapped_from_their_files_counted_kinds_and_user_wavs_copied(
+        tmp_path: Path) -> None:
+    # Issue 16, memory: a built-in's PCM is the file's pages, not a copy. The kinds repeated
+    # on the loop (N beeps) and a user's file (rewritten in place, a mapping is a SIGBUS) are
+    # read into memory.
+    horn = _write_wav(tmp_path / "horn.wav", [1000, -1000, 3])
+    bank = SoundBank.load({SignalKind.FINAL: SignalOutput(sound=str(horn))},
+                          SpeakerConfig(last_30="music"))
+    mapped = {k for k, s in bank.sounds.items() if isinstance(s.pcm, memoryview)
+              and isinstance(s.pcm.obj, mmap.mmap)}
+    assert mapped == {k.value for k in SignalKind} - {k.value for k in COUNTED} - {"final"}
+    assert all(isinstance(bank.sounds[k.value].pcm, bytes) for k in COUNTED)
+    assert isinstance(bank.sounds["final"].pcm, bytes)
+    assert bank.music is not None
+    assert isinstance(bank.music.pcm, memoryview)
+    assert bank.sounds["start"].pcm == builtin("start").pcm
+    assert bank.sound(SignalKind.START, 2).pcm == builtin("start").pcm * 2
 
 
 @pytest.mark.parametrize(("make", "why"), [

@@ -9,7 +9,13 @@ pre-signal jingle, the horn, the last-30-seconds music. So it is built to never 
 match's way:
 
 - Every sound is read, checked and volume-scaled once at startup (`SoundBank.load`); a user WAV
-  that cannot be used is logged with its key path and the built-in plays instead.
+  that cannot be used is logged with its key path and the built-in plays instead. A built-in
+  sound at full volume is mapped from its file rather than copied into the daemon's memory
+  (`read_wav(mapped=True)`): its pages are the page cache's, shared and dropped under memory
+  pressure, and only the sounds that play are ever paged in, by simpleaudio's playback thread
+  (it reads the buffer there, never on the event loop). The kinds whose sound is repeated on
+  the loop (`COUNTED`) and a user's WAV (rewriting a mapped file in place would crash the
+  daemon with SIGBUS) are copied into memory as before.
 - Playback goes through `simpleaudio.play_buffer`, which opens the device, starts a C thread
   that feeds ALSA and returns. It holds the GIL while it opens the device, so a Python thread
   would not take that time off the event loop; it is measured instead (bench/audio_latency.py)
@@ -28,8 +34,8 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
-import difflib
 import logging
+import mmap
 import time
 import wave
 from array import array
@@ -41,6 +47,7 @@ from typing import Any, Protocol
 
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.profile import PLACEABLE
 from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
 from timerd.ports import Buzzer, Control, ExtraCommand
@@ -53,6 +60,11 @@ BUILTIN_DIR = Path(__file__).resolve().parent.parent / "sounds"
 MUSIC = "last_30_music"
 SAMPLE_BYTES = 2  # 16-bit PCM only: what every ALSA device and simpleaudio take as is
 RATES_HZ = (8000, 192000)
+#: Kinds whose signal may sound N times over (`Signal.beeps`): the placed signals (ITHF 4.4,
+#: as many beeps as minutes left) and the line change (ISBHF 404b, beeps = the stage). Their
+#: N-fold sound is made on the event loop when it first sounds, so their PCM is kept in
+#: memory: never a read from the file (a page fault) on the loop.
+COUNTED = PLACEABLE | {SignalKind.LINE_CHANGE}
 
 
 class SoundError(Exception):
@@ -61,11 +73,14 @@ class SoundError(Exception):
 
 @dataclass(frozen=True)
 class Sound:
-    """Signed 16-bit little-endian PCM, ready to hand to ALSA; `times` > 1 for N beeps."""
+    """Signed 16-bit little-endian PCM, ready to hand to ALSA; `times` > 1 for N beeps.
+
+    `pcm` is bytes, or a read-only view of a mapped WAV file's data (`read_wav(mapped=True)`).
+    """
 
     name: str
     source: str  # for logs: "built-in final.wav" or the user's path
-    pcm: bytes
+    pcm: bytes | memoryview
     channels: int
     rate_hz: int
     times: int = 1
@@ -91,20 +106,33 @@ class Sound:
         sample on the way (the 30 s music at half volume: peak RSS +8 MB, not +49 MB)."""
         if volume == 1:
             return self
-        samples = array("h", self.pcm)
+        samples = array("h")
+        samples.frombytes(self.pcm)  # array("h", view) would take each byte as a sample
         return replace(self, pcm=array("h", (round(s * volume) for s in samples)).tobytes())
 
     def repeated(self, times: int) -> Sound:
         """The sound `times` over, back to back: ITHF 4.4's N beeps for N minutes left."""
-        return replace(self, pcm=self.pcm * times, times=times) if times > 1 else self
+        return replace(self, pcm=bytes(self.pcm) * times, times=times) if times > 1 else self
 
 
-def read_wav(path: Path, name: str) -> Sound:
-    """A 16-bit PCM WAV (mono or stereo) from `path`; SoundError says what is wrong with it."""
+def read_wav(path: Path, name: str, *, mapped: bool = False) -> Sound:
+    """A 16-bit PCM WAV (mono or stereo) from `path`; SoundError says what is wrong with it.
+
+    `mapped`: the PCM is a view of the file mapped read-only, not a copy: its pages are read
+    when something reads them. Only for files that are replaced, never rewritten in place (the
+    built-ins, replaced by an upgrade): a mapped file cut short under the daemon is a SIGBUS.
+    The mapping keeps a descriptor of the file open (one per mapped sound, some 20).
+    """
     try:
-        with wave.open(str(path), "rb") as w:
+        with path.open("rb") as file, wave.open(file) as w:
             channels, width, rate = w.getnchannels(), w.getsampwidth(), w.getframerate()
-            pcm = w.readframes(w.getnframes())
+            if mapped:
+                # wave.open has read the headers up to the data chunk's: its data starts here.
+                start = file.tell()
+                data = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+                pcm: bytes | memoryview = data[start:start + w.getnframes() * width * channels]
+            else:
+                pcm = w.readframes(w.getnframes())
     except FileNotFoundError:
         raise SoundError("no such file") from None
     except OSError as exc:
@@ -127,8 +155,8 @@ def builtin_names() -> list[str]:
     return sorted(p.stem for p in BUILTIN_DIR.glob("*.wav"))
 
 
-def builtin(name: str) -> Sound:
-    sound = read_wav(BUILTIN_DIR / f"{name}.wav", name)
+def builtin(name: str, *, mapped: bool = False) -> Sound:
+    sound = read_wav(BUILTIN_DIR / f"{name}.wav", name, mapped=mapped)
     return replace(sound, source=f"built-in {name}.wav")
 
 
@@ -136,12 +164,14 @@ def _is_path(spec: str) -> bool:
     return "/" in spec or spec.lower().endswith(".wav")
 
 
-def resolve(spec: str, default: str, key: str) -> tuple[Sound | None, str | None]:
+def resolve(spec: str, default: str, key: str, *, mapped: bool = False
+            ) -> tuple[Sound | None, str | None]:
     """The sound `spec` (a built-in name or a path; empty: `default`) and a problem, if any.
 
     A sound that cannot be used falls back to the built-in `default` (the buzzer sounds
     anyway, and the speaker should not go silent over a typo); the problem names the key path
-    and what plays instead, for the startup log.
+    and what plays instead, for the startup log. `mapped`: a built-in is mapped from its file
+    (`read_wav`); a user's file is always read into memory.
     """
     builtins = builtin_names()
     wanted = spec or default
@@ -149,18 +179,20 @@ def resolve(spec: str, default: str, key: str) -> tuple[Sound | None, str | None
         if _is_path(wanted):
             sound = read_wav(Path(wanted).expanduser(), default)
         elif wanted in builtins:
-            sound = builtin(wanted)
+            sound = builtin(wanted, mapped=mapped)
         elif not spec:
             return None, (f"{key}: no built-in sound named {default!r}; the speaker stays "
                           "silent for it (the buzzer still sounds)")
         else:
+            import difflib  # noqa: PLC0415 (only to name a close match in a typo's message)
+
             close = difflib.get_close_matches(wanted, builtins, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise SoundError(f"no built-in sound of that name{hint} and not a path "
                              f"(built-ins: {', '.join(builtins)})")
     except SoundError as exc:
         try:
-            fallback: Sound | None = builtin(default)
+            fallback: Sound | None = builtin(default, mapped=mapped)
             instead = f"the built-in {default}.wav plays instead"
         except SoundError:
             fallback, instead = None, "the speaker stays silent for it (the buzzer still sounds)"
@@ -170,7 +202,8 @@ def resolve(spec: str, default: str, key: str) -> tuple[Sound | None, str | None
 
 @dataclass
 class SoundBank:
-    """Every sound the speaker may play, loaded and volume-scaled once, at startup."""
+    """Every sound the speaker may play, loaded and volume-scaled once, at startup; the
+    built-ins at full volume mapped from their files, except the `COUNTED` kinds'."""
 
     sounds: dict[str, Sound] = field(default_factory=dict)  # by signal kind value
     music: Sound | None = None  # only in last-30 "music" mode
@@ -184,14 +217,15 @@ class SoundBank:
             out = signals.get(kind, SignalOutput())
             if not out.speaker:
                 continue
-            sound, problem = resolve(out.sound, kind.value, f"signals.{kind.value}.sound")
+            sound, problem = resolve(out.sound, kind.value, f"signals.{kind.value}.sound",
+                                     mapped=kind not in COUNTED)
             if problem:
                 bank.problems.append(problem)
             if sound is not None:
                 bank.sounds[kind.value] = sound.scaled(out.volume)
         last_30 = signals.get(SignalKind.LAST_30, SignalOutput())
         if speaker.last_30 == "music" and last_30.speaker:
-            music, problem = resolve(speaker.music, MUSIC, "speaker.music")
+            music, problem = resolve(speaker.music, MUSIC, "speaker.music", mapped=True)
             if problem:
                 bank.problems.append(problem)
             if music is not None:
