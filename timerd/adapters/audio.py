@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import mmap
 import time
@@ -257,21 +255,29 @@ class Player(Protocol):
         """Keep the sound library's own error printing off stderr (while retrying)."""
 
 
-#: ALSA's error handler type: (file, line, function, err, fmt, ...); the varargs are ignored.
-_AlsaErrorHandler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                                     ctypes.c_int, ctypes.c_char_p)
+#: The ALSA library simpleaudio is linked with, by its soname: loaded as is, it is the copy
+#: already in the process (ctypes.util.find_library would run `ldconfig -p` to find it).
+ALSA_LIBRARY = "libasound.so.2"
 
 
 class SimpleaudioPlayer:
-    """ALSA's default device through simpleaudio (the simpleaudio-patched package)."""
+    """ALSA's default device through simpleaudio (the simpleaudio-patched package).
+
+    simpleaudio and ctypes are imported here, so a daemon without the speaker carries
+    neither (issue 16)."""
 
     def __init__(self) -> None:
         import simpleaudio  # noqa: PLC0415 (an optional extra: timerd[sound])
 
         self._play_buffer = simpleaudio.play_buffer
-        self._ignore = _AlsaErrorHandler(lambda *_: None)  # kept alive while installed
+        import ctypes  # noqa: PLC0415 (once simpleaudio is there)
+
+        # ALSA's error handler: (file, line, function, err, fmt, ...); the varargs are ignored.
+        handler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                   ctypes.c_int, ctypes.c_char_p)
+        self._ignore = handler(lambda *_: None)  # kept alive while installed
         try:
-            self._alsa: Any = ctypes.CDLL(ctypes.util.find_library("asound") or "libasound.so.2")
+            self._alsa: Any = ctypes.CDLL(ALSA_LIBRARY)
         except OSError:
             self._alsa = None
 
