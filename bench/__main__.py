@@ -53,7 +53,7 @@ from typing import Any
 from bench import analysis, machine, report
 from bench import play as play_mod
 from bench.baselines import DESIGNS as BASELINES
-from bench.footprint import REPO, Daemon, WebPage, adapter_config
+from bench.footprint import REPO, Daemon, WebPage, adapter_config, compile_bytecode
 from timerd import priority, profiles
 
 #: Bench profiles, relative to the repository (the players run there).
@@ -244,6 +244,7 @@ def latency(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any
 
 
 def ready_times(mode: Mode, workdir: Path) -> dict[str, Any]:
+    compile_bytecode()
     config, switched = adapter_config(workdir, mode.drift_profile)
     times = []
     for _ in range(mode.ready_runs):
