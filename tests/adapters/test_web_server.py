@@ -14,12 +14,14 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
+from tests.conftest import play
 from timerd import config as config_mod
 from timerd import profiles
 from timerd.adapters import web as web_module
 from timerd.adapters.results.format import recent_results
-from timerd.adapters.web import EVENT_BACKLOG, WebServer, bearer_ok, command_table
+from timerd.adapters.web import EVENT_BACKLOG, StreamClient, WebServer, bearer_ok, command_table
 from timerd.config import WebConfig
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
@@ -223,3 +225,42 @@ def test_stream_event_records_match_the_event_stream() -> None:
         "type": "state", "state": "pre_signal", "previous": "idle", "period": 1,
         "remaining_s": 300.0, "format": 1}
     assert json.loads(json.dumps(messages[2]))["state"]["phase"] == "pre_signal"
+
+
+def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One status document per dispatch, encoded once: the same bytes for every browser, also
+    when a dispatch has several effects (the pause: its phase change and its chirp)."""
+    encoded: list[bytes] = []
+    encode = web_module._encode
+
+    def counting(value: object) -> bytes:
+        encoded.append(encode(value))
+        return encoded[-1]
+
+    monkeypatch.setattr(web_module, "_encode", counting)
+    pushes: list[tuple[int, StreamClient, bytes, dict[str, object]]] = []
+
+    def setup(service: Service) -> None:
+        class Browser(StreamClient):
+            def push_state(self, message: bytes) -> None:
+                pushes.append((service.documents_built, self, message, service.status_dict()))
+                super().push_state(message)
+
+        server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
+        server.clients.update(Browser(web.WebSocketResponse()) for _ in range(2))
+        service.outputs.append(server)
+
+    play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)
+    by_document: dict[int, list[tuple[StreamClient, bytes, dict[str, object]]]] = {}
+    for built, browser, message, document in pushes:
+        by_document.setdefault(built, []).append((browser, message, document))
+    assert len(by_document) > 300  # every shown second, and tenths in the last 10 s
+    for pushed in by_document.values():
+        (first, message, document), (second, same, _) = pushed  # one push to each browser
+        assert first is not second
+        assert same is message  # the same bytes object: encoded once for both
+        assert json.loads(message) == {"type": "state", "state": json.loads(json.dumps(document)),
+                                       "rate": 1.0}
+    states = [m for m in encoded if json.loads(m)["type"] == "state"]
+    assert len(states) == len(by_document)

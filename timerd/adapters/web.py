@@ -51,7 +51,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from aiohttp import WSCloseCode, web
+from aiohttp import WSCloseCode, WSMsgType, web
 
 from timerd import i18n
 from timerd.config import WebConfig
@@ -117,20 +117,21 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 @dataclass(eq=False)
 class StreamClient:
-    """One browser on the stream: the newest unsent state and a bounded backlog of events."""
+    """One browser on the stream: the newest unsent state and a bounded backlog of events,
+    each a message already encoded (UTF-8 JSON), the same bytes for every browser."""
 
     ws: web.WebSocketResponse
-    state: str | None = None
-    events: deque[str] = field(default_factory=lambda: deque(maxlen=EVENT_BACKLOG))
+    state: bytes | None = None
+    events: deque[bytes] = field(default_factory=lambda: deque(maxlen=EVENT_BACKLOG))
     dropped: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     sender: asyncio.Task[None] | None = None
 
-    def push_state(self, message: str) -> None:
+    def push_state(self, message: bytes) -> None:
         self.state = message  # an unsent older state is stale: replaced, never queued
         self.ready.set()
 
-    def push_event(self, message: str) -> None:
+    def push_event(self, message: bytes) -> None:
         if len(self.events) == self.events.maxlen:
             self.dropped += 1
             if self.dropped == 1:
@@ -138,7 +139,7 @@ class StreamClient:
         self.events.append(message)
         self.ready.set()
 
-    def next_message(self) -> str | None:
+    def next_message(self) -> bytes | None:
         """Events first, in order, then the state they led to."""
         if self.events:
             return self.events.popleft()
@@ -170,8 +171,8 @@ class WebServer:
         self.control_url: str | None = None
         self.clients: set[StreamClient] = set()  # the browsers on the stream now
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
-        self._state_pending = False
-        self._pending_state: dict[str, Any] | None = None
+        #: The document last pushed to the browsers (`notify`).
+        self._pushed_state: dict[str, Any] | None = None
         self._runners: list[web.AppRunner] = []
         self._listeners: list[asyncio.Server] = []
         self._log = RateLimitedLog(log)
@@ -285,32 +286,32 @@ class WebServer:
     # -- service output --------------------------------------------------------------------
 
     def notify(self, effect: Effect, status: Status) -> None:
-        """Queue the effect's event record now, and one state push after this dispatch."""
+        """Queue the effect's event record and the dispatch's state for every browser.
+
+        Each message is encoded once and the same bytes go to every browser. The state is
+        the dispatch's one document (issue 14): a dispatch of several effects (a phase change
+        and its signal) hands the same document to each, and it is encoded and pushed at the
+        first; the browsers' senders run after the dispatch, events first (`next_message`).
+        """
         if not self.clients:
             return
         record = event_record(effect, status)
         if record is not None:
             t = round(self.service.now() - self.t0, 6)
-            message = json.dumps({"type": "event", "event": {"t": t, **record}})
+            message = _encode({"type": "event", "event": {"t": t, **record}})
             for client in self.clients:
                 client.push_event(message)
-        # The dispatch's one document (issue 14), pushed once after it: several effects of
-        # one command (phase change, signal) make one state push.
-        self._pending_state = self.service.status_dict()
-        if not self._state_pending:
-            self._state_pending = True
-            self.service.loop.call_soon(self._push_state)
+        state = self.service.status_dict()
+        if state is not self._pushed_state:  # kept, so a new document is never the same object
+            self._pushed_state = state
+            message = self._state_message(state)
+            for client in self.clients:
+                client.push_state(message)
 
-    def _push_state(self) -> None:
-        self._state_pending = False
-        message = self._state_message(self._pending_state)
-        for client in self.clients:
-            client.push_state(message)
-
-    def _state_message(self, state: dict[str, Any] | None = None) -> str:
+    def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
-        return _dumps({"type": "state", "state": state or self.service.status_dict(),
-                       "rate": self.rate})
+        return _encode({"type": "state", "state": state or self.service.status_dict(),
+                        "rate": self.rate})
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -391,7 +392,7 @@ class WebServer:
                 client.ready.clear()
                 while (message := client.next_message()) is not None:
                     async with asyncio.timeout(SEND_TIMEOUT_S * self.rate):
-                        await client.ws.send_str(message)
+                        await client.ws.send_frame(message, WSMsgType.TEXT)
         except TimeoutError:
             log.warning("stream client %s took no data for %.0f s; disconnected",
                         request.remote, SEND_TIMEOUT_S)
@@ -413,3 +414,8 @@ class _Busy(asyncio.Protocol):
 def _dumps(value: Any) -> str:
     # Status values are JSON types and StrEnums; `str` covers an adapter's odd extra value.
     return json.dumps(value, default=str)
+
+
+def _encode(value: Any) -> bytes:
+    """A stream message as the bytes of a WebSocket text frame (UTF-8 JSON)."""
+    return _dumps(value).encode()
