@@ -259,25 +259,32 @@ class Service:
         """Run until cancelled."""
         self._dispatch([Tick()], self.now())
         while True:
-            await self._sleep_until(*self._deadlines())
+            deadline, exact, inputs = self._deadlines()
+            await self._sleep_until(deadline, exact)
             now = self.now()
-            self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
+            # The buttons and chords only when one of theirs is due: an edge that came during
+            # the sleep acted at once (`button_edge`), and its deadlines are later than now.
+            if inputs is not None and now >= inputs:
+                self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
             effects: list[Effect] = list(self.match.poll(now))
             self._told_until = now
             if self._next_tick is not None and now >= self._next_tick:
                 effects.append(Tick())
             self._dispatch(effects, now)
 
-    def _deadlines(self) -> tuple[float | None, float | None]:
-        """The next deadline of all, and the next one that must be met exactly: a signal, a
-        button's bounce window or long press, a chord (not the shown clock's next change)."""
-        candidates = [self.match.next_deadline()]
-        candidates += [b.logic.next_deadline() for b in self.buttons.values()]
-        candidates += [chord.next_deadline() for chord in self.chords]
-        exact = min((c for c in candidates if c is not None), default=None)
+    def _deadlines(self) -> tuple[float | None, float | None, float | None]:
+        """The next deadline of all; the next one that must be met exactly: a signal, a
+        button's bounce window or long press, a chord (not the shown clock's next change);
+        and the next of the buttons' and chords' alone."""
+        inputs = [b.logic.next_deadline() for b in self.buttons.values()]
+        inputs += [chord.next_deadline() for chord in self.chords]
+        first_input = min((c for c in inputs if c is not None), default=None)
+        exact = self.match.next_deadline()
+        if exact is None or (first_input is not None and first_input < exact):
+            exact = first_input
         if self._next_tick is None or (exact is not None and exact <= self._next_tick):
-            return exact, exact
-        return self._next_tick, exact
+            return exact, exact, first_input
+        return self._next_tick, exact, first_input
 
     async def _sleep_until(self, deadline: float | None, exact: float | None) -> None:
         """Wait for `deadline` or an input: in epoll until just before it, then exactly.
