@@ -1,5 +1,6 @@
 """The daemon carries an optional adapter's library only when the config switches it on
-(issue 16: peak RSS; timerd/app.py). aiohttp alone adds some 15 MB to the daemon."""
+(issue 16: peak RSS; timerd/app.py). aiohttp, which the web adapter used before h11 and
+wsproto, alone added some 13 MB to the daemon; no part of the daemon imports it now."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 #: Libraries only some adapters need, and the adapter that needs each.
-OPTIONAL = {"aiohttp": "web", "aiomqtt": "hall", "paho": "hall", "serial": "serial",
-            "termios": "terminal", "simpleaudio": "speaker", "ctypes": "speaker"}
+OPTIONAL = {"h11": "web", "wsproto": "web", "aiohttp": "web", "aiomqtt": "hall", "paho": "hall",
+            "serial": "serial", "termios": "terminal", "simpleaudio": "speaker",
+            "ctypes": "speaker"}
 #: Builds the daemon as `timerd run --simulate` does (app.build, gpiozero's mock pins) with the
 #: config file argv[1] and the `-o` overrides after it, then names every module imported. The
 #: state and runtime directories come from the test's environment (conftest).

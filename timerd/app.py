@@ -1,9 +1,9 @@
 """The composition root: builds the match, the service and every adapter from config, and runs
 them on one event loop until SIGTERM or SIGINT.
 
-An optional adapter's module (and its library: aiohttp, aiomqtt, pyserial) is imported only
-when the config switches it on, so a daemon without them does not carry them in memory
-(issue 16: peak RSS)."""
+An optional adapter's module (and its library: h11 and wsproto, aiomqtt, pyserial) is
+imported only when the config switches it on, so a daemon without them does not carry them in
+memory (issue 16: peak RSS)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from timerd.timebase import scaled_loop
 
 if TYPE_CHECKING:
     from timerd.adapters.hall.link import HallLink
-    from timerd.adapters.web import WebServer
+    from timerd.adapters.web.adapter import WebServer
 
 log = logging.getLogger("timerd")
 
@@ -235,7 +235,7 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
     """The web scoreboard and the hall link, each imported only when switched on."""
     web = hall = None
     if config.web.enabled:
-        from timerd.adapters.web import WebServer  # noqa: PLC0415 (aiohttp: some 15 MB)
+        from timerd.adapters.web.adapter import WebServer  # noqa: PLC0415
 
         path = config.results_path()
         web = await stack.enter_async_context(

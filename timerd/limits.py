@@ -9,8 +9,6 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
 - `RateLimitedLog` writes at most one line per kind of event per interval and says how many
   were left out. It is only for lines about untrusted input: a line that must never be lost
   (a result that could not be written) goes to its logger directly.
-- `RateLimitedFilter` does the same for a library's logger (aiohttp's "Error handling
-  request" traceback per malformed request), and drops the traceback.
 - `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many.
 - `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
 """
@@ -116,40 +114,14 @@ class RateLimitedLog:
             exc_info: bool = False) -> None:
         throttle = self.kinds.setdefault(kind, Throttle(self.interval_s))
         if reported := throttle.count(self.clock()):
-            self.logger.log(level, message + _suffix(reported), *args, exc_info=exc_info)
+            self.logger.log(level, message + _suffix(reported), *args,
+                            exc_info=True if exc_info else None)
 
     def info(self, kind: str, message: str, *args: Any) -> None:
         self.log(logging.INFO, kind, message, *args)
 
     def warning(self, kind: str, message: str, *args: Any) -> None:
         self.log(logging.WARNING, kind, message, *args)
-
-
-class RateLimitedFilter(logging.Filter):
-    """A filter for a library's logger: each message template at most once per interval.
-
-    A line let through says how many of its kind were dropped and loses its traceback (a
-    malformed request from the network is not a bug of ours; the exception's one line stays).
-    """
-
-    def __init__(self, interval_s: float = LOG_EVERY_S, clock: Clock = time.monotonic) -> None:
-        super().__init__()
-        self.interval_s = interval_s
-        self.clock = clock
-        self.kinds: dict[str, Throttle] = {}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        throttle = self.kinds.setdefault(str(record.msg), Throttle(self.interval_s))
-        reported = throttle.count(self.clock())
-        if not reported:
-            return False
-        if record.exc_info and record.exc_info[1] is not None:
-            error = record.exc_info[1]
-            record.msg = f"{record.msg}: {type(error).__name__}: {error}"
-            record.exc_info = None
-            record.exc_text = None
-        record.msg = str(record.msg) + _suffix(reported)
-        return True
 
 
 class TokenGuard:

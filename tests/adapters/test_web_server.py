@@ -10,18 +10,24 @@ import socket
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from tests.conftest import play
 from timerd import config as config_mod
 from timerd import profiles
-from timerd.adapters import web as web_module
 from timerd.adapters.results.format import recent_results
-from timerd.adapters.web import EVENT_BACKLOG, StreamClient, WebServer, bearer_ok, command_table
+from timerd.adapters.web import adapter as web_module
+from timerd.adapters.web.adapter import (
+    EVENT_BACKLOG,
+    StreamClient,
+    WebServer,
+    bearer_ok,
+    command_table,
+)
+from timerd.adapters.web.server import WebSocket
 from timerd.config import WebConfig
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
@@ -248,7 +254,7 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
                 super().push_state(message)
 
         server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
-        server.clients.update(Browser(web.WebSocketResponse()) for _ in range(2))
+        server.clients.update(Browser(cast(WebSocket, None)) for _ in range(2))
         service.outputs.append(server)
 
     play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)

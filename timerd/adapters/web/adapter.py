@@ -1,4 +1,4 @@
-"""The web scoreboard and the HTTP/WebSocket API, served by the daemon itself (aiohttp).
+"""The web scoreboard and the HTTP/WebSocket API, served by the daemon itself.
 
 A hall watches the clock on a TV (the Pi's HDMI port, a browser in kiosk mode), on phones and
 on tournament screens; tools read the state and send commands. Everything is served from the
@@ -22,15 +22,15 @@ The server is a service output. `notify` only queues: each browser has its own s
 a bounded backlog, where a newer state replaces an unsent one and the oldest events are dropped,
 so a slow or dead browser costs memory for a few messages and never stalls the match loop. A
 browser that cannot take a message within `SEND_TIMEOUT_S` is disconnected (it reconnects).
+Each message is encoded once (UTF-8 JSON), whatever the number of browsers.
 
-Limits (docs/service.md, "Limits and failure modes"): each listener takes at most
-`web.max_connections` connections; a new one over the cap takes the place of the connection
-idle longest, or gets a 503 when all are busy. A connection must send a whole request's headers
-within `web.idle_timeout_s` of connecting or of its previous response. Bodies are at most
-64 KiB and 32 levels of JSON deep, WebSocket messages from a browser 4 KiB. After 5 wrong
+Limits (docs/service.md, "Limits and failure modes"), kept by `server`: each listener takes at
+most `web.max_connections` connections; a new one over the cap takes the place of the
+connection idle longest, or gets a 503 when all are busy. A connection must send a whole
+request within `web.idle_timeout_s` of connecting or of its previous response. Bodies are at
+most 64 KiB and 32 levels of JSON deep, WebSocket messages from a browser 4 KiB. After 5 wrong
 tokens within a minute a peer gets 429 for a minute. Log lines about bad requests, refusals
-and wrong tokens are written at most once per 30 s each, with a count (aiohttp's own "Error
-handling request" lines too, without their traceback).
+and wrong tokens are written at most once per 30 s each, with a count.
 
 With `web.control = "HOST:PORT"` the control page and `POST /api/command` are served only
 there; `host:port` then serves the scoreboard and the read-only API.
@@ -43,6 +43,10 @@ import contextlib
 import hmac
 import json
 import logging
+import os
+import re
+import stat
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,15 +55,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from aiohttp import WSCloseCode, WSMsgType, web
-
 from timerd import i18n
+from timerd.adapters.web.server import (
+    HttpServer,
+    Request,
+    Response,
+    Router,
+    Upgrade,
+    WebSocket,
+)
 from timerd.config import WebConfig
 from timerd.core.effects import Effect
 from timerd.core.status import Status
 from timerd.limits import (
     InputRefused,
-    RateLimitedFilter,
     RateLimitedLog,
     TokenGuard,
     fd_share,
@@ -89,11 +98,17 @@ CONFIRM = frozenset({"reset", "undo", "forfeit", "walkout", "replay"})
 MAX_WS_MESSAGE = 4096
 #: The share of the process's file descriptors each listener's connections may take.
 FD_SHARE = 1 / 4
-#: The answer to a connection over the cap when every connection is busy.
-BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
-        b"Connection: close\r\n\r\n")
-#: aiohttp logs a traceback for every malformed request: one line per 30 s instead.
-_AIOHTTP_FILTER = RateLimitedFilter()
+#: WebSocket close code when the daemon stops: browsers reconnect to the next one at once.
+GOING_AWAY = 1001
+#: The asset names served under /static/: plain file names of timerd/web/.
+ASSET_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                 ".css": "text/css; charset=utf-8", ".json": "application/json",
+                 ".png": "image/png", ".svg": "image/svg+xml", ".ico": "image/x-icon",
+                 ".woff2": "font/woff2"}
+JSON = ("Content-Type", "application/json; charset=utf-8")
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def command_table(service: Control) -> list[dict[str, Any]]:
@@ -111,8 +126,13 @@ def bearer_ok(header: str, token: str) -> bool:
         given.strip().encode(), token.encode())
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response(error_reply(message), status=status, headers=headers)
+def json_response(value: Any, status: int = 200,
+                  headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(status, _dumps(value).encode(), [JSON, *(headers or [])])
+
+
+def _error(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> Response:
+    return json_response(error_reply(message), status, headers)
 
 
 @dataclass(eq=False)
@@ -120,12 +140,13 @@ class StreamClient:
     """One browser on the stream: the newest unsent state and a bounded backlog of events,
     each a message already encoded (UTF-8 JSON), the same bytes for every browser."""
 
-    ws: web.WebSocketResponse
+    ws: WebSocket
     state: bytes | None = None
     events: deque[bytes] = field(default_factory=lambda: deque(maxlen=EVENT_BACKLOG))
     dropped: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     sender: asyncio.Task[None] | None = None
+    closed: asyncio.Event = field(default_factory=asyncio.Event)  # off the stream
 
     def push_state(self, message: bytes) -> None:
         self.state = message  # an unsent older state is stale: replaced, never queued
@@ -148,7 +169,7 @@ class StreamClient:
 
 
 class WebServer:
-    """The aiohttp server as an async context manager, and a service output for the stream.
+    """The web server as an async context manager, and a service output for the stream.
 
     `rate` is how many daemon seconds pass per real second (the `--speed` factor): the page
     uses it to run its clock between pushes, and real-time limits are scaled by it. `t0` is
@@ -173,32 +194,33 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         #: The document last pushed to the browsers (`notify`).
         self._pushed_state: dict[str, Any] | None = None
-        self._runners: list[web.AppRunner] = []
-        self._listeners: list[asyncio.Server] = []
+        self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate)
 
-    def app(self, *, control: bool = True) -> web.Application:
+    def app(self, *, control: bool = True) -> Router:
         """The routes: all of them, or (`control=False`) the scoreboard and the read-only
         API, where the control routes say where control is served instead."""
-        app = web.Application(client_max_size=MAX_BODY)
-        app.router.add_get("/", self._page("index.html"))
-        app.router.add_get("/control", self._page("control.html") if control
-                           else self._control_elsewhere)
-        app.router.add_static("/static/", ASSETS)
-        app.router.add_get("/api/state", self._state)
-        app.router.add_get("/api/results", self._results)
-        app.router.add_get("/api/commands", self._commands if control
-                           else self._commands_read_only)
-        app.router.add_post("/api/command", self._command if control
-                            else self._control_elsewhere)
-        app.router.add_get("/api/i18n", self._i18n)
-        app.router.add_get("/api/stream", self._stream)
-        return app
+        router = Router(_error)
+        router.add("GET", "/", self._page("index.html"))
+        router.add("GET", "/control", self._page("control.html") if control
+                   else self._control_elsewhere)
+        router.add_prefix("/static/", self._static)
+        router.add("GET", "/api/state", self._state)
+        router.add("GET", "/api/results", self._results)
+        router.add("GET", "/api/commands", self._commands if control
+                   else self._commands_read_only)
+        router.add("POST", "/api/command", self._command if control
+                   else self._control_elsewhere)
+        router.add("GET", "/api/i18n", self._i18n)
+        router.add("GET", "/api/stream", self._stream)
+        return router
+
+    def open_connections(self) -> int:
+        """The connections open now, on every listener."""
+        return sum(len(server.connections) for server in self._servers)
 
     async def __aenter__(self) -> WebServer:
-        if _AIOHTTP_FILTER not in logging.getLogger("aiohttp.server").filters:
-            logging.getLogger("aiohttp.server").addFilter(_AIOHTTP_FILTER)
         control = self.config.control_address()
         self.url = await self._listen(self.app(control=control is None),
                                       self.config.host, self.config.port, "web scoreboard")
@@ -211,77 +233,36 @@ class WebServer:
                      f"at {self.control_url}control" if self.control_url else "off")
         return self
 
-    async def _listen(self, app: web.Application, host: str, port: int,
-                      what: str) -> str | None:
+    async def _listen(self, app: Router, host: str, port: int, what: str) -> str | None:
         """Serve `app` on host:port with the connection cap; its URL, or None if the port
         cannot be bound (logged: the daemon runs on, the buzzer matters more)."""
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0 * self.rate,
-                               keepalive_timeout=self.config.idle_timeout_s * self.rate)
-        await runner.setup()
-        loop = asyncio.get_running_loop()
+        server = HttpServer(app, error=_error, log=self._log,
+                            max_connections=self.max_connections,
+                            idle_timeout_s=self.config.idle_timeout_s * self.rate,
+                            max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
+                            heartbeat_s=HEARTBEAT_S * self.rate)
         try:
-            listener = await loop.create_server(self._gate(runner.server), host, port,
-                                                reuse_address=True)
+            bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
             log.error("%s off: cannot listen on %s port %d: %s", what, host, port,
                       exc.strerror or exc)
-            await runner.cleanup()
             return None
-        self._runners.append(runner)
-        self._listeners.append(listener)
-        bound_host, bound_port = listener.sockets[0].getsockname()[:2]
+        self._servers.append(server)
         return f"http://{bound_host}:{bound_port}/"
-
-    def _gate(self, server: web.Server | None) -> Callable[[], asyncio.BaseProtocol]:
-        """The listener's protocol factory: aiohttp's handler while under the cap."""
-        assert server is not None
-        pending = 0  # handlers made whose connection_made has not run yet
-
-        def settled() -> None:
-            nonlocal pending
-            pending -= 1
-
-        def protocol() -> asyncio.BaseProtocol:
-            nonlocal pending
-            open_ = [h for h in server.connections
-                     if h.transport is not None and not h.transport.is_closing()]
-            if len(open_) + pending >= self.max_connections and not self._make_room(open_):
-                self._log.warning("busy", "web: refused a connection (503), all %d are busy",
-                                  self.max_connections)
-                return _Busy()
-            pending += 1
-            asyncio.get_running_loop().call_soon(settled)  # runs just before connection_made
-            return server()
-        return protocol
-
-    def _make_room(self, handlers: list[Any]) -> bool:
-        """At the cap: close the oldest connection that is between requests. False when
-        every one is busy (a request in progress, a WebSocket)."""
-        for handler in handlers:  # oldest first
-            # aiohttp's handler between requests has no current request and none queued.
-            if getattr(handler, "_current_request", True) is None and \
-                    not getattr(handler, "_messages", True):
-                handler.force_close()
-                self._log.warning("evicted", "web: at the cap of %d connections; closed the "
-                                  "one idle longest", self.max_connections)
-                return True
-        return False
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
-        for listener in self._listeners:
-            listener.close()
         for client in list(self.clients):
             if client.sender is not None:
                 client.sender.cancel()
         # Browsers see "going away" and reconnect to the next daemon at once.
-        closing = [c.ws.close(code=WSCloseCode.GOING_AWAY, message=b"timerd stopping")
-                   for c in self.clients]
+        closing = [c.ws.close(GOING_AWAY, "timerd stopping") for c in self.clients]
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(1.0 * self.rate):
                 await asyncio.gather(*closing, return_exceptions=True)
-        for runner in self._runners:
-            await runner.cleanup()
+                await asyncio.gather(*(c.closed.wait() for c in self.clients))
+        for server in self._servers:
+            await server.close(timeout_s=2.0 * self.rate)
 
     # -- service output --------------------------------------------------------------------
 
@@ -316,99 +297,128 @@ class WebServer:
     # -- handlers --------------------------------------------------------------------------
 
     @staticmethod
-    def _page(name: str) -> Callable[[web.Request], Any]:
-        async def handler(request: web.Request) -> web.FileResponse:
-            return web.FileResponse(ASSETS / name, headers={"Cache-Control": "no-cache"})
+    def _page(name: str) -> Callable[[Request], Any]:
+        async def handler(request: Request) -> Response:
+            return await _file(request, ASSETS / name, [("Cache-Control", "no-cache")])
         return handler
 
-    async def _state(self, request: web.Request) -> web.Response:
-        return web.json_response(self.service.status_dict(), dumps=_dumps)
+    async def _static(self, request: Request) -> Response:
+        name = request.path.removeprefix("/static/")
+        if not ASSET_NAME.fullmatch(name):
+            return _error(404, "not found")
+        return await _file(request, ASSETS / name)
 
-    async def _results(self, request: web.Request) -> web.Response:
+    async def _state(self, request: Request) -> Response:
+        return json_response(self.service.status_dict())
+
+    async def _results(self, request: Request) -> Response:
         if self.results is None:
-            return web.json_response([])
+            return json_response([])
         # A file on an SD card: read off the loop, at most the last RESULTS_SHOWN.
-        return web.json_response(await asyncio.to_thread(self.results, RESULTS_SHOWN))
+        return json_response(await asyncio.to_thread(self.results, RESULTS_SHOWN))
 
-    async def _commands(self, request: web.Request) -> web.Response:
-        return web.json_response(commands_document(command_table(self.service),
-                                                   bool(self.config.token)))
+    async def _commands(self, request: Request) -> Response:
+        return json_response(commands_document(command_table(self.service),
+                                               bool(self.config.token)))
 
-    async def _i18n(self, request: web.Request) -> web.Response:
-        return web.json_response(i18n_document(
-            i18n.from_accept(request.headers.get("Accept-Language", "")), i18n.NAMES,
+    async def _i18n(self, request: Request) -> Response:
+        return json_response(i18n_document(
+            i18n.from_accept(request.headers.get("accept-language", "")), i18n.NAMES,
             i18n.WORDS, {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
-        ), headers={"Cache-Control": "no-cache"})
+        ), headers=[("Cache-Control", "no-cache")])
 
-    async def _commands_read_only(self, request: web.Request) -> web.Response:
-        return web.json_response(commands_document(command_table(self.service), False))
+    async def _commands_read_only(self, request: Request) -> Response:
+        return json_response(commands_document(command_table(self.service), False))
 
-    async def _control_elsewhere(self, request: web.Request) -> web.Response:
+    async def _control_elsewhere(self, request: Request) -> Response:
         return _error(403, "control is not served on this port (see web.control)")
 
-    async def _command(self, request: web.Request) -> web.Response:
+    async def _command(self, request: Request) -> Response:
         if not self.config.token:
             return _error(403, "HTTP control is off: set web.token in the config")
-        peer = request.remote or "?"
+        peer = request.peer
         if locked_s := self._tokens.locked_for(peer):
             self._log.warning("429", "web command refused: %s is locked out after wrong "
                               "tokens", peer)
             return _error(429, "too many wrong tokens; try again later",
-                          {"Retry-After": str(max(1, round(locked_s)))})
-        given = request.headers.get("Authorization")
+                          [("Retry-After", str(max(1, round(locked_s))))])
+        given = request.headers.get("authorization")
         if not bearer_ok(given or "", self.config.token):
             if given is not None:  # a guess (no header at all is a page without its token)
                 self._tokens.failed(peer)
             self._log.info("401", "web command refused: missing or wrong token from %s", peer)
             return _error(401, "missing or wrong token (Authorization: Bearer TOKEN)",
-                          {"WWW-Authenticate": 'Bearer realm="timerd"'})
+                          [("WWW-Authenticate", 'Bearer realm="timerd"')])
         try:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:
             return _error(400, str(exc))
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
-        return web.json_response(reply, status=200 if reply["ok"] else 400, dumps=_dumps)
+        return json_response(reply, 200 if reply["ok"] else 400)
 
-    async def _stream(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S * self.rate,
-                                   max_msg_size=MAX_WS_MESSAGE)
-        await ws.prepare(request)
+    async def _stream(self, request: Request) -> Upgrade:
+        return Upgrade(self._serve_stream)
+
+    async def _serve_stream(self, ws: WebSocket) -> None:
         client = StreamClient(ws)
         client.push_state(self._state_message())
-        client.sender = asyncio.create_task(self._send(client, request), name="web-stream")
+        client.sender = asyncio.create_task(self._send(client), name="web-stream")
         self.clients.add(client)
         try:
-            async for _ in ws:  # one-way stream: reading only serves pings and the close
-                pass
+            await ws.serve()  # one-way stream: reading only serves pings and the close
         finally:
             self.clients.discard(client)
             client.sender.cancel()
-        return ws
+            client.closed.set()
 
-    async def _send(self, client: StreamClient, request: web.Request) -> None:
+    async def _send(self, client: StreamClient) -> None:
         try:
             while True:
                 await client.ready.wait()
                 client.ready.clear()
                 while (message := client.next_message()) is not None:
                     async with asyncio.timeout(SEND_TIMEOUT_S * self.rate):
-                        await client.ws.send_frame(message, WSMsgType.TEXT)
+                        await client.ws.send_text(message)
         except TimeoutError:
             log.warning("stream client %s took no data for %.0f s; disconnected",
-                        request.remote, SEND_TIMEOUT_S)
-            if request.transport is not None:
-                request.transport.abort()
+                        client.ws.peer, SEND_TIMEOUT_S)
+            client.ws.abort()
         except ConnectionError:
-            pass  # the browser went away; the handler cleans up
+            pass  # the browser went away; its connection cleans up
 
 
-class _Busy(asyncio.Protocol):
-    """A connection over the cap when every one is busy: a 503, then closed at once."""
+async def _file(request: Request, path: Path,
+                headers: list[tuple[str, str]] | None = None) -> Response:
+    """A file of timerd/web/, read off the loop, with its type, ETag and Last-Modified (a
+    304 when the browser has it already)."""
+    found = await asyncio.to_thread(_read_file, path)
+    if found is None:
+        return _error(404, "not found")
+    data, mtime_ns = found
+    etag = f'"{mtime_ns:x}-{len(data):x}"'
+    modified = _http_date(mtime_ns // 1_000_000_000)
+    headers = [("Content-Type", CONTENT_TYPES.get(path.suffix, "application/octet-stream")),
+               ("ETag", etag), ("Last-Modified", modified), *(headers or [])]
+    seen = request.headers.get("if-none-match")
+    if (seen is not None and etag in (t.strip() for t in seen.split(","))) or \
+            (seen is None and request.headers.get("if-modified-since") == modified):
+        return Response(304, b"", headers)
+    return Response(200, data, headers)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        transport.write(BUSY)
-        transport.close()
+
+def _read_file(path: Path) -> tuple[bytes, int] | None:
+    try:
+        with path.open("rb") as file:
+            found = os.fstat(file.fileno())
+            return (file.read(), found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+    except OSError:
+        return None
+
+
+def _http_date(seconds: int) -> str:
+    t = time.gmtime(seconds)
+    return (f"{_DAYS[t.tm_wday]}, {t.tm_mday:02d} {_MONTHS[t.tm_mon - 1]} {t.tm_year} "
+            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} GMT")
 
 
 def _dumps(value: Any) -> str:
