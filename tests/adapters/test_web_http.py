@@ -261,3 +261,24 @@ def test_a_message_from_a_browser_over_4_kib_closes_its_stream_with_1009() -> No
             return message.type, message.data
 
     assert serve(body) == (aiohttp.WSMsgType.CLOSE, 1009)
+
+
+def test_pings_are_answered_and_a_silent_browser_is_pinged_then_dropped() -> None:
+    """The server answers a browser's ping; a browser that says nothing is pinged after
+    HEARTBEAT_S, and one that does not answer that either is gone after another."""
+    async def body(server: WebServer) -> list[tuple[aiohttp.WSMsgType, Any, float]]:
+        loop = asyncio.get_running_loop()
+        seen = []
+        async with aiohttp.ClientSession() as session, \
+                session.ws_connect(f"{server.url}api/stream", autoping=False) as ws:
+            assert (await ws.receive_json())["type"] == "state"
+            await ws.ping(b"hello")
+            t0 = loop.time()
+            for _ in range(3):
+                message = await ws.receive(timeout=600)
+                seen.append((message.type, message.data, round(loop.time() - t0, 1)))
+        return seen
+
+    assert serve(body) == [(aiohttp.WSMsgType.PONG, b"hello", 0.0),
+                           (aiohttp.WSMsgType.PING, b"", 20.0),
+                           (aiohttp.WSMsgType.CLOSED, None, 40.0)]

@@ -49,6 +49,8 @@ from timerd.limits import RateLimitedLog
 MAX_HEADERS = 16 * 1024
 #: Bytes read from a socket at a time.
 CHUNK = 16 * 1024
+#: Bytes waiting to be sent to a WebSocket peer above which its pings go unanswered.
+PONGS_BUFFERED = 64 * 1024
 #: The answer to a connection over the cap when every connection is busy.
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
         b"Connection: close\r\n\r\n")
@@ -463,7 +465,9 @@ class WebSocket:
         writer = self._connection.writer
         for event in self._ws.events():
             if isinstance(event, Ping):
-                writer.write(self._ws.send(event.response()))
+                # A peer that pings and never reads its pongs gets no more of them.
+                if writer.transport.get_write_buffer_size() < PONGS_BUFFERED:
+                    writer.write(self._ws.send(event.response()))
             elif isinstance(event, CloseConnection):
                 if self._ws.state is ConnectionState.REMOTE_CLOSING:
                     writer.write(self._ws.send(event.response()))
