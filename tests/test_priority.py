@@ -112,8 +112,8 @@ def threads(pid: int) -> dict[int, tuple[int, int, int]]:
 
 
 def daemon_home(tmp_path: Path, wanted: str) -> Path:
-    # The web server and the speaker start threads of their own (aiohttp's resolver, the
-    # sound's playback): they must stay normal.
+    # The web server and the speaker start threads of their own (asyncio's executor for the
+    # pages' files, the sound's playback): they must stay normal.
     (tmp_path / "timerd.toml").write_text(
         f'[service]\n{wanted}\n[web]\nenabled = true\nport = 0\nhost = "127.0.0.1"\n'
         '[speaker]\nenabled = true\n')

@@ -6,7 +6,7 @@ SCHED_FIFO at `rt_priority`: it runs before every normal task and the kernel giv
 slack. `nice` lowers its nice value to `nice` (it still shares the CPU, but with a larger part).
 
 Only the loop thread: the policy is set with `SCHED_RESET_ON_FORK`, so every thread started
-after it (gpiozero's callback threads, aiohttp's and asyncio's executor threads, the journal's
+after it (gpiozero's callback threads, asyncio's executor threads, the journal's
 writer, a sound's playback thread) starts as a normal thread with nice 0. Call `apply` on the
 loop thread before the adapters start their threads. Linux applies `sched_setscheduler(0, ...)`
 and `setpriority(PRIO_PROCESS, tid, ...)` to one thread, not to the whole process.
