@@ -101,6 +101,24 @@ def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
         match.handle("undo", 41.0)
 
 
+@pytest.mark.parametrize("at", [320.0, 321.5, 345.0])  # 345: after the break's warning
+def test_a_walkout_in_the_break_before_overtime_does_not_sound_the_final_twice(at: float) -> None:
+    """ITHF 4.7 and 4.8: the final signal sounded at 0:00 and the break began; a walk-out in
+    the break ends the match with its result but no second final signal. (Found by the
+    refused-command property test: two FINAL signals at 320 s.)"""
+    match = started("ithf-playoff")
+    assert kinds(match.poll(320.0))[-1] is SignalKind.FINAL
+    effects = match.handle("walkout", at, "home")
+    assert SignalKind.FINAL not in kinds(effects)
+    assert match.result is not None
+    assert match.result.how.value == "walkout"
+
+
+def test_a_walkout_in_play_sounds_the_final_signal() -> None:
+    match = started()
+    assert kinds(match.handle("walkout", 50.0, "home")) == [SignalKind.FINAL]
+
+
 def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:
     match = Match(replace(profiles.load("ithf"), rules=("rulings",)))
     match.handle("start", 0.0)

@@ -149,7 +149,7 @@ def _check_plans(match: Match, effects: list[Effect]) -> None:
         for period in sorted({s.period for s in run}):
             got = [(s.kind, s.beeps, s.remaining_s) for s in run if s.period == period]
             plan = [(p.kind, p.beeps, p.remaining_s) for p in _plan(match, period)]
-            if got[: len(plan)] != plan[: len(got)]:
+            if got != plan[: len(got)]:
                 assert got[-1][0] is K.FINAL, (period, got, plan)  # a match ended early
                 got = got[:-1]
             assert got == plan[: len(got)], (period, got, plan)

@@ -73,13 +73,17 @@ class Rulings(RuleModule):
         return self.match.took_part.get(side)
 
     def walkout(self, now: float, side_word: str) -> list[Effect]:
-        """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more."""
+        """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more.
+        The final signal ends the match, unless it sounded already (a walk-out in the break
+        before overtime, ITHF 4.8, ISBHF 411: it does not sound twice)."""
         match = self.match
         side = match.side(side_word)
         if match.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
             raise match.why_not("walkout")
         match.close_interruption(now)
         match.sheet.walkout(side, match.profile.walkout_award, match.play_s(now), now)
+        if match.phase is Phase.BREAK and (match.break_kind == "overtime" or match.overtime):
+            return match.finish(Ending.WALKOUT, now, side)  # the break before overtime
         return [match.sound(SignalKind.FINAL, now), *match.finish(Ending.WALKOUT, now, side)]
 
     def replay(self, now: float) -> list[Effect]:
