@@ -10,6 +10,7 @@ from timerd.core.effects import Notice, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
+from timerd.core.rules.scheduled import min_pre_signal_lead_s
 
 
 def ithf() -> Match:
@@ -22,7 +23,7 @@ def signals(effects: list[object]) -> list[tuple[SignalKind, float]]:
 
 def test_a_start_beyond_the_lead_waits_then_sounds_the_pre_signal_one_lead_before() -> None:
     match = ithf()
-    effects = match.schedule_start(100.0, 160.0)
+    effects = match.handle("start_in", 100.0, "60")
     assert effects == [PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
     assert match.next_deadline() == 140.0
     assert match.status(110.0).start_in_s == 50.0
@@ -37,7 +38,7 @@ def test_a_start_beyond_the_lead_waits_then_sounds_the_pre_signal_one_lead_befor
 
 def test_a_late_wake_up_fires_pre_signal_and_start_once_each_at_their_planned_instants() -> None:
     match = ithf()
-    match.schedule_start(0.0, 60.0)
+    match.handle("start_in", 0.0, "60")
     effects = match.poll(65.0)
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 40.0), (SignalKind.START, 60.0)]
     assert match.clock.anchor == 60.0  # the match is not shifted by the late wake-up
@@ -46,7 +47,7 @@ def test_a_late_wake_up_fires_pre_signal_and_start_once_each_at_their_planned_in
 
 def test_a_start_inside_the_lead_sounds_the_pre_signal_at_once_with_a_shorter_lead() -> None:
     match = ithf()
-    effects = match.schedule_start(100.0, 117.0)  # 17 s: shorter than 20, at least ITHF's 15
+    effects = match.handle("start_in", 100.0, "17")  # 17 s: shorter than 20, at least ITHF's 15
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 100.0)]
     assert any("17.0 s" in text for text in said(effects))
     assert match.phase is Phase.PRE_SIGNAL
@@ -55,7 +56,7 @@ def test_a_start_inside_the_lead_sounds_the_pre_signal_at_once_with_a_shorter_le
 
 def test_a_start_exactly_one_lead_away_is_a_plain_start_without_a_notice() -> None:
     match = ithf()
-    effects = match.schedule_start(5.0, 25.0)
+    effects = match.handle("start_in", 5.0, "20")
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 5.0)]
     assert not any(isinstance(e, Notice) for e in effects)
 
@@ -65,7 +66,7 @@ def test_a_start_too_late_for_the_ithf_minimum_lead_is_refused_and_nothing_chang
         lead_s: float) -> None:
     match = ithf()
     with refused(r"too late for the 15 s pre-signal ITHF 4\.4"):
-        match.schedule_start(100.0, 100.0 + lead_s)
+        match.handle("start_in", 100.0, repr(lead_s))
     assert match.phase is Phase.IDLE
     assert match.start_at is None
     assert match.next_deadline() is None
@@ -73,15 +74,15 @@ def test_a_start_too_late_for_the_ithf_minimum_lead_is_refused_and_nothing_chang
 
 def test_fifteen_seconds_is_still_kept() -> None:
     match = ithf()
-    assert signals(match.schedule_start(0.0, 15.0)) == [(SignalKind.PRE_SIGNAL, 0.0)]
+    assert signals(match.handle("start_in", 0.0, "15")) == [(SignalKind.PRE_SIGNAL, 0.0)]
 
 
 def test_a_training_profile_with_a_short_lead_has_that_lead_as_its_minimum() -> None:
     match = Match(Profile("drill", ithf_conformant=False, period_s=30, pre_signal_lead_s=2))
-    assert match.min_pre_signal_lead_s() == 2
+    assert min_pre_signal_lead_s(match.profile) == 2
     with pytest.raises(CommandRefused):
-        match.schedule_start(0.0, 1.9)
-    match.schedule_start(0.0, 2.0)
+        match.handle("start_in", 0.0, "1.9")
+    match.handle("start_in", 0.0, "2")
     assert match.phase is Phase.PRE_SIGNAL
 
 
@@ -89,12 +90,12 @@ def test_only_an_idle_match_can_be_scheduled() -> None:
     match = ithf()
     match.start(0.0)
     with refused("pre-signal is sounding"):
-        match.schedule_start(1.0, 60.0)
+        match.handle("start_in", 1.0, "59")
 
 
 def test_a_scheduled_start_refuses_start_and_pause_and_is_cancelled_by_reset() -> None:
     match = ithf()
-    match.schedule_start(0.0, 60.0)
+    match.handle("start_in", 0.0, "60")
     for command in ("start", "pause", "resume"):
         with refused("a start is scheduled"):
             match.handle(command, 1.0)

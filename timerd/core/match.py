@@ -10,10 +10,11 @@ The match is the phase machine: idle, the pre-signal (ITHF 4.4), play and interr
 (10.1-10.4), periods, breaks (an intermission when the `intermission` module has one follow a
 period, ISBHF 410; the break before overtime), overtime (ITHF 4.8, ISBHF 411) and the end,
 with the score sheet (`score.py`), the faceoff guard (`faceoff.py`, ITHF 5.6) and the clock
-(`clock.py`). Every other feature of a rulebook is a rule module (`timerd.core.rules`) that
-the profile lists; the match asks each, in a loop, for its commands, its next timed step and
-what it does at a goal, a faceoff, a signal, a restart, the end of a period or of the match.
-There is no per-sport branch: a profile without rules is a bare clock.
+(`clock.py`). Everything else is a rule module (`timerd.core.rules`): the score desk (goals,
+marked faceoffs, undo, names), which every match has, and each feature of a rulebook that the
+profile lists. The match asks each module, in a loop, for its commands, its next timed step
+and what it does at a goal, a faceoff, a signal, a restart, the end of a period or of the
+match. There is no per-sport branch: a profile without rules is a bare clock.
 """
 
 from __future__ import annotations
@@ -36,21 +37,12 @@ from timerd.core.effects import (
 )
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
-from timerd.core.profile import ITHF_LEAD_RANGE_S, Overtime, Profile
-from timerd.core.record import Interruption, PeriodPlayed, names
+from timerd.core.profile import Overtime, Profile
+from timerd.core.record import Interruption, PeriodPlayed
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
-from timerd.core.rules import MODULES, RULE_COMMANDS
-from timerd.core.score import (
-    Ending,
-    Goal,
-    GoalReason,
-    Result,
-    ScoreSheet,
-    Side,
-    parse_player,
-    parse_side,
-)
+from timerd.core.rules import BUILT_IN, MODULES, RULE_COMMANDS
+from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, parse_side, table_points
 from timerd.core.status import Status, snapshot
 
 #: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
@@ -127,7 +119,8 @@ class Match:
         """Apply an operator command at `now`; raise CommandRefused with the reason if not allowed.
 
         Signals already due fire first: a pause pressed just after a signal's instant does not
-        swallow that signal, and a goal pressed at the final signal is judged after it (6.5).
+        swallow that signal, and a goal pressed at the final signal is judged after it (6.5);
+        what the command itself makes due at once (a start with no lead) follows it.
         When the command is then refused, what fired is held, not lost: the next `poll` (due at
         once, `next_deadline`) or `handle` returns it first, so a refused press at the final
         signal still ends the match with its result.
@@ -149,7 +142,7 @@ class Match:
             effects = action(now, *args)
         except CommandRefused as exc:  # the held effects wait for `poll`
             raise self._refused(command, exc) from None
-        return self._release() + effects
+        return self._release() + effects + self._fire_due(now)
 
     @staticmethod
     def _refused(command: str, exc: CommandRefused) -> CommandRefused:
@@ -162,16 +155,11 @@ class Match:
         machine's own and those of the profile's rule modules."""
         table: CommandTable = {
             "start": (self.start, ()),
-            "teams": (self.set_teams, ("home-name", "away-name", "round?")),
             "pause": (self.pause, ()),
             "stop": (self.pause, ()),
             "resume": (self.resume, ("faceoff?",)),
             "toggle": (self.toggle, ()),
             "reset": (self.reset, ()),
-            "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
-            "faceoff": (self.faceoff, ()),
-            "undo": (self.undo, ()),
-            "start_in": (self.start_in, ("seconds",)),
         }
         for rule in self.rules:
             table.update(rule.commands())
@@ -188,48 +176,7 @@ class Match:
         if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
             effects.append(self.sound(SignalKind.PRE_SIGNAL, now,
                                        remaining_s=self.profile.period_s))
-        effects.extend(self._fire_due(now))
         return effects
-
-    def min_pre_signal_lead_s(self) -> float:
-        """The shortest pre-signal a scheduled start may keep: ITHF 4.4's 15 s, or the
-        profile's own lead when that is shorter (a training profile)."""
-        return min(ITHF_LEAD_RANGE_S[0], self.profile.pre_signal_lead_s)
-
-    def schedule_start(self, now: float, start_at: float) -> list[Effect]:
-        """From idle: the start signal sounds at the instant `start_at` (hall mode).
-
-        The pre-signal is planned the profile's lead before it (ITHF 4.4). When the start is
-        closer than that lead but still at least `min_pre_signal_lead_s()` away, the
-        pre-signal sounds at once with the shorter lead, so every table of the round still
-        starts at the same instant; closer than that, the start is refused.
-        """
-        if self.phase is not Phase.IDLE:
-            raise self.why_not("start")
-        lead_s = start_at - now
-        shortest = self.min_pre_signal_lead_s()
-        if lead_s < shortest:
-            raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
-                                 shortest_s=f"{shortest:g}")
-        self.start_at = start_at
-        if lead_s > self.profile.pre_signal_lead_s:
-            return self.goto(Phase.SCHEDULED)
-        effects = self.goto(Phase.PRE_SIGNAL)
-        effects.append(self.sound(SignalKind.PRE_SIGNAL, now, remaining_s=self.profile.period_s))
-        if lead_s < self.profile.pre_signal_lead_s:
-            effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
-        effects.extend(self._fire_due(now))  # a zero lead starts at once
-        return effects
-
-    def start_in(self, now: float, seconds: str) -> list[Effect]:
-        """`start_in <seconds>`: schedule_start with the start signal `seconds` from now."""
-        try:
-            lead_s = float(seconds)
-        except ValueError:
-            raise CommandRefused("not_seconds", given=seconds) from None
-        if not math.isfinite(lead_s):
-            raise CommandRefused("not_seconds", given=seconds)
-        return self.schedule_start(now, now + lead_s)
 
     def pause(self, now: float) -> list[Effect]:
         """ITHF 10.1: stop the clock at once; the time lost is added back (10.2).
@@ -260,8 +207,8 @@ class Match:
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
         # the faceoff (a goal's pending one included).
         if how or self.guard.on_resume or self.profile.clock == "stop":
-            self._both_took_part(("faceoff", _mmss(self.play_s(now))))
-            effects.extend(self._faceoff_at(now))
+            self.both_took_part(("faceoff", _mmss(self.play_s(now))))
+            effects.extend(self.faceoff_at(now))
         return effects
 
     def toggle(self, now: float) -> list[Effect]:
@@ -288,72 +235,6 @@ class Match:
         if previous is Phase.IDLE:
             return [Notice("notice.already_idle")]
         return [PhaseChanged(Phase.IDLE, previous)]
-
-    def goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
-        """Enter a goal, optionally with the scorer's and up to two assistants' shirt numbers
-        (ISBHF 420-422). It counts unless it came before the start (ITHF 5.1), inside the
-        faceoff guard (5.6), at or after the final signal (6.5) or during an interruption
-        (10.3); an entry that does not count is kept with its reason and sounds "no goal".
-        The first counted goal of overtime ends the match (4.8). A counted goal against a
-        short-handed team ends its minor penalty (power-play goal)."""
-        side = self.side(side_word)
-        if self.phase in (Phase.IDLE, Phase.SHOOTOUT):
-            raise self.why_not("goal")
-        numbers = [parse_player(p) for p in players]
-        if len(set(numbers)) < len(numbers):
-            raise CommandRefused("same_player")
-        reason = self._goal_rejection(now)
-        goal = self.sheet.add(Goal(side, self.play_s(now), reason is None, reason, self.period,
-                                   self.overtime, now, numbers[0] if numbers else None,
-                                   tuple(numbers[1:])))
-        effects: list[Effect] = [goal]
-        if reason is not None:
-            effects.append(self.sound(SignalKind.GOAL_REJECTED, now,
-                                      remaining_s=self.remaining_s(now)))
-        elif self.overtime:
-            effects.append(self.sound(SignalKind.FINAL, now))
-            effects.extend(self.finish(Ending.OVERTIME, now))
-            return effects
-        else:
-            self.guard.pending = True  # play restarts with a faceoff at the centre
-            effects.append(self.sound(SignalKind.GOAL, now, remaining_s=self.remaining_s(now)))
-        for rule in self.rules:  # ITHF 8.3: it ends a passive count; a power-play goal
-            effects.extend(rule.goal_entered(goal, now))
-        return effects
-
-    def faceoff(self, now: float) -> list[Effect]:
-        """Mark a faceoff (after a goal, a puck off the table, a "block" call, ITHF 7.1): the
-        guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
-        if self.phase is Phase.RUNNING:
-            self._both_took_part(("faceoff", _mmss(self.play_s(now))))
-            return self._faceoff_at(now) or [Notice("notice.faceoff")]
-        if self.phase is Phase.PAUSED:
-            self.guard.pending = False
-            self.guard.on_resume = True
-            return [Notice("notice.faceoff_marked")]
-        raise self.why_not("faceoff")
-
-    def undo(self, now: float) -> list[Effect]:
-        """Remove the last goal entered (a mistaken press); a finished match's result stands."""
-        if self.phase is Phase.FINISHED:
-            raise self.why_not("undo")
-        goal = self.sheet.undo()
-        if goal is None:
-            raise CommandRefused("no_goal_to_undo")
-        if goal.counted:
-            self.guard.pending = False
-        score = self.sheet.score()
-        params = {"side": goal.side.value, "time": _mmss(goal.match_time_s),
-                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
-        if goal.reason is None:
-            return [Notice("notice.undo", params)]
-        return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
-
-    def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
-        """Name the two sides and, from a tournament desk, the round (`record.names`). Any
-        phase: a name is put right mid-match without touching the clock."""
-        self.teams, self.round, notice = names(home, away, round_name)
-        return [notice]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
@@ -401,33 +282,19 @@ class Match:
         the planned signal (a final ends the rest), then the others."""
         steps = [step for rule in self.rules if rule.ahead_of_signals
                  and (step := rule.next_step()) is not None]
-        if self.phase is Phase.SCHEDULED and self.start_at is not None:
-            steps.append((self.start_at - self.profile.pre_signal_lead_s, self._pre_signal_due))
-        elif self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
+        if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
             if self._break_warning_at is not None:
                 steps.append((self._break_warning_at, self._break_warning))
             end = self._end_intermission if self.break_kind == "intermission" \
                 else self._begin_play
             steps.append((self.start_at, end))
-        elif self.phase is Phase.RUNNING:
-            if self._next < len(self._plan):
-                due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
-                if due is not None:
-                    steps.append((due, self._fire_planned))
-            if self.guard.until_s is not None:
-                due = self.when_played(self.guard.until_s)
-                if due is not None:
-                    steps.append((due, self._guard_over))
+        elif self.phase is Phase.RUNNING and self._next < len(self._plan):
+            due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
+            if due is not None:
+                steps.append((due, self._fire_planned))
         steps += [step for rule in self.rules if not rule.ahead_of_signals
                   and (step := rule.next_step()) is not None]
         return min(steps, key=lambda s: s[0], default=None)
-
-    def _pre_signal_due(self, at: float) -> list[Effect]:
-        """A scheduled start (hall mode): the pre-signal, the profile's lead before the start
-        instant (ITHF 4.4)."""
-        effects = self.goto(Phase.PRE_SIGNAL)
-        effects.append(self.sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
-        return effects
 
     def when_played(self, play_s: float) -> float | None:
         return self.clock.when_elapsed(play_s - self._played_before_s)
@@ -446,7 +313,7 @@ class Match:
         effects = self.goto(Phase.RUNNING)
         effects.append(self.sound(kind, at, remaining_s=self.remaining_s(at)))
         effects.extend(self._play_restarts(at))
-        effects.extend(self._faceoff_at(at))
+        effects.extend(self.faceoff_at(at))
         return effects
 
     def _enter_overtime(self, overtime: Overtime) -> None:
@@ -497,10 +364,6 @@ class Match:
         line change, the goalie's dressing time)."""
         return [effect for rule in self.rules for effect in rule.play_restarts(now)]
 
-    def _guard_over(self, at: float) -> list[Effect]:
-        self.guard.until_s = None
-        return [FaceoffGuardChanged(active=False)]
-
     def _end_period(self, at_elapsed_s: float, at: float) -> list[Effect]:
         self.clock = self.clock.stopped_at_elapsed(at_elapsed_s)
         self.guard.clear()
@@ -537,6 +400,8 @@ class Match:
 
     def finish(self, how: Ending, at: float, side: Side | None = None,
                 winner: Side | None = None) -> list[Effect]:
+        """The match ends at `at` `how` (`side`: who forfeited or walked out): every clock
+        stops and the result is kept."""
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None
@@ -547,38 +412,28 @@ class Match:
         for rule in self.rules:
             rule.finish(at)
         winner = winner or self.sheet.leader()
-        points = None
-        if self.profile.points:  # ISBHF 413a: win, tie, loss
-            win, tie, loss = self.profile.points
-            points = {s: tie if winner is None else win if s is winner else loss for s in Side}
         self.result = Result(how, self.sheet.score(), winner, side, self.play_s(at),
-                             self.clock.elapsed(at) if self.overtime else None, points,
+                             self.clock.elapsed(at) if self.overtime else None,
+                             table_points(self.profile.points, winner),
                              self.records().get("shootout"))
         return self.goto(Phase.FINISHED)
 
-    def _goal_rejection(self, now: float) -> GoalReason | None:
-        if self.phase is Phase.PRE_SIGNAL:
-            return GoalReason.BEFORE_START
-        if self.break_kind == "intermission":
-            return GoalReason.INTERMISSION
-        if self.phase in (Phase.BREAK, Phase.FINISHED):
-            return GoalReason.FINAL_SIGNAL
-        if self.phase is Phase.PAUSED and self.paused_since is None:
-            return GoalReason.INTERMISSION  # the period awaits its first faceoff
-        if self.phase is Phase.PAUSED and not self.profile.goals_count_while_stopped:
-            return GoalReason.INTERRUPTION
-        if self.guard.active(self.play_s(now)):
-            return GoalReason.FACEOFF_GUARD
-        return None
+    def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
+        """Every rule module's answer to an entered goal (ITHF 8.3: it ends a passive count;
+        a power-play goal ends a minor penalty, `rules.penalties`)."""
+        return [effect for rule in self.rules for effect in rule.goal_entered(goal, now)]
 
-    def _faceoff_at(self, at: float) -> list[Effect]:
+    def faceoff_at(self, at: float) -> list[Effect]:
+        """A faceoff at `at` (the start signal, a marked one, a resume with one): the rule
+        modules hear of it and the guard starts (ITHF 5.6)."""
         for rule in self.rules:
             rule.faceoff(at)
         if self.guard.faceoff(self.play_s(at)):
             return [FaceoffGuardChanged(active=True)]
         return []
 
-    def _both_took_part(self, evidence: tuple[str, str]) -> None:
+    def both_took_part(self, evidence: tuple[str, str]) -> None:
+        """ITHF 4.6: `evidence` that both sides were at the table, unless one was already."""
         for side in Side:
             self.took_part.setdefault(side, evidence)
 
@@ -604,8 +459,9 @@ class Match:
         self._enter_period(1)
 
     def _fresh_records(self) -> None:
-        """The profile's rule modules, none used yet (penalties, timeouts, countdowns)."""
-        self.rules = [MODULES[name](self) for name in self.profile.rules]
+        """The built-in modules and the profile's, none used yet (penalties, timeouts...)."""
+        self.rules = [module(self) for module in BUILT_IN]
+        self.rules += [MODULES[name](self) for name in self.profile.rules]
 
     def _play_stops(self) -> None:
         for rule in self.rules:

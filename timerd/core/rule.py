@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
+from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Ending, Goal, ScoreSheet, Side
@@ -42,6 +43,13 @@ class MatchView(Protocol):
     #: ITHF 4.6: what showed that a side was at the table after the start signal, and when
     #: (("faceoff", "0:10"); the kinds are `evidence.*` in the message catalogue).
     took_part: dict[Side, tuple[str, str]]
+    guard: FaceoffGuard  # ITHF 5.6, 10.4
+    #: In a break: what it leads to; None out of one.
+    break_kind: BreakKind | None
+    paused_since: float | None  # the start of the running interruption (ITHF 10.1)
+    start_at: float | None  # when the start (or overtime start) signal is due
+    teams: dict[Side, str]
+    round: str | None
 
     def play_s(self, now: float) -> float: ...
     def remaining_s(self, now: float) -> float: ...
@@ -54,6 +62,12 @@ class MatchView(Protocol):
     def finish(self, how: Ending, at: float, side: Side | None = None,
                winner: Side | None = None) -> list[Effect]: ...
     def restart(self, now: float) -> list[Effect]: ...
+    def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
+        """Every rule module's answer to an entered goal."""
+    def faceoff_at(self, at: float) -> list[Effect]:
+        """A faceoff at `at`: the modules hear of it and the guard starts (ITHF 5.6)."""
+    def both_took_part(self, evidence: tuple[str, str]) -> None:
+        """ITHF 4.6: `evidence` that both sides were at the table."""
     def goto(self, phase: Phase) -> list[Effect]:
         """Enter `phase`: its PhaseChanged, if it is a change."""
     def start_break(self, kind: BreakKind, at: float, length_s: float,

@@ -185,3 +185,12 @@ class Result:
                 "side": None if self.side is None else self.side.value,
                 "played_s": round(self.played_s, 3),
                 "overtime_s": None if self.overtime_s is None else round(self.overtime_s, 3)}
+
+
+def table_points(points: tuple[int, ...], winner: Side | None) -> dict[Side, int] | None:
+    """ISBHF 413a: each side's points for the table, from the profile's (win, tie, loss);
+    None when the profile gives none."""
+    if not points:
+        return None
+    win, tie, loss = points
+    return {s: tie if winner is None else win if s is winner else loss for s in Side}

@@ -1,5 +1,6 @@
 """The rule modules a profile may list (`rules = [...]`), by name. Each is one feature of a
-rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare clock."""
+rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare clock that keeps
+the score (`BUILT_IN`: the score desk every match has)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from timerd.core.rules.intermission import Intermissions
 from timerd.core.rules.passive import Passive
 from timerd.core.rules.penalties import Penalties
 from timerd.core.rules.rulings import Rulings
+from timerd.core.rules.scheduled import ScheduledStart
+from timerd.core.rules.scoring import Scoring
 from timerd.core.rules.shootout import Shootouts
 from timerd.core.rules.stoppage import GoalieChanges, LineChanges
 from timerd.core.rules.timeouts import TeamTimeouts
 
+#: The modules every match has, whatever its profile, ahead of the profile's: the score desk
+#: (goals, faceoffs, undo, names) and the start at a given instant (hall mode).
+BUILT_IN: tuple[type[RuleModule], ...] = (Scoring, ScheduledStart)
 #: Every rule module, by the name a profile lists it by.
 MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
     Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Intermissions,

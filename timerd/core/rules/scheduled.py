@@ -1,0 +1,72 @@
+"""A start at a given instant (hall mode: every table of a round starts together), ITHF 4.4.
+
+`start_in <seconds>` schedules the start signal; the pre-signal is planned the profile's lead
+before it. Every match has this module (`timerd.core.rules.BUILT_IN`): the tournament desk
+sends the command to whatever profile a table runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
+from timerd.core.refused import CommandRefused
+from timerd.core.rule import CommandTable, RuleModule, Step
+
+
+def min_pre_signal_lead_s(profile: Profile) -> float:
+    """The shortest pre-signal a scheduled start may keep: ITHF 4.4's 15 s, or the profile's
+    own lead when that is shorter (a training profile)."""
+    return min(ITHF_LEAD_RANGE_S[0], profile.pre_signal_lead_s)
+
+
+class ScheduledStart(RuleModule):
+    """The SCHEDULED phase: from idle to the pre-signal at its planned instant."""
+
+    name = "scheduled_start"
+
+    def commands(self) -> CommandTable:
+        return {"start_in": (self.start_in, ("seconds",))}
+
+    def start_in(self, now: float, seconds: str) -> list[Effect]:
+        """From idle: the start signal sounds `seconds` from now.
+
+        When the start is closer than the profile's lead but still at least
+        `min_pre_signal_lead_s` away, the pre-signal sounds at once with the shorter lead, so
+        every table of the round still starts at the same instant; closer than that, the start
+        is refused. A start that is due at once (a zero lead) is fired by `Match.handle`.
+        """
+        try:
+            lead_s = float(seconds)
+        except ValueError:
+            raise CommandRefused("not_seconds", given=seconds) from None
+        if not math.isfinite(lead_s):
+            raise CommandRefused("not_seconds", given=seconds)
+        match = self.match
+        if match.phase is not Phase.IDLE:
+            raise match.why_not("start")
+        shortest = min_pre_signal_lead_s(match.profile)
+        if lead_s < shortest:
+            raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
+                                 shortest_s=f"{shortest:g}")
+        match.start_at = now + lead_s
+        if lead_s > match.profile.pre_signal_lead_s:
+            return match.goto(Phase.SCHEDULED)
+        effects = self._pre_signal(now)
+        if lead_s < match.profile.pre_signal_lead_s:
+            effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
+        return effects
+
+    def next_step(self) -> Step | None:
+        """The pre-signal, the profile's lead before the scheduled start (ITHF 4.4)."""
+        match = self.match
+        if match.phase is not Phase.SCHEDULED or match.start_at is None:
+            return None
+        return match.start_at - match.profile.pre_signal_lead_s, self._pre_signal
+
+    def _pre_signal(self, at: float) -> list[Effect]:
+        match = self.match
+        effects = match.goto(Phase.PRE_SIGNAL)
+        effects.append(match.sound(SignalKind.PRE_SIGNAL, at, remaining_s=match.profile.period_s))
+        return effects

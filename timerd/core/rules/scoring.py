@@ -1,0 +1,129 @@
+"""The score desk: goals (ITHF 5.1, 5.6, 6.5, 10.3, 4.8), faceoffs (5.6, 7.1, 10.4), the
+undo of a mistaken entry, and the sides' names. Every match has it, whatever its profile
+(`timerd.core.rules.BUILT_IN`): a bare clock keeps the score too, with no guard unless the
+profile sets `faceoff_guard_s`.
+
+The phase machine keeps the faceoff guard itself (a resume or the start signal is a faceoff);
+this module decides what an entered goal is worth and marks the faceoffs the operator calls.
+"""
+
+from __future__ import annotations
+
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
+from timerd.core.record import names
+from timerd.core.refused import CommandRefused
+from timerd.core.rule import CommandTable, RuleModule, Step
+from timerd.core.score import Ending, Goal, GoalReason, Side, parse_player
+
+
+class Scoring(RuleModule):
+    """Goals, faceoffs, undo and names: the commands every profile has."""
+
+    name = "scoring"
+
+    def commands(self) -> CommandTable:
+        return {
+            "teams": (self.set_teams, ("home-name", "away-name", "round?")),
+            "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
+            "faceoff": (self.mark_faceoff, ()),
+            "undo": (self.undo, ()),
+        }
+
+    def next_step(self) -> Step | None:
+        """ITHF 5.6: the end of the faceoff guard (its LED goes out), in play."""
+        match = self.match
+        if match.phase is not Phase.RUNNING or match.guard.until_s is None:
+            return None
+        due = match.when_played(match.guard.until_s)
+        return None if due is None else (due, self._guard_over)
+
+    def _guard_over(self, at: float) -> list[Effect]:
+        self.match.guard.until_s = None
+        return [FaceoffGuardChanged(active=False)]
+
+    def goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
+        """Enter a goal, optionally with the scorer's and up to two assistants' shirt numbers
+        (ISBHF 420-422). It counts unless it came before the start (ITHF 5.1), inside the
+        faceoff guard (5.6), at or after the final signal (6.5) or during an interruption
+        (10.3); an entry that does not count is kept with its reason and sounds "no goal".
+        The first counted goal of overtime ends the match (4.8). The rule modules answer
+        every entry (`RuleModule.goal_entered`: a passive count ends, a power-play goal)."""
+        match = self.match
+        side = match.side(side_word)
+        if match.phase in (Phase.IDLE, Phase.SHOOTOUT):
+            raise match.why_not("goal")
+        numbers = [parse_player(p) for p in players]
+        if len(set(numbers)) < len(numbers):
+            raise CommandRefused("same_player")
+        reason = self._rejection(now)
+        goal = match.sheet.add(Goal(side, match.play_s(now), reason is None, reason,
+                                    match.period, match.overtime, now,
+                                    numbers[0] if numbers else None, tuple(numbers[1:])))
+        effects: list[Effect] = [goal]
+        if reason is not None:
+            effects.append(match.sound(SignalKind.GOAL_REJECTED, now,
+                                       remaining_s=match.remaining_s(now)))
+        elif match.overtime:
+            effects.append(match.sound(SignalKind.FINAL, now))
+            effects.extend(match.finish(Ending.OVERTIME, now))
+            return effects
+        else:
+            match.guard.pending = True  # play restarts with a faceoff at the centre
+            effects.append(match.sound(SignalKind.GOAL, now, remaining_s=match.remaining_s(now)))
+        effects.extend(match.goal_entered(goal, now))
+        return effects
+
+    def _rejection(self, now: float) -> GoalReason | None:
+        """Why a goal entered at `now` does not count, if it does not."""
+        match = self.match
+        if match.phase is Phase.PRE_SIGNAL:
+            return GoalReason.BEFORE_START
+        if match.break_kind == "intermission":
+            return GoalReason.INTERMISSION
+        if match.phase in (Phase.BREAK, Phase.FINISHED):
+            return GoalReason.FINAL_SIGNAL
+        if match.phase is Phase.PAUSED and match.paused_since is None:
+            return GoalReason.INTERMISSION  # the period awaits its first faceoff
+        if match.phase is Phase.PAUSED and not match.profile.goals_count_while_stopped:
+            return GoalReason.INTERRUPTION
+        if match.guard.active(match.play_s(now)):
+            return GoalReason.FACEOFF_GUARD
+        return None
+
+    def mark_faceoff(self, now: float) -> list[Effect]:
+        """Mark a faceoff (after a goal, a puck off the table, a "block" call, ITHF 7.1): the
+        guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
+        match = self.match
+        if match.phase is Phase.RUNNING:
+            match.both_took_part(("faceoff", mmss(match.play_s(now))))
+            return match.faceoff_at(now) or [Notice("notice.faceoff")]
+        if match.phase is Phase.PAUSED:
+            match.guard.pending = False
+            match.guard.on_resume = True
+            return [Notice("notice.faceoff_marked")]
+        raise match.why_not("faceoff")
+
+    def undo(self, now: float) -> list[Effect]:
+        """Remove the last goal entered (a mistaken press); a finished match's result stands."""
+        match = self.match
+        if match.phase is Phase.FINISHED:
+            raise match.why_not("undo")
+        goal = match.sheet.undo()
+        if goal is None:
+            raise CommandRefused("no_goal_to_undo")
+        if goal.counted:
+            match.guard.pending = False
+        score = match.sheet.score()
+        params = {"side": goal.side.value, "time": mmss(goal.match_time_s),
+                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
+        if goal.reason is None:
+            return [Notice("notice.undo", params)]
+        return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
+
+    def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
+        """Name the two sides and, from a tournament desk, the round (`record.names`). Any
+        phase: a name is put right mid-match without touching the clock."""
+        self.match.teams, self.match.round, notice = names(home, away, round_name)
+        return [notice]
+
