@@ -3,8 +3,9 @@
 Phases, one after the other so that none disturbs another's timing:
 
 1. ready: start the daemon a few times and time exec to "timerd ready".
-2. for each phase (idle; every core busy; every core busy from timerd's own session, with the
-   loop thread at normal priority and at the default one; slow storage):
+2. for each phase (idle; idle with the CPUs' idle states left to the kernel; every core busy;
+   every core busy from timerd's own session, with the loop thread at normal priority and at
+   the default one; slow storage):
    onset: timerd and both baselines, each in its own process, play the dense profile in real
    time with the same presses (start, three pauses); every buzzer onset is compared with its
    ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
@@ -109,6 +110,10 @@ class Phase:
     priority: str = "default"
     #: Every player under strace with fsync/fdatasync delayed; timerd with its journal.
     slow_storage: bool = False
+    #: timerd holds the CPUs' wake-up latency as the daemon does (`[service]
+    #: cpu_latency_us`, system-wide: the baselines of the phase get it too); False: the CPUs
+    #: idle as the kernel chooses.
+    cpu_latency: bool = True
 
 
 #: fsync and fdatasync of a player, and of every thread it starts, take 200 ms longer.
@@ -118,6 +123,7 @@ SLOW_STORAGE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null",
 
 PHASES = {
     "idle": Phase(),
+    "idle-kernel-idle-states": Phase(cpu_latency=False),
     "busy": Phase(burners_own_session=True),
     "busy-same-session": Phase(burners_own_session=False, priority="off"),
     "busy-same-session-priority": Phase(burners_own_session=False),
@@ -147,7 +153,8 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
     """
     t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
     wrap = SLOW_STORAGE if phase.slow_storage else []
-    own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else [])]
+    own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else []),
+           *([] if phase.cpu_latency else ["--cpu-latency-us", "-1"])]
     procs = {d: subprocess.Popen(
         [*wrap, sys.executable, "-m", "bench.play", d, "--profile", profile,
          "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
@@ -193,14 +200,16 @@ def _pulses(played: dict[str, Any]) -> dict[str, Any]:
     return {**analysis.pulse_errors(played), "loop_priority": played["loop_priority"]}
 
 
-def loop_text(phase: Phase, granted: bool) -> str:
-    """How timerd's loop thread ran in a phase, for its label: asked for, and got."""
+def loop_text(phase: Phase, granted: bool, held: bool) -> str:
+    """How timerd's loop thread ran in a phase, for its label: asked for, and got; and a CPU
+    wake-up latency hold that was asked for but refused."""
+    refused = "" if held or not phase.cpu_latency else "; CPU wake-up latency hold refused"
     if phase.priority == "off":
-        return "loop at normal priority (priority off)"
+        return "loop at normal priority (priority off)" + refused
     asked = priority.describe(play_mod.loop_priority(phase.priority))
     default = " (the default)" if phase.priority == "default" else ""
-    return f"loop in {asked}{default}" if granted else \
-        f"loop {asked}{default} refused: normal priority"
+    return (f"loop in {asked}{default}" if granted else
+            f"loop {asked}{default} refused: normal priority") + refused
 
 
 def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
@@ -218,7 +227,8 @@ def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
                        "to_plan": analysis.summary([e["to_plan_ms"] for e in found["errors"]
                                                     if "to_plan_ms" in e])}
     out["timerd"]["pulses"] = _pulses(played["timerd"])
-    out["loop"] = loop_text(phase, played["timerd"]["loop_priority"])
+    out["loop"] = loop_text(phase, played["timerd"]["loop_priority"],
+                            played["timerd"]["cpu_latency_held"])
     print(f"  onset {name}: " + ", ".join(
         f"{d} p99 {out[d].get('p99', float('nan')):.3f} ms" for d in played)
         + f"; pulse length p99 {out['timerd']['pulses']['length'].get('p99', float('nan')):.3f}"

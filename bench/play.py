@@ -21,7 +21,10 @@ priority as `[service] priority` does in the daemon (`timerd.priority`); without
 daemon's default `[service]` priority (refused where the system does not allow it, as in the
 daemon: the result's `loop_priority` says whether it was granted); `--state DIR` adds the match
 journal and the results file in DIR as the daemon has them, so that their disk writes happen
-as in the daemon; `--goals` presses GOAL HOME (GPIO23) at those instants.
+as in the daemon; `--cpu-latency-us N` holds the CPUs' wake-up latency as
+`[service] cpu_latency_us` does (the daemon's default without it; -1 does not hold it; the
+result's `cpu_latency_held` says whether it was); `--goals` presses GOAL HOME (GPIO23) at
+those instants.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +214,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
                ) -> dict[str, Any]:
     prioritised = loop_priority is not None and loop_priority.priority != "off" \
         and priority.apply(loop_priority)
+    # As the daemon does (`timerd.app.serve`): held to the end of this process.
+    held = None if loop_priority is None else priority.hold_cpu_latency(loop_priority)
     factory = MockFactory(pin_class=HookedPin)
     buzzer = factory.pin(BUZZER_PIN)
     operator = Operator(factory.pin(START_PAUSE_PIN), t0_ns, presses_s,
@@ -234,7 +240,7 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
         signals = await play_baseline(design, profile, factory, buzzer, played)
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
             "signals": signals, "buzzer_edges": buzzer.transitions[:ended],
-            "loop_priority": prioritised}
+            "loop_priority": prioritised, "cpu_latency_held": held is not None}
 
 
 def loop_priority(value: str) -> ServiceConfig:
@@ -265,14 +271,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="the loop thread's priority (timerd): default (the daemon's "
                         "default [service] priority, also without this option), off, "
                         "realtime[:N] or nice[:N]")
+    parser.add_argument("--cpu-latency-us", type=int, default=ServiceConfig().cpu_latency_us,
+                        help="timerd: [service] cpu_latency_us (default: the daemon's; -1: "
+                        "the CPUs idle as the kernel chooses)")
     parser.add_argument("--state", type=Path, help="journal and results file here (timerd)")
     args = parser.parse_args(argv)
+    service = replace(args.priority, cpu_latency_us=args.cpu_latency_us)
     profile = profiles.load(args.profile)
     presses = [float(p) for p in args.presses.split(",") if p]
     goals = [float(p) for p in args.goals.split(",") if p]
     result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
                               goals_s=goals, state=args.state,
-                              loop_priority=args.priority if args.design == "timerd" else None))
+                              loop_priority=service if args.design == "timerd" else None))
     json.dump(result, sys.stdout)
     return 0
 

@@ -28,7 +28,10 @@ def _get(results: dict[str, Any], *keys: str) -> Any:
 
 #: The phases of the onset and latency runs, as named in results; in the tables, each with
 #: how timerd's loop thread ran in it (`label`).
-LOADS = {"idle": "idle", "busy": "all cores busy",
+LOADS = {"idle": "idle",
+         "idle-kernel-idle-states": "idle, CPU idle states as the kernel chooses "
+                                    "(cpu_latency_us = -1)",
+         "busy": "all cores busy",
          "busy-same-session": "all cores busy, same session",
          "busy-same-session-priority": "all cores busy, same session",
          "slow-storage": "slow storage (fsync + 200 ms)"}

@@ -1,5 +1,6 @@
 """`[service] priority`: the loop thread alone gets SCHED_FIFO or a lower nice value, and a
-refusal is one warning while the daemon runs on (timerd/priority.py, docs/service.md)."""
+refusal is one warning while the daemon runs on; `[service] cpu_latency_us`: the CPUs' wake-up
+latency held while the daemon runs (timerd/priority.py, docs/service.md)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import os
 import resource
 import shutil
+import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +21,8 @@ from timerd.config import ServiceConfig
 from timerd.config.schema import SchemaError
 
 
-def test_the_default_is_realtime_at_priority_10() -> None:
-    assert config.load(Path("/dev/null")).service == ServiceConfig("realtime", 10, -10)
+def test_the_default_is_realtime_at_priority_10_with_the_cpus_quick_to_wake() -> None:
+    assert config.load(Path("/dev/null")).service == ServiceConfig("realtime", 10, -10, 0)
 
 
 def test_the_section_is_read_from_the_file_and_options(tmp_path: Path) -> None:
@@ -35,6 +37,8 @@ def test_the_section_is_read_from_the_file_and_options(tmp_path: Path) -> None:
     ("service.rt_priority=0", "service.rt_priority = 0: SCHED_FIFO priorities are 1 to 99"),
     ("service.rt_priority=100", "service.rt_priority = 100: SCHED_FIFO priorities are 1 to 99"),
     ("service.nice=-21", "service.nice = -21: nice values are -20 to 19"),
+    ("service.cpu_latency_us=-2", "service.cpu_latency_us = -2: -1 (off) or 0 to 2147483647"),
+    ("service.cpu_latency_us=2147483648", "cpu_latency_us = 2147483648: -1 (off) or 0 to"),
     ("service.priorty=off", "did you mean `priority`?"),
 ])
 def test_bad_values_are_config_errors(option: str, message: str) -> None:
@@ -80,6 +84,49 @@ def test_off_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_setscheduler", called)
     monkeypatch.setattr(os, "setpriority", called)
     assert priority.apply(ServiceConfig("off")) is True
+
+
+def test_the_cpu_latency_request_is_written_and_held_until_closed(tmp_path: Path) -> None:
+    device = tmp_path / "cpu_dma_latency"
+    device.write_bytes(b"")
+    fd = priority.hold_cpu_latency(ServiceConfig(cpu_latency_us=25), device)
+    assert fd is not None
+    try:
+        assert device.read_bytes() == struct.pack("=i", 25)  # the kernel's 32-bit request
+        os.fstat(fd)  # still open: the kernel keeps the request while it is
+    finally:
+        os.close(fd)
+
+
+def test_off_holds_no_cpu_latency_and_says_nothing(tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="timerd.priority"):
+        assert priority.hold_cpu_latency(ServiceConfig(cpu_latency_us=-1),
+                                         tmp_path / "absent") is None
+    assert caplog.records == []
+
+
+def test_a_cpu_latency_refusal_is_one_warning_and_the_daemon_runs_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="timerd.priority"):
+        assert priority.hold_cpu_latency(ServiceConfig(), tmp_path / "absent") is None
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "CPU wake-up latency of 0 µs not held" in caplog.text
+    assert "cpu_latency_us = -1 silences" in caplog.text
+
+
+def test_the_kernel_takes_the_request_while_it_is_held() -> None:
+    """The real PM QoS device: reading it gives the CPUs' latency limit now."""
+    device = priority.CPU_LATENCY_DEVICE
+    if not os.access(device, os.R_OK | os.W_OK):
+        pytest.skip(f"{device} (root, and a kernel with PM QoS)")
+    fd = priority.hold_cpu_latency(ServiceConfig(cpu_latency_us=3), device)
+    assert fd is not None
+    try:
+        (limit,) = struct.unpack("=i", device.read_bytes()[:4])
+        assert limit <= 3
+    finally:
+        os.close(fd)
 
 
 def test_nice_lowers_only_the_calling_thread_and_threads_it_starts_reset() -> None:
@@ -150,7 +197,8 @@ def test_a_daemon_without_the_right_warns_once_and_runs_on(tmp_path: Path) -> No
         daemon.ready()
         daemon.command("start")  # asserts the reply is ok
         daemon.wait_signal("pre_signal")
-        warnings = [line for line in daemon.log if "timerd.priority" in line]
+        warnings = [line for line in daemon.log
+                    if "timerd.priority" in line and not line.startswith("INFO")]
         found = threads(daemon.proc.pid)
     assert len(warnings) == 1
     assert warnings[0].startswith("WARNING")

@@ -94,6 +94,7 @@ def test_the_unit_keeps_its_promises() -> None:
     assert "ProcSubset" not in unit
     assert "char-gpiochip rw" in unit["DeviceAllow"]
     assert "char-alsa rw" in unit["DeviceAllow"]
+    assert "/dev/cpu_dma_latency w" in unit["DeviceAllow"]  # [service] cpu_latency_us
 
 
 def test_the_unit_grants_the_default_loop_priority() -> None:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import os
 import signal
 import sys
 import time
@@ -169,6 +170,9 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     # First, on the loop thread: the threads the adapters start from here on stay normal.
     priority.apply(config.service)
     async with contextlib.AsyncExitStack() as stack:
+        latency = priority.hold_cpu_latency(config.service)
+        if latency is not None:
+            stack.callback(os.close, latency)
         daemon = await build(config, options, factory, stack)
         service = daemon.service
         for signum in (signal.SIGTERM, signal.SIGINT):

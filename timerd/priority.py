@@ -14,13 +14,23 @@ and `setpriority(PRIO_PROCESS, tid, ...)` to one thread, not to the whole proces
 Without the right (RLIMIT_RTPRIO / RLIMIT_NICE too low and no CAP_SYS_NICE; the unit grants
 `LimitRTPRIO=` and `LimitNICE=`), the system refuses: one warning in the log, and timerd runs
 on at normal priority.
+
+A thread that runs first still waits for its CPU to wake. An idle CPU sleeps in an idle state
+(a C-state; in a virtual machine, a halted vCPU that the host must schedule again), and the
+deeper the state, the longer the wake-up: on this project's VM it put the idle machine's tails
+above the busy machine's (docs/BENCHMARKS.md). `hold_cpu_latency` asks the kernel's PM QoS
+(`/dev/cpu_dma_latency`, `[service] cpu_latency_us`) to keep every CPU out of idle states
+slower to leave than that, for as long as the daemon holds the device open. A system without
+such states (a Raspberry Pi's kernel has no cpuidle driver) is unchanged by it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import struct
 import threading
+from pathlib import Path
 
 from timerd.config import ServiceConfig
 
@@ -58,3 +68,33 @@ def apply(config: ServiceConfig) -> bool:
         return False
     log.info("loop thread %d: %s; other threads normal", tid, describe(config))
     return True
+
+
+#: The kernel's PM QoS request for CPU wake-up latency: a 32-bit count of µs written to it
+#: holds while the file stays open (the kernel's "PM Quality Of Service Interface").
+CPU_LATENCY_DEVICE = Path("/dev/cpu_dma_latency")
+
+
+def hold_cpu_latency(config: ServiceConfig, device: Path = CPU_LATENCY_DEVICE) -> int | None:
+    """Ask that no CPU take longer than `config.cpu_latency_us` to wake, for as long as the
+    returned descriptor stays open (the daemon keeps it to its end). None when off (-1) or
+    refused: one warning, and the CPUs idle as the kernel chooses."""
+    if config.cpu_latency_us < 0:
+        return None
+    try:
+        fd = os.open(device, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        log.warning("CPU wake-up latency of %d µs not held (%s: %s); the CPUs idle as the "
+                    "kernel chooses. The unit's DeviceAllow= and the udev rule that "
+                    "`timerd install` writes grant it; [service] cpu_latency_us = -1 silences "
+                    "this", config.cpu_latency_us, device, exc.strerror or exc)
+        return None
+    try:  # a character device that takes the request at once: it never waits
+        os.write(fd, struct.pack("=i", config.cpu_latency_us))
+    except OSError as exc:
+        os.close(fd)
+        log.warning("CPU wake-up latency of %d µs refused by %s (%s); the CPUs idle as the "
+                    "kernel chooses", config.cpu_latency_us, device, exc.strerror or exc)
+        return None
+    log.info("CPU wake-up latency held at %d µs (%s)", config.cpu_latency_us, device)
+    return fd

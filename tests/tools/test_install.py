@@ -38,7 +38,7 @@ echo "$(basename "$0") $*" >> "$FAKE_LOG"
 """
 FAKES = {
     "apt-get": "", "groupadd": "", "useradd": "", "usermod": "", "userdel": "",
-    "chown": "", "chmod": "",
+    "chown": "", "chmod": "", "udevadm": "",
     # apt knows python3-lgpio on Raspberry Pi OS (FAKE_LGPIO=1), not on plain Debian.
     "apt-cache": '[ -n "$FAKE_LGPIO" ] && echo "Package: $2" || exit 100\n',
     # The service is running when FAKE_ACTIVE=1.
@@ -117,6 +117,7 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
         f"pip install --upgrade {REPO}[sound,hall]",
         "chown root:timerd /etc/timerd/timerd.toml",
         "chmod 0640 /etc/timerd/timerd.toml",
+        "udevadm trigger --settle --subsystem-match=misc --sysname-match=cpu_dma_latency",
         "systemctl daemon-reload",
         "systemctl enable timerd.service",
         "systemctl restart timerd.service",
@@ -132,6 +133,9 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
     unit = (machine / "etc/systemd/system/timerd.service").read_text()
     assert unit == render_unit((REPO / "systemd/timerd.service").read_text(),
                                f"{venv}/bin/timerd run")
+    # The group timerd may hold the CPUs' wake-up latency ([service] cpu_latency_us).
+    assert 'KERNEL=="cpu_dma_latency", GROUP="timerd", MODE="0660"' in (
+        machine / "etc/udev/rules.d/60-timerd.rules").read_text()
     config = config_mod.load(machine / "etc/timerd/timerd.toml")  # SchemaError if not valid
     assert config.gpio.start_pause_pin == 17
     assert "timerd 9.9.9 is installed and (re)started" in out
@@ -228,9 +232,12 @@ def test_uninstall_keeps_the_config_and_results_and_purge_asks_naming_them(
 
     code, out = run_installer(machine, "uninstall", "--yes", monkeypatch=monkeypatch)
     assert code == 0, out
-    assert calls(machine) == ["systemctl disable --now timerd.service",
-                              "systemctl daemon-reload"]
+    assert calls(machine) == [
+        "systemctl disable --now timerd.service",
+        "udevadm trigger --settle --subsystem-match=misc --sysname-match=cpu_dma_latency",
+        "systemctl daemon-reload"]
     assert not (machine / "etc/systemd/system/timerd.service").exists()
+    assert not (machine / "etc/udev/rules.d/60-timerd.rules").exists()
     assert not (machine / "opt/timerd/venv").exists()
     assert not (machine / "usr/local/bin/timerd").is_symlink()
     assert (machine / "etc/timerd/timerd.toml").exists()

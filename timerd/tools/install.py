@@ -9,7 +9,9 @@ group, a virtual environment in /opt/timerd/venv (with the system's site package
 holding timerd from this source tree with its sound and hall extras, `timerd` and `timerctl`
 linked into /usr/local/bin, the example config at /etc/timerd/timerd.toml (an existing one is
 kept; either is made root:timerd 0640, it may hold the web token), the unit at
-/etc/systemd/system/timerd.service, then `systemctl enable` and `systemctl restart`: an
+/etc/systemd/system/timerd.service, a udev rule that lets the group timerd hold the CPUs'
+wake-up latency (/etc/udev/rules.d/60-timerd.rules), then `systemctl enable` and
+`systemctl restart`: an
 upgrade restarts the running service, and asks first if a match is running on it.
 Uninstall reverses it and keeps the config, the match journal and the results unless
 `--purge`, which names what it deletes and asks.
@@ -58,6 +60,10 @@ IMAGE_SOURCE = PREFIX / "src"
 BIN = Path("/usr/local/bin")
 COMMANDS = ("timerd", "timerctl")
 CONFIG_PATH = Path("/etc/timerd/timerd.toml")
+#: Lets the group timerd hold the CPUs' wake-up latency (`[service] cpu_latency_us`).
+UDEV_RULE = Path("/etc/udev/rules.d/60-timerd.rules")
+UDEV_TRIGGER = ("udevadm", "trigger", "--settle", "--subsystem-match=misc",
+                "--sysname-match=cpu_dma_latency")
 STATE_PATH = Path("/var/lib/timerd")
 SOCKET_PATH = Path("/run/timerd/control.sock")
 #: python3-dev, gcc and libasound2-dev: simpleaudio builds; python3-venv: the venv.
@@ -295,6 +301,7 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
     """The steps of an install or upgrade on the machine itself; `web_port` for a new
     instance's config."""
     example = (source / "systemd" / "timerd.toml").read_text()
+    udev_rule = (source / "systemd" / UDEV_RULE.name).read_text()
     unit = render_unit((source / "systemd" / "timerd.service").read_text(),
                        f"{venv / 'bin' / 'timerd'} run")
     if target.instance:
@@ -334,6 +341,9 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
              ("chown", f"root:{SOCKET_GROUP}", str(target.config))),
         Step("", ("chmod", "0640", str(target.config))),
         Step(f"write the service unit {target.unit_path}", write=(target.unit_path, unit)),
+        Step(f"let {USER} keep the CPUs quick to wake while it runs ([service] "
+             f"cpu_latency_us): the udev rule {UDEV_RULE}", write=(UDEV_RULE, udev_rule)),
+        Step("", UDEV_TRIGGER),
         Step("tell systemd about the unit", ("systemctl", "daemon-reload")),
         Step(f"start {target.unit} at every boot", ("systemctl", "enable", target.unit)),
         Step(f"start {target.unit} now (an upgrade: restart it with the new version)",
@@ -403,6 +413,8 @@ def uninstall_plan(venv: Path, purge: bool, root: Path, target: Target) -> Plan:
              ("systemctl", "disable", "--now", UNIT_NAME),
              done=lambda: not _under(root, UNIT_PATH).exists()),
         Step(f"remove the service unit {UNIT_PATH}", remove=UNIT_PATH),
+        Step(f"remove the udev rule {UDEV_RULE}", remove=UDEV_RULE),
+        Step("", UDEV_TRIGGER),
         Step(f"remove the first-boot unit {FIRSTBOOT_PATH}, if an image had one",
              remove=FIRSTBOOT_PATH),
         Step("", remove=WANTS / FIRSTBOOT_NAME),
