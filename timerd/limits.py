@@ -11,6 +11,8 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
   (a result that could not be written) goes to its logger directly.
 - `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many.
 - `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
+- `idle_longest` picks the connection a surface at its connection cap hangs up on to take a
+  new one (the control socket, HTTP).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import logging
 import resource
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 #: Lines about untrusted input are written at most this often per kind, with a count.
 LOG_EVERY_S = 30.0
@@ -29,6 +31,7 @@ LOG_EVERY_S = 30.0
 MAX_DEPTH = 32
 
 Clock = Callable[[], float]
+T = TypeVar("T")
 
 
 class InputRefused(ValueError):
@@ -55,6 +58,19 @@ def loads_bounded(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH)
     if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
         raise InputRefused(f"JSON nested deeper than {max_depth} levels")
     return value
+
+
+def idle_longest(connections: Iterable[T], idle_since: Callable[[T], float | None]) -> T | None:
+    """The connection that has waited longest for its next request (`idle_since`: since when
+    it waits, None while it is busy with one), or None when every one is busy.
+
+    A surface at its connection cap hangs up on this one to take a new connection, and
+    refuses the newcomer when there is none: a tool in the middle of a request is never cut
+    off, and a flood of idle connections cannot lock out the operator's next one.
+    """
+    waiting = [(since, i, c) for i, c in enumerate(connections)
+               if (since := idle_since(c)) is not None]
+    return min(waiting, key=lambda w: (w[0], w[1]))[2] if waiting else None
 
 
 def _depth_over(value: Any, max_depth: int) -> bool:

@@ -113,6 +113,34 @@ def test_a_flood_of_idle_connections_stays_under_the_cap_and_timerctl_gets_throu
     assert len(cap_lines) == 1  # one line for 192 hang-ups, not one each
 
 
+def test_at_the_cap_the_tool_idle_longest_is_hung_up_on_not_the_oldest(tmp_path: Path) -> None:
+    """The first tool asked something a second ago; the second has sent nothing for ten: the
+    newcomer takes the second's place. Fails on main (the oldest waiting one was hung up on,
+    the tool that had just asked included)."""
+    config = ControlConfig(max_connections=2)
+
+    async def main() -> tuple[bytes, dict[str, Any]]:
+        async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
+            first_reader, first = await asyncio.open_unix_connection(control.path)
+            await asyncio.sleep(0)
+            second_reader, second = await asyncio.open_unix_connection(control.path)
+            await asyncio.sleep(9)  # virtual seconds
+            first.write(b"status\n")
+            await first_reader.readline()
+            await asyncio.sleep(1)
+            _, third = await asyncio.open_unix_connection(control.path)
+            hung_up = await second_reader.read()
+            first.write(b"status\n")
+            reply = json.loads(await first_reader.readline())
+            for writer in (first, second, third):
+                writer.close()
+            return hung_up, reply
+
+    hung_up, reply = run_virtual(main)
+    assert hung_up == b""
+    assert reply["ok"] is True
+
+
 def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
         tmp_path: Path) -> None:
     """A connection in the middle of a request is never hung up on: here one that pipelines
@@ -123,7 +151,8 @@ def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
         async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
             _, writer = await asyncio.open_unix_connection(control.path)
             writer.write(b"status\n" * 5000)
-            while not control._clients or next(iter(control._clients.values())).waiting:  # noqa: ASYNC110 (no event to await)
+            clients = control._clients
+            while not clients or next(iter(clients.values())).idle_since is not None:  # noqa: ASYNC110 (no event to await)
                 await asyncio.sleep(0)
             other_reader, other = await asyncio.open_unix_connection(control.path)
             line = await other_reader.readline()

@@ -33,6 +33,7 @@ from timerd.limits import (
     InputRefused,
     RateLimitedLog,
     fd_share,
+    idle_longest,
     loads_bounded,
 )
 from timerd.ports import Control
@@ -79,7 +80,9 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
 @dataclass(eq=False)
 class _Client:
     writer: asyncio.StreamWriter
-    waiting: bool = True  # for its next request line (may be hung up on to make room)
+    #: Since when it waits for its next request line (it may be hung up on to make room);
+    #: None while its request is handled.
+    idle_since: float | None
     evicted: bool = False
 
 
@@ -121,10 +124,10 @@ class ControlSocket:
     def _make_room(self) -> bool:
         """At the cap: hang up on the tool that has waited longest for its next request.
         False when every connection is busy with a request."""
-        task = next((t for t, c in self._clients.items() if c.waiting), None)
-        if task is None:
+        idlest = idle_longest(self._clients.items(), lambda item: item[1].idle_since)
+        if idlest is None:
             return False
-        victim = self._clients.pop(task)  # its fd is closed now, not when its handler ends
+        victim = self._clients.pop(idlest[0])  # its fd is closed now, not when its handler ends
         victim.evicted = True
         victim.writer.close()
         self._log.warning("evicted", "control socket at its cap of %d connections: hung up "
@@ -141,10 +144,11 @@ class ControlSocket:
                 writer.write(json.dumps(error_reply("too many connections")).encode() + b"\n")
             writer.close()
             return
-        client = self._clients[task] = _Client(writer)
+        loop = asyncio.get_running_loop()
+        client = self._clients[task] = _Client(writer, loop.time())
         try:
             while True:
-                client.waiting = True
+                client.idle_since = loop.time()
                 try:
                     async with asyncio.timeout(self.idle_timeout_s):
                         line = await read_line(reader)
@@ -152,7 +156,7 @@ class ControlSocket:
                     self._log.info("idle", "control socket: hung up on a tool that sent no "
                                    "request for %g s", self.idle_timeout_s)
                     break
-                client.waiting = False
+                client.idle_since = None
                 if line == b"" or client.evicted:
                     break
                 writer.write(json.dumps(await self._reply(line)).encode() + b"\n")

@@ -43,7 +43,7 @@ from wsproto.events import (
 from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import RemoteProtocolError as WebSocketRefused
 
-from timerd.limits import RateLimitedLog
+from timerd.limits import RateLimitedLog, idle_longest
 
 #: Largest request line and headers taken (h11 answers more with 431).
 MAX_HEADERS = 16 * 1024
@@ -208,11 +208,10 @@ class HttpServer:
     def _make_room(self) -> bool:
         """At the cap: close the connection idle longest (between requests). False when
         every one is busy (a request in progress, a WebSocket)."""
-        idle = [c for c in self.connections if not c.busy]
-        if not idle:
+        idlest = idle_longest(self.connections, lambda c: None if c.busy else c.idle_since)
+        if idlest is None:
             return False
-        oldest = min(idle, key=lambda c: c.idle_since)
-        oldest.drop()
+        idlest.drop()
         self.report.warning("evicted", "web: at the cap of %d connections; closed the one idle "
                          "longest", self.max_connections)
         return True
