@@ -626,11 +626,15 @@ def test_any_damage_to_the_journal_is_skipped_and_never_stops_a_start(
     assert result.outcome != "unreadable"  # the header is sound: only lines are dropped
 
 
-def test_the_heartbeat_rides_on_the_clocks_ticks_in_a_running_match(tmp_path: Path) -> None:
+def test_the_heartbeat_rides_on_the_clocks_ticks_and_beats_apart_only_in_play(
+        tmp_path: Path) -> None:
     """Issue 16 (CPU): in a running match the heartbeat is written at the shown clock's
     tick, when the loop is awake anyway, and half a second later: two wake-ups a second, not
-    a tick and two beats at times of their own. The crash bound stays HEARTBEAT_S. Fails on
-    the old code: its beats kept their own half-second grid, apart from the ticks."""
+    a tick and two beats at times of their own. The crash bound stays HEARTBEAT_S. Idle and
+    in the pre-signal recovery never uses the crash instant (nothing to restore; a match
+    restored to before its start, ITHF 4.4): there the heartbeat is written on the ticks and
+    phase changes only, with no wake-up of its own. Fails on the old code: idle, it beat
+    twice a second."""
     async def main() -> tuple[list[float], list[float]]:
         loop = asyncio.get_running_loop()
         writer = DiskWriter(inline=True)  # virtual time must not run on during a write
@@ -649,19 +653,25 @@ def test_the_heartbeat_rides_on_the_clocks_ticks_in_a_running_match(tmp_path: Pa
             wired(journal, service)
             service.outputs.append(recorder)
             task = asyncio.create_task(service.run())
-            await asyncio.sleep(0.3)  # the start off the heartbeat's own half-second grid
-            service.execute("start")
-            await asyncio.sleep(30.0)  # into play: the start signal sounds at 20.3
             loop.call_soon(sample)
-            await asyncio.sleep(10.0)
+            await asyncio.sleep(5.3)  # idle; the start off the half-second grid
+            service.execute("start")
+            await asyncio.sleep(35.0)  # the start signal sounds at 25.3, then play
             task.cancel()
         ticks = [t for t, effect, _ in recorder.seen if isinstance(effect, Tick)]
         return beats, ticks
 
     beats, ticks = run_virtual(main)
-    in_play = [t for t in ticks if 30.3 <= t <= 40.0]
-    assert len(in_play) >= 9  # a tick a second
-    assert len(beats) >= 19
-    for beat in beats[1:-1]:
+    t0 = beats[0]
+    idle = [b for b in beats if b < t0 + 5.2]
+    pre_signal = [b for b in beats if t0 + 5.2 <= b < t0 + 25.2]
+    in_play = [b for b in beats if t0 + 26.0 <= b]
+    assert idle == [t0]  # the first dispatch's; no beat of its own
+    assert len(pre_signal) >= 19  # the START press, then a tick a second
+    for beat in pre_signal[1:]:
+        assert any(abs(beat - t) < 1e-6 for t in ticks), beat
+    assert len([t for t in ticks if t0 + 30.3 <= t <= t0 + 40.0]) >= 9  # a tick a second
+    assert len(in_play) >= 27
+    for beat in in_play:
         assert any(abs(beat - t) < 1e-6 or abs(beat - t - 0.5) < 1e-6 for t in ticks), beat
-    assert max(b - a for a, b in itertools.pairwise(beats)) <= 0.5 + 1e-6
+    assert max(b - a for a, b in itertools.pairwise(in_play)) <= 0.5 + 1e-6

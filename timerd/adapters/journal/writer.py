@@ -15,6 +15,8 @@ between finds the match finished.
 
 Twice a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
+It does so only while recovery would use the crash instant (`_TIMELESS`): with no match, in the
+pre-signal and after the end it is written on the shown clock's ticks and phase changes only.
 
 Recovery, when the daemon starts and the journal holds an unfinished match: the crash instant
 is the latest of the last heartbeat of the same run (a crash or SIGKILL: within half a second)
@@ -103,6 +105,11 @@ MAX_JOURNAL_BYTES = 4 * 1024 * 1024
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
+#: Phases whose crash instant recovery never uses: nothing to restore (idle, finished), or a
+#: match restored to before its start (the pre-signal: START gives a new one, ITHF 4.4). In
+#: them the heartbeat has no timer of its own and rides the dispatches (`_beat_on_tick`): an
+#: idle daemon is not woken twice a second for it (issue 16: CPU per wake-up).
+_TIMELESS = frozenset({Phase.IDLE, Phase.PRE_SIGNAL, Phase.FINISHED})
 
 
 
@@ -141,6 +148,10 @@ class Journal:
         #: writes them all, so the journal never goes on with a line missing.
         self._lines: list[bytes] = []
         self._beat: asyncio.TimerHandle | None = None
+        self._beating = False  # entered: the heartbeat is written
+        #: The phase needs the heartbeat's own half-second timer (not `_TIMELESS`); until the
+        #: service's first dispatch says, a restored match may be running.
+        self._timed = True
         self._beat_fd: int | None = None
         self._found = False
         #: False when the state directory cannot be used or another daemon holds it: then
@@ -236,6 +247,7 @@ class Journal:
             await self._rewrite(b"".join(self._lines)).reply
         elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
             await self._rewrite(b"").reply
+        self._beating = True
         self._heartbeat()
         return self
 
@@ -244,6 +256,7 @@ class Journal:
         """A clean stop: the exact instant goes to the journal; the heartbeat is removed."""
         if not self.enabled:
             return
+        self._beating = False
         if self._beat is not None:
             self._beat.cancel()
         if self.match_id is not None:
@@ -273,9 +286,9 @@ class Journal:
             self._append({"type": "signal", "signal": effect.kind.value,
                           "remaining_s": round(effect.remaining_s, 3), "period": effect.period},
                          wait=False)
-        elif isinstance(effect, Tick):
-            self._beat_on_tick()
-        elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
+        elif isinstance(effect, Tick | PhaseChanged):
+            self._beat_on_tick(status.phase)
+        if isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
             # The command that ends the match (a golden goal, a walk-out), if one did, is
             # dispatched after this phase change and journalled then. The results line of
@@ -359,17 +372,21 @@ class Journal:
             return None
         return await asyncio.shield(self._last.reply)
 
-    def _beat_on_tick(self) -> None:
-        """Write the heartbeat on the shown clock's tick and start its interval over: the
-        loop is awake for the tick anyway, so a running match wakes it twice a second for
-        both (the tick, and the beat half a second later) instead of three times (bench/run:
-        CPU per match minute). The bound on a crash instant stays HEARTBEAT_S."""
-        if self._beat is not None:
-            self._beat.cancel()
+    def _beat_on_tick(self, phase: Phase) -> None:
+        """Write the heartbeat on the shown clock's tick (or a phase change) and start its
+        interval over: the loop is awake for the tick anyway, so a running match wakes it
+        twice a second for both (the tick, and the beat half a second later) instead of
+        three times (bench/run: CPU per match minute). The bound on a crash instant stays
+        HEARTBEAT_S where recovery uses it; in a `_TIMELESS` phase no timer is kept."""
+        if self._beating:
+            self._timed = phase not in _TIMELESS
+            if self._beat is not None:
+                self._beat.cancel()
             self._heartbeat()
 
     def _heartbeat(self) -> None:
-        """Write the heartbeat (RAM), then again in HEARTBEAT_S: a stalled loop stops it too.
+        """Write the heartbeat (RAM), then again in HEARTBEAT_S where the phase needs it (not
+        `_TIMELESS`): a stalled loop stops it too.
 
         One `pwrite` over the start of a file kept open, padded to a fixed width (JSON ignores
         the trailing spaces): a write call is whole or not at all when the process is killed,
@@ -388,7 +405,7 @@ class Journal:
             self.writer.fault("heartbeat", describe(exc))
         else:
             self.writer.fault("heartbeat", None)
-        self._beat = self.loop.call_later(HEARTBEAT_S, self._heartbeat)
+        self._beat = self.loop.call_later(HEARTBEAT_S, self._heartbeat) if self._timed else None
 
     # -- what the operator sees ------------------------------------------------------------------
 
