@@ -1,4 +1,4 @@
-"""Run the benchmark: `bench/run` (about 10 minutes) or `bench/run --quick` (under a minute, CI).
+"""Run the benchmark: `bench/run` (about 15 minutes) or `bench/run --quick` (about two minutes, CI).
 
 Phases, one after the other so that none disturbs another's timing:
 
