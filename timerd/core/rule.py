@@ -3,8 +3,9 @@
 `Match` is the phase machine: idle, the pre-signal, play, interruptions, breaks, overtime, the
 end. Everything else a rulebook adds (ITHF 8.3 passive play, the 4.5-4.7 rulings, ISBHF
 penalties, timeouts, the stoppage countdowns, the intermission and the ends, the shootout) is a
-RuleModule in `timerd.core.rules`, present when the profile lists it (`rules = [...]`). The
-match asks every present module, in a loop, for its commands, its next timed step, and what it
+RuleModule in `timerd.core.rules`, present when the profile lists it (`rules = [...]`); the
+score desk (goals, marked faceoffs, undo, names) and the start at an instant are modules too,
+which every match has (`rules.BUILT_IN`). The match asks every present module, in a loop, for its commands, its next timed step, and what it
 does when play restarts, a goal is entered, a faceoff is made, a planned signal sounds, a
 period or the match ends; there is no per-feature branch in the phase machine.
 """
