@@ -5,9 +5,10 @@ end. Everything else a rulebook adds (ITHF 8.3 passive play, the 4.5-4.7 rulings
 penalties, timeouts, the stoppage countdowns, the intermission and the ends, the shootout) is a
 RuleModule in `timerd.core.rules`, present when the profile lists it (`rules = [...]`); the
 score desk (goals, marked faceoffs, undo, names) and the start at an instant are modules too,
-which every match has (`rules.BUILT_IN`). The match asks every present module, in a loop, for its commands, its next timed step, and what it
-does when play restarts, a goal is entered, a faceoff is made, a planned signal sounds, a
-period or the match ends; there is no per-feature branch in the phase machine.
+which every match has (`rules.BUILT_IN`). The match asks every present module, in a loop,
+for its commands, its next timed step, and what it does when play restarts, a goal is
+entered, a faceoff is made, a planned signal sounds, a period or the match ends; there is no
+per-feature branch in the phase machine.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class MatchView(Protocol):
         """A faceoff at `at`: the modules hear of it and the guard starts (ITHF 5.6)."""
     def both_took_part(self, evidence: tuple[str, str]) -> None:
         """ITHF 4.6: `evidence` that both sides were at the table."""
+    def pre_signal(self, at: float) -> list[Effect]:
+        """Enter the pre-signal phase with its signal at `at` (ITHF 4.4)."""
     def goto(self, phase: Phase) -> list[Effect]:
         """Enter `phase`: its PhaseChanged, if it is a change."""
     def start_break(self, kind: BreakKind, at: float, length_s: float,
