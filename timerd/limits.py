@@ -68,9 +68,8 @@ def idle_longest(connections: Iterable[T], idle_since: Callable[[T], float | Non
     refuses the newcomer when there is none: a tool in the middle of a request is never cut
     off, and a flood of idle connections cannot lock out the operator's next one.
     """
-    waiting = [(since, i, c) for i, c in enumerate(connections)
-               if (since := idle_since(c)) is not None]
-    return min(waiting, key=lambda w: (w[0], w[1]))[2] if waiting else None
+    waiting = [(since, c) for c in connections if (since := idle_since(c)) is not None]
+    return min(waiting, key=lambda w: w[0])[1] if waiting else None
 
 
 def _depth_over(value: Any, max_depth: int) -> bool:

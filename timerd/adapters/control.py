@@ -82,7 +82,7 @@ class _Client:
     writer: asyncio.StreamWriter
     #: Since when it waits for its next request line (it may be hung up on to make room);
     #: None while its request is handled.
-    idle_since: float | None
+    idle_since: float | None = None
     evicted: bool = False
 
 
@@ -145,7 +145,7 @@ class ControlSocket:
             writer.close()
             return
         loop = asyncio.get_running_loop()
-        client = self._clients[task] = _Client(writer, loop.time())
+        client = self._clients[task] = _Client(writer)
         try:
             while True:
                 client.idle_since = loop.time()

@@ -172,10 +172,14 @@ class Match:
         if self.phase is not Phase.IDLE:
             raise self.why_not("start")
         self.start_at = now + self.profile.pre_signal_lead_s
+        if self.profile.pre_signal_lead_s > 0:
+            return self.pre_signal(now)
+        return self.goto(Phase.PRE_SIGNAL)  # a zero lead starts at once, with no pre-signal
+
+    def pre_signal(self, at: float) -> list[Effect]:
+        """Enter the pre-signal phase, its signal at `at`; the start is due at `start_at`."""
         effects = self.goto(Phase.PRE_SIGNAL)
-        if self.profile.pre_signal_lead_s > 0:  # a zero lead starts at once, with no pre-signal
-            effects.append(self.sound(SignalKind.PRE_SIGNAL, now,
-                                       remaining_s=self.profile.period_s))
+        effects.append(self.sound(SignalKind.PRE_SIGNAL, at, remaining_s=self.profile.period_s))
         return effects
 
     def pause(self, now: float) -> list[Effect]:
@@ -400,8 +404,7 @@ class Match:
 
     def finish(self, how: Ending, at: float, side: Side | None = None,
                 winner: Side | None = None) -> list[Effect]:
-        """The match ends at `at` `how` (`side`: who forfeited or walked out): every clock
-        stops and the result is kept."""
+        """The match ends at `at`, `how` (`side` forfeited or walked out): its result is kept."""
         self.clock = self.clock.stopped(at)
         self.start_at = None
         self._break_warning_at = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Effect, Notice, Phase
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
@@ -53,7 +53,7 @@ class ScheduledStart(RuleModule):
         match.start_at = now + lead_s
         if lead_s > match.profile.pre_signal_lead_s:
             return match.goto(Phase.SCHEDULED)
-        effects = self._pre_signal(now)
+        effects = match.pre_signal(now)
         if lead_s < match.profile.pre_signal_lead_s:
             effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
         return effects
@@ -63,10 +63,4 @@ class ScheduledStart(RuleModule):
         match = self.match
         if match.phase is not Phase.SCHEDULED or match.start_at is None:
             return None
-        return match.start_at - match.profile.pre_signal_lead_s, self._pre_signal
-
-    def _pre_signal(self, at: float) -> list[Effect]:
-        match = self.match
-        effects = match.goto(Phase.PRE_SIGNAL)
-        effects.append(match.sound(SignalKind.PRE_SIGNAL, at, remaining_s=match.profile.period_s))
-        return effects
+        return match.start_at - match.profile.pre_signal_lead_s, match.pre_signal
