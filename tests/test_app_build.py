@@ -6,12 +6,13 @@ test's own state directories.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import run_virtual
 from timerd import __version__, app
-from timerd.config import Config, WebConfig
+from timerd.config import Config, SerialConfig, WebConfig
 
 #: The daemon's defaults, but no web port (the suite's daemons must not fight over 8080).
 CONFIG = Config(web=WebConfig(enabled=False))
@@ -45,6 +46,25 @@ def test_build_wires_every_part_in_one_order_buzzer_first(tmp_path: Path, mock_f
     assert (status["version"], status["clock_rule"], status["match_id"]) == (
         __version__, "running", None)
     assert status["storage"]["ok"] is True  # the disk writer's key
+
+
+def test_the_tenths_are_ticked_only_for_a_display_that_shows_them(
+        tmp_path: Path, mock_factory) -> None:
+    """Issue 16 (CPU): the LED digits (`[serial] port`) and the terminal show the tenths of
+    the last 10 s; the web page runs them itself. Without either, the service ticks once a
+    second."""
+    assert build_and(tmp_path, mock_factory, lambda daemon: daemon.service.tenths) is False
+
+    async def main() -> bool:
+        # A display not plugged in yet is still a display (it is retried, and shows them).
+        config = replace(CONFIG, serial=SerialConfig(port=str(tmp_path / "ttyUSB9")))
+        async with contextlib.AsyncExitStack() as stack:
+            daemon = await app.build(
+                config, app.RunOptions(simulate=True, control=tmp_path / "control.sock"),
+                mock_factory, stack)
+            return daemon.service.tenths
+
+    assert run_virtual(main) is True
 
 
 def test_a_built_table_answers_a_command_and_a_refusal_with_its_code(

@@ -148,6 +148,8 @@ async def build(config: Config, options: RunOptions, factory: object,
             Keyboard(board.buttons, config.gpio.long_press_s, stop.set, help=terminal.help))
     await stack.enter_async_context(journal)
     switch = ProfileSwitch(service, journal, profile)
+    # The tenths of the last 10 s (ten wake-ups a second) only for a display showing them.
+    service.tenths = serial is not None or terminal is not None
     service.outputs = [part for part in (
         board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
         hall, terminal, journal, notifier, switch) if part is not None]

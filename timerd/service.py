@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
-from timerd.core.display import next_change
+from timerd.core.display import next_change, tenth_only
 from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
@@ -84,9 +84,14 @@ class Service:
     #: when the match leaves idle (a start, a scheduled start) and kept by the match until
     #: its reset, for the results, the journal, hall mode and the status alike.
     mint_id: Callable[[], str] = new_match_id
+    #: Tick ten times a second in the last 10 s: an output shows the tenths (the LED digits,
+    #: the terminal). Without one (`app.build` says), once a second: the web page runs its
+    #: clock between pushes, and every wake-up costs CPU (issue 16).
+    tenths: bool = True
     _loop: asyncio.AbstractEventLoop | None = None
     _waiter: asyncio.Future[str] | None = None
-    _next_tick: float | None = None
+    #: When the shown clock next changes, and whether only its tenths (`Tick.tenth`).
+    _next_tick: tuple[float, bool] | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
     #: The status of the dispatch under way, and its document once an output asked for it
     #: (both None between dispatches).
@@ -268,8 +273,8 @@ class Service:
                 self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
             effects: list[Effect] = list(self.match.poll(now))
             self._told_until = now
-            if self._next_tick is not None and now >= self._next_tick:
-                effects.append(Tick())
+            if self._next_tick is not None and now >= self._next_tick[0]:
+                effects.append(Tick(tenth=self._next_tick[1]))
             self._dispatch(effects, now)
 
     def _deadlines(self) -> tuple[float | None, float | None, float | None]:
@@ -282,9 +287,10 @@ class Service:
         exact = self.match.next_deadline()
         if exact is None or (first_input is not None and first_input < exact):
             exact = first_input
-        if self._next_tick is None or (exact is not None and exact <= self._next_tick):
+        tick = None if self._next_tick is None else self._next_tick[0]
+        if tick is None or (exact is not None and exact <= tick):
             return exact, exact, first_input
-        return self._next_tick, exact, first_input
+        return tick, exact, first_input
 
     async def _sleep_until(self, deadline: float | None, exact: float | None) -> None:
         """Wait for `deadline` or an input: in epoll until just before it, then exactly.
@@ -339,7 +345,7 @@ class Service:
             self._hand_out(effects, status, now)
         finally:
             self._dispatching = self._document = None
-        self._next_tick = _next_shown_change(status, now)
+        self._next_tick = _next_shown_change(status, now, self.tenths)
 
     def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:
         for effect in effects:
@@ -364,15 +370,17 @@ def _settle(waiter: asyncio.Future[str]) -> None:
         waiter.set_result("timer")
 
 
-def _next_shown_change(status: Status, now: float) -> float | None:
-    """When the shown clock (or pre-signal countdown, or interruption length) next changes."""
+def _next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, bool] | None:
+    """When the shown clock (or pre-signal countdown, or interruption length) next changes,
+    and whether only its tenths will (`Tick.tenth`); tenths only where `tenths` are shown."""
     if status.phase is Phase.RUNNING and status.count_up and status.overtime_s is not None:
-        return now + 1.0 - (status.overtime_s % 1.0)  # ITHF 4.8: overtime counts up
-    if status.phase is Phase.RUNNING:
-        return now + next_change(status.remaining_s)
+        return now + 1.0 - (status.overtime_s % 1.0), False  # ITHF 4.8: overtime counts up
     counting_down = (Phase.SCHEDULED, Phase.PRE_SIGNAL, Phase.BREAK)
-    if status.phase in counting_down and status.start_in_s is not None:
-        return now + next_change(status.start_in_s)
+    left = status.remaining_s if status.phase is Phase.RUNNING else \
+        status.start_in_s if status.phase in counting_down else None
+    if left is not None:
+        step = next_change(left, tenths)
+        return now + step, tenth_only(left - step)
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
-        return now + 1.0 - (status.interruption_s % 1.0)
+        return now + 1.0 - (status.interruption_s % 1.0), False
     return None

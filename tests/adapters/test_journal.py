@@ -26,7 +26,7 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
-from timerd.adapters.journal.writer import MAX_JOURNAL_BYTES, Journal
+from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
 from timerd.config.schema import to_plain
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
@@ -626,15 +626,11 @@ def test_any_damage_to_the_journal_is_skipped_and_never_stops_a_start(
     assert result.outcome != "unreadable"  # the header is sound: only lines are dropped
 
 
-def test_the_heartbeat_rides_on_the_clocks_ticks_and_beats_apart_only_in_play(
-        tmp_path: Path) -> None:
-    """Issue 16 (CPU): in a running match the heartbeat is written at the shown clock's
-    tick, when the loop is awake anyway, and half a second later: two wake-ups a second, not
-    a tick and two beats at times of their own. The crash bound stays HEARTBEAT_S. Idle and
-    in the pre-signal recovery never uses the crash instant (nothing to restore; a match
-    restored to before its start, ITHF 4.4): there the heartbeat is written on the ticks and
-    phase changes only, with no wake-up of its own. Fails on the old code: idle, it beat
-    twice a second."""
+def heartbeats(tmp_path: Path, idle_s: float, play_s: float,
+               look_from_s: float = 0.0) -> tuple[list[float], list[float]]:
+    """An ITHF match on virtual time, started after `idle_s` and played for `play_s`: the
+    heartbeat's `t` each time it changed (looked at every 10 ms from `look_from_s` on), and
+    the shown clock's ticks."""
     async def main() -> tuple[list[float], list[float]]:
         loop = asyncio.get_running_loop()
         writer = DiskWriter(inline=True)  # virtual time must not run on during a write
@@ -653,15 +649,29 @@ def test_the_heartbeat_rides_on_the_clocks_ticks_and_beats_apart_only_in_play(
             wired(journal, service)
             service.outputs.append(recorder)
             task = asyncio.create_task(service.run())
-            loop.call_soon(sample)
-            await asyncio.sleep(5.3)  # idle; the start off the half-second grid
+            loop.call_later(look_from_s, sample)
+            await asyncio.sleep(idle_s)
             service.execute("start")
-            await asyncio.sleep(35.0)  # the start signal sounds at 25.3, then play
+            await asyncio.sleep(play_s)
             task.cancel()
         ticks = [t for t, effect, _ in recorder.seen if isinstance(effect, Tick)]
         return beats, ticks
 
-    beats, ticks = run_virtual(main)
+    result: tuple[list[float], list[float]] = run_virtual(main)
+    return result
+
+
+def test_the_heartbeat_rides_on_the_clocks_ticks_and_beats_apart_only_in_play(
+        tmp_path: Path) -> None:
+    """Issue 16 (CPU): in a running match the heartbeat is written at the shown clock's
+    tick, when the loop is awake anyway: one wake-up a second, not a tick and a beat at a
+    time of its own. The crash bound stays HEARTBEAT_S (a second). Idle and in the
+    pre-signal recovery never uses the crash instant (nothing to restore; a match restored
+    to before its start, ITHF 4.4): there the heartbeat is written on the ticks and phase
+    changes only, with no wake-up of its own. Fails on the old code: idle, it beat twice a
+    second; in play, half a second after each tick too."""
+    # idle; the start off the half-second grid; the start signal at 25.3, then play
+    beats, ticks = heartbeats(tmp_path, 5.3, 35.0)
     t0 = beats[0]
     idle = [b for b in beats if b < t0 + 5.2]
     pre_signal = [b for b in beats if t0 + 5.2 <= b < t0 + 25.2]
@@ -671,7 +681,24 @@ def test_the_heartbeat_rides_on_the_clocks_ticks_and_beats_apart_only_in_play(
     for beat in pre_signal[1:]:
         assert any(abs(beat - t) < 1e-6 for t in ticks), beat
     assert len([t for t in ticks if t0 + 30.3 <= t <= t0 + 40.0]) >= 9  # a tick a second
-    assert len(in_play) >= 27
+    assert len(in_play) >= 13
     for beat in in_play:
-        assert any(abs(beat - t) < 1e-6 or abs(beat - t - 0.5) < 1e-6 for t in ticks), beat
-    assert max(b - a for a, b in itertools.pairwise(in_play)) <= 0.5 + 1e-6
+        assert any(abs(beat - t) < 1e-6 for t in ticks), beat
+    assert max(b - a for a, b in itertools.pairwise(in_play)) <= HEARTBEAT_S + 1e-6
+
+
+def test_in_the_last_ten_seconds_the_heartbeat_rides_every_eighth_tenth(tmp_path: Path) -> None:
+    """Issue 16 (CPU): the shown clock ticks ten times a second in the last 10 s; the
+    heartbeat is written at a tick only when the last one is BEAT_ON_TICK_S old, so the
+    crash bound (HEARTBEAT_S) holds with a write a second, not ten. Fails on the old code:
+    it wrote at every tick."""
+    beats, ticks = heartbeats(tmp_path, 0.0, 325.0, look_from_s=300.0)  # the lead: 20 s
+    final = ticks[-1]  # the clock's last change: 0.0, at the final signal
+    last_ten = [b for b in beats if final - 10.0 < b < final - 0.05]
+    assert len([t for t in ticks if final - 10.0 < t < final]) >= 95  # tenths shown
+    assert 9 <= len(last_ten) <= 13
+    for beat in last_ten:
+        assert any(abs(beat - t) < 1e-6 for t in ticks), beat
+    gaps = [b - a for a, b in itertools.pairwise(last_ten)]
+    assert min(gaps) >= BEAT_ON_TICK_S - 1e-6
+    assert max(gaps) <= HEARTBEAT_S + 1e-6

@@ -233,6 +233,33 @@ def test_stream_event_records_match_the_event_stream() -> None:
     assert json.loads(json.dumps(messages[2]))["state"]["phase"] == "pre_signal"
 
 
+def test_in_the_last_ten_seconds_a_browser_gets_a_state_each_whole_second() -> None:
+    """The page runs the tenths itself (docs/api.md): a state push each whole second of the
+    last 10 s, not each tenth, even where the service ticks them for the LED digits
+    (issue 16: CPU per match minute). Fails on the old code: a push per tenth."""
+    shown: list[float] = []
+
+    def setup(service: Service) -> None:
+        class Browser(StreamClient):
+            def push_state(self, message: bytes) -> None:
+                state = json.loads(message)["state"]
+                if state["phase"] == "running":
+                    shown.append(state["remaining_s"])
+
+            def flush(self) -> None:
+                pass  # no socket: only what is pushed is looked at
+
+        server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
+        server.clients.add(Browser(cast(WebSocket, None)))
+        service.outputs.append(server)
+        assert service.tenths  # the service ticks them
+
+    play("ithf", [(0, "start")], until=330, setup=setup)
+    last_ten = [left for left in shown if left < 10]
+    assert last_ten == pytest.approx([9.0 - i for i in range(9)], abs=1e-6)
+    assert len(shown) == 300  # 5:00 (the start) down to 0:01
+
+
 def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """One status document per dispatch, encoded once: the same bytes for every browser, also
@@ -252,6 +279,9 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
             def push_state(self, message: bytes) -> None:
                 pushes.append((service.documents_built, self, message, service.status_dict()))
                 super().push_state(message)
+
+            def flush(self) -> None:
+                pass  # no socket: only what is pushed is looked at
 
         server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
         server.clients.update(Browser(cast(WebSocket, None)) for _ in range(2))

@@ -30,6 +30,35 @@ def test_ticks_follow_the_shown_clock():
     assert running_ticks[-1] == pytest.approx(319.9)
 
 
+def test_a_tick_says_when_only_the_tenths_changed():
+    """Tick.tenth marks the ticks between whole seconds of the last 10 s (of play and of the
+    pre-signal's countdown, ITHF 4.4): a view that runs its clock itself skips them."""
+    recorder = play("ithf", [(0, "start")], 400)
+    ticks = [(round(t, 6), e.tenth) for t, e, s in recorder.seen if isinstance(e, Tick)]
+    tenths = {t for t, tenth in ticks if tenth}
+    whole = [t for t, tenth in ticks if not tenth]
+    # 9.9 to 9.1, ..., 0.9 to 0.1 left: 9 a second over the last 10 s, before the start
+    # signal (20 s) and before the final one (320 s)
+    assert len(tenths) == 2 * 90
+    assert all(10 < t < 20 or 310 < t < 320 for t in tenths)
+    assert all(abs(t - round(t)) > 0.05 for t in tenths)
+    assert all(abs(t - round(t)) < 1e-6 for t in whole)  # the whole seconds are kept
+    assert {float(t) for t in range(311, 320)} <= set(whole)
+
+
+def test_without_a_display_of_tenths_the_clock_ticks_once_a_second():
+    """Issue 16 (CPU): with no output showing tenths (`Service.tenths`, set by app.build)
+    the loop is woken once a second in the last 10 s too, not ten times. Fails on the old
+    code: it always ticked the tenths."""
+    recorder = play("ithf", [(0, "start")], 400,
+                    setup=lambda service: setattr(service, "tenths", False))
+    running_ticks = [t for t, e, s in recorder.seen
+                     if isinstance(e, Tick) and s.phase is Phase.RUNNING and t > 20]
+    assert len(running_ticks) == 299  # 4:59 down to 0:01
+    assert running_ticks == pytest.approx([21.0 + i for i in range(299)])
+    assert not any(e.tenth for _, e, _ in recorder.seen if isinstance(e, Tick))
+
+
 def test_the_interruption_length_is_shown_while_paused():
     recorder = play("ithf", [(0, "start"), (30, "pause"), (42, "resume")], 60)
     paused = [s.interruption_s for t, e, s in recorder.seen

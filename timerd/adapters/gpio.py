@@ -172,18 +172,25 @@ class Leds:
         self.storage_fault = False
         self._last_30_lit = False
         self.blinking = False
+        #: What the running, paused, guard and passive LEDs were last set to: a dispatch
+        #: (ten a second in the last 10 s) that changes none of them touches no pin.
+        self._lit: tuple[bool, ...] | None = None
 
     def notify(self, effect: Effect, status: Status) -> None:
         live = status.phase in (Phase.RUNNING, Phase.PAUSED)
-        self._last_30_lit = live and not status.count_up and status.remaining_s <= LAST_30_S
-        warned = any(left == 0 for left in status.passive.values())
-        for led, lit in ((self.running, status.phase is Phase.RUNNING),
-                         (self.paused, status.phase is Phase.PAUSED),
-                         (self.faceoff_guard, status.faceoff_guard_s is not None),
-                         (self.passive, warned)):
-            if led is not None and led.value != lit:
-                led.value = lit
-        self._show_last_30()
+        last_30_lit = live and not status.count_up and status.remaining_s <= LAST_30_S
+        lit = (status.phase is Phase.RUNNING, status.phase is Phase.PAUSED,
+               status.faceoff_guard_s is not None,
+               any(left == 0 for left in status.passive.values()))
+        if lit != self._lit:
+            self._lit = lit
+            for led, on in zip((self.running, self.paused, self.faceoff_guard, self.passive),
+                               lit, strict=True):
+                if led is not None:
+                    led.value = on
+        if last_30_lit != self._last_30_lit:
+            self._last_30_lit = last_30_lit
+            self._show_last_30()
 
     def storage(self, faults: Mapping[str, str]) -> None:
         """A DiskWriter fault listener: what cannot be written now (empty: all is well)."""

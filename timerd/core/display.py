@@ -72,11 +72,19 @@ def elapsed_clock(played_s: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-def next_change(remaining_s: float) -> float:
-    """How much time (seconds of match time) until `shown_clock` would read differently."""
+def next_change(remaining_s: float, tenths: bool = True) -> float:
+    """How much time (seconds of match time) until `shown_clock` would read differently;
+    without `tenths`, until its whole seconds would (a view that runs the tenths itself)."""
     if remaining_s <= 0:
         return math.inf
-    step = 0.1 if remaining_s <= 10 else 1.0
+    step = 0.1 if tenths and remaining_s <= 10 else 1.0
     units = round(remaining_s / step, 6)
     below = math.ceil(units) - 1  # the next shown value is reached at this many steps
     return max(remaining_s - below * step, 1e-6)
+
+
+def tenth_only(remaining_s: float) -> bool:
+    """Is `remaining_s`, a countdown's time left when its shown clock changed, between whole
+    seconds (the last 10 s: "9.9" to "9.1"), so that only the tenths changed?"""
+    tenths = math.ceil(round(max(0.0, remaining_s) * 10, 6))
+    return 0 < tenths < 100 and tenths % 10 != 0

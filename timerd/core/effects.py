@@ -83,7 +83,12 @@ class Notice:
 
 @dataclass(frozen=True)
 class Tick:
-    """The shown clock changed (a second, or a tenth in the last 10 s); made by the service."""
+    """The shown clock changed (a second, or a tenth in the last 10 s); made by the service.
+
+    `tenth`: only its tenths changed, not a whole second: for the displays that show them
+    (the LED digits, the terminal); a view that runs the clock itself skips it."""
+
+    tenth: bool = False
 
 
 @dataclass(frozen=True)

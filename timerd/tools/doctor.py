@@ -211,7 +211,7 @@ def check_state(config: config_mod.Config) -> list[Check]:
     ram = on_ram(runtime) if runtime.exists() else on_ram(runtime.parent)
     if ram is False:
         out.append(Check(WARN, "runtime directory", f"{runtime} is not in RAM: the heartbeat "
-                                                    "written twice a second wears an SD card "
+                                                    "written once a second wears an SD card "
                                                     "(set state.runtime_directory to a tmpfs)"))
     else:
         out.append(Check(OK, "runtime directory", f"{runtime} (heartbeat and control socket)"

@@ -13,13 +13,14 @@ day writes a few dozen short lines per match and nothing per second: the SD card
 command that ends a match (a golden goal) is journalled before the compaction, so a crash in
 between finds the match finished.
 
-Twice a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
+Once a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
-It does so only while recovery would use the crash instant (`_TIMELESS`): with no match, in the
-pre-signal and after the end it is written on the shown clock's ticks and phase changes only.
+It is written at the shown clock's tick, when the loop is awake anyway, and by a timer of its
+own only where recovery uses the crash instant and no tick came (not `_TIMELESS`): with no
+match, in the pre-signal and after the end, on the ticks and phase changes only.
 
 Recovery, when the daemon starts and the journal holds an unfinished match: the crash instant
-is the latest of the last heartbeat of the same run (a crash or SIGKILL: within half a second)
+is the latest of the last heartbeat of the same run (a crash or SIGKILL: within a second)
 and the last durable journal line (a power loss, or a clean SIGTERM stop, which writes a
 `stopped` line). A fresh `Match` for the journalled profile replays every command through
 `Match.handle` at its time shifted so that the crash instant maps to the new `now`; the time
@@ -97,8 +98,13 @@ LOCK_NAME = "timerd.lock"
 #: The heartbeat is written over itself, padded to this many bytes (its JSON is ~150).
 HEARTBEAT_WIDTH = 512
 
-#: Loop seconds between heartbeats: bounds the crash instant to within this.
-HEARTBEAT_S = 0.5
+#: Loop seconds between heartbeats: bounds the crash instant to within this (issue 9: within
+#: a second). One a second rides the shown clock's ticks, so a running match wakes the loop
+#: once a second, not twice (issue 16: CPU per match minute).
+HEARTBEAT_S = 1.0
+#: A tick writes the heartbeat when the last one is at least this old: every tick of a clock
+#: that ticks each second, every eighth of one that shows tenths (the last 10 s).
+BEAT_ON_TICK_S = 0.75 * HEARTBEAT_S
 #: Longest journal read at a start: a match writes a few dozen lines, and each match starts
 #: the file afresh; a longer file is not a journal timerd wrote, and is set aside.
 MAX_JOURNAL_BYTES = 4 * 1024 * 1024
@@ -108,7 +114,7 @@ _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED
 #: Phases whose crash instant recovery never uses: nothing to restore (idle, finished), or a
 #: match restored to before its start (the pre-signal: START gives a new one, ITHF 4.4). In
 #: them the heartbeat has no timer of its own and rides the dispatches (`_beat_on_tick`): an
-#: idle daemon is not woken twice a second for it (issue 16: CPU per wake-up).
+#: idle daemon is not woken for it (issue 16: CPU per wake-up).
 _TIMELESS = frozenset({Phase.IDLE, Phase.PRE_SIGNAL, Phase.FINISHED})
 
 
@@ -149,10 +155,11 @@ class Journal:
         self._lines: list[bytes] = []
         self._beat: asyncio.TimerHandle | None = None
         self._beating = False  # entered: the heartbeat is written
-        #: The phase needs the heartbeat's own half-second timer (not `_TIMELESS`); until the
+        #: The phase needs the heartbeat's own timer (not `_TIMELESS`); until the
         #: service's first dispatch says, a restored match may be running.
         self._timed = True
         self._beat_fd: int | None = None
+        self._beat_at: float | None = None  # loop time of the last heartbeat written
         self._found = False
         #: False when the state directory cannot be used or another daemon holds it: then
         #: this daemon runs without journal and heartbeat, and says so in the log.
@@ -189,7 +196,7 @@ class Journal:
             return Match(profile)
         self.enabled = True
         if on_ram(self.heartbeat_path.parent) is False:
-            log.warning("the heartbeat directory %s is not in RAM: its writes twice a second "
+            log.warning("the heartbeat directory %s is not in RAM: its writes once a second "
                         "wear an SD card; set state.runtime_directory to a tmpfs such as /run",
                         self.heartbeat_path.parent)
         self._found = bool(data)
@@ -287,7 +294,7 @@ class Journal:
                           "remaining_s": round(effect.remaining_s, 3), "period": effect.period},
                          wait=False)
         elif isinstance(effect, Tick | PhaseChanged):
-            self._beat_on_tick(status.phase)
+            self._beat_on_tick(status.phase, tick=isinstance(effect, Tick))
         if isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
                 and self.match_id is not None:
             # The command that ends the match (a golden goal, a walk-out), if one did, is
@@ -372,17 +379,23 @@ class Journal:
             return None
         return await asyncio.shield(self._last.reply)
 
-    def _beat_on_tick(self, phase: Phase) -> None:
-        """Write the heartbeat on the shown clock's tick (or a phase change) and start its
-        interval over: the loop is awake for the tick anyway, so a running match wakes it
-        twice a second for both (the tick, and the beat half a second later) instead of
-        three times (bench/run: CPU per match minute). The bound on a crash instant stays
-        HEARTBEAT_S where recovery uses it; in a `_TIMELESS` phase no timer is kept."""
-        if self._beating:
-            self._timed = phase not in _TIMELESS
-            if self._beat is not None:
-                self._beat.cancel()
-            self._heartbeat()
+    def _beat_on_tick(self, phase: Phase, *, tick: bool) -> None:
+        """Write the heartbeat on the shown clock's tick (one at least BEAT_ON_TICK_S after
+        the last) or a phase change, and start its interval over: the loop is awake for the
+        tick anyway, so a running match wakes it once a second for both, not twice (bench/run:
+        CPU per match minute). A tick is due before the beat's own timer, which fires only
+        where no tick came in time: the crash instant stays within HEARTBEAT_S where recovery
+        uses it; in a `_TIMELESS` phase no timer is kept."""
+        if not self._beating:
+            return
+        timed = phase not in _TIMELESS
+        if tick and timed == self._timed and self._beat_at is not None \
+                and self.loop.time() - self._beat_at < BEAT_ON_TICK_S:
+            return
+        self._timed = timed
+        if self._beat is not None:
+            self._beat.cancel()
+        self._heartbeat()
 
     def _heartbeat(self) -> None:
         """Write the heartbeat (RAM), then again in HEARTBEAT_S where the phase needs it (not
@@ -390,13 +403,14 @@ class Journal:
 
         One `pwrite` over the start of a file kept open, padded to a fixed width (JSON ignores
         the trailing spaces): a write call is whole or not at all when the process is killed,
-        and it costs a fraction of a new file and a rename twice a second (bench/run: the
+        and it costs a fraction of a new file and a rename once a second (bench/run: the
         rename was half of the daemon's CPU in a match). It stays on the loop: the runtime
         directory is RAM (tmpfs; a start warns when it is not), where a write is a copy into
         the page cache that never waits for a device, and without an fsync nothing else does.
         """
+        self._beat_at = self.loop.time()
         beat = json.dumps({"run": self.run, "match": self.match_id or "",
-                           "t": self.loop.time(), "wall": time.time(), "pid": os.getpid()})
+                           "t": self._beat_at, "wall": time.time(), "pid": os.getpid()})
         try:
             if self._beat_fd is None:
                 self._beat_fd = os.open(self.heartbeat_path, HEARTBEAT_FLAGS, 0o640)

@@ -18,10 +18,11 @@ package (`timerd/web/`), nothing from the network. docs/api.md describes every e
 - `GET /api/stream`: a WebSocket that pushes the full state on connect and after every change,
   and the event records of the event stream (`timerd.adapters.events`).
 
-The server is a service output. `notify` only queues: each browser has its own sender task with
-a bounded backlog, where a newer state replaces an unsent one and the oldest events are dropped,
-so a slow or dead browser costs memory for a few messages and never stalls the match loop. A
-browser that cannot take a message within `SEND_TIMEOUT_S` is disconnected (it reconnects).
+The server is a service output. `notify` never waits: a browser whose socket has taken all it
+was sent gets the messages written at once; any other has its own sender task with a bounded
+backlog, where a newer state replaces an unsent one and the oldest events are dropped, so a slow
+or dead browser costs memory for a few messages and never stalls the match loop. A browser that
+cannot take a message within `SEND_TIMEOUT_S` is disconnected (it reconnects).
 Each message is encoded once (UTF-8 JSON), whatever the number of browsers.
 
 Limits (docs/service.md, "Limits and failure modes"), kept by `server`: each listener takes at
@@ -65,7 +66,7 @@ from timerd.adapters.web.server import (
     WebSocket,
 )
 from timerd.config import WebConfig
-from timerd.core.effects import Effect
+from timerd.core.effects import Effect, Tick
 from timerd.core.status import Status
 from timerd.limits import (
     InputRefused,
@@ -144,13 +145,13 @@ class StreamClient:
     state: bytes | None = None
     events: deque[bytes] = field(default_factory=lambda: deque(maxlen=EVENT_BACKLOG))
     dropped: int = 0
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # for the sender task
     sender: asyncio.Task[None] | None = None
+    sending: bool = False  # the sender task has messages in hand (a slow browser)
     closed: asyncio.Event = field(default_factory=asyncio.Event)  # off the stream
 
     def push_state(self, message: bytes) -> None:
         self.state = message  # an unsent older state is stale: replaced, never queued
-        self.ready.set()
 
     def push_event(self, message: bytes) -> None:
         if len(self.events) == self.events.maxlen:
@@ -158,7 +159,6 @@ class StreamClient:
             if self.dropped == 1:
                 log.warning("a stream client is behind; dropping its oldest events")
         self.events.append(message)
-        self.ready.set()
 
     def next_message(self) -> bytes | None:
         """Events first, in order, then the state they led to."""
@@ -166,6 +166,18 @@ class StreamClient:
             return self.events.popleft()
         message, self.state = self.state, None
         return message
+
+    def flush(self) -> None:
+        """Send what was pushed: written at once while the sender task is idle and the socket
+        has taken everything before it (a tick then costs no task switch: issue 16, CPU per
+        match minute); else handed to the sender task, which waits for a slow browser."""
+        while not self.sending and not self.ready.is_set() and self.ws.takes_now():
+            message = self.next_message()
+            if message is None:
+                return
+            self.ws.write_text(message)
+        if self.events or self.state is not None:
+            self.ready.set()
 
 
 class WebServer:
@@ -194,6 +206,7 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         #: The document last pushed to the browsers (`notify`).
         self._pushed_state: dict[str, Any] | None = None
+        self._flush_due = False  # a dispatch's messages wait for its end (`notify`)
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate)
@@ -272,10 +285,10 @@ class WebServer:
         Each message is encoded once and the same bytes go to every browser. The state is
         the dispatch's one document (issue 14): a dispatch of several effects (a phase change
         and its signal) hands the same document to each, and it is encoded and pushed at the
-        first; the browsers' senders run after the dispatch, events first (`next_message`).
+        first; they are sent after the dispatch, events first (`next_message`).
         """
-        if not self.clients:
-            return
+        if not self.clients or (isinstance(effect, Tick) and effect.tenth):
+            return  # the page runs the tenths itself; each whole second re-syncs it
         record = event_record(effect, status)
         if record is not None:
             t = round(self.service.now() - self.t0, 6)
@@ -288,6 +301,14 @@ class WebServer:
             message = self._state_message(state)
             for client in self.clients:
                 client.push_state(message)
+        if not self._flush_due:  # once the dispatch is over: its events, then its state
+            self._flush_due = True
+            self.service.loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        for client in self.clients:
+            client.flush()
 
     def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
@@ -362,6 +383,7 @@ class WebServer:
     async def _serve_stream(self, ws: WebSocket) -> None:
         client = StreamClient(ws)
         client.push_state(self._state_message())
+        client.flush()
         client.sender = asyncio.create_task(self._send(client), name="web-stream")
         self.clients.add(client)
         try:
@@ -376,9 +398,11 @@ class WebServer:
             while True:
                 await client.ready.wait()
                 client.ready.clear()
+                client.sending = True
                 while (message := client.next_message()) is not None:
                     async with asyncio.timeout(SEND_TIMEOUT_S * self.rate):
                         await client.ws.send_text(message)
+                client.sending = False
         except TimeoutError:
             log.warning("stream client %s took no data for %.0f s; disconnected",
                         client.ws.peer, SEND_TIMEOUT_S)

@@ -416,12 +416,23 @@ class WebSocket:
         self.peer = connection.peer
         self._message_size = 0
 
-    async def send_text(self, message: bytes) -> None:
-        """Send `message` (UTF-8 text, already encoded: the same bytes may go to every peer)
-        as one text frame, and wait until the socket takes it."""
+    def takes_now(self) -> bool:
+        """Open, and the kernel has taken every byte written so far: a message written now
+        goes out at once, with nothing to wait for."""
+        transport = self._connection.writer.transport
+        return self._ws.state is ConnectionState.OPEN and not transport.is_closing() \
+            and transport.get_write_buffer_size() == 0
+
+    def write_text(self, message: bytes) -> None:
+        """Write `message` (UTF-8 text, already encoded: the same bytes may go to every peer)
+        as one text frame, without waiting for the socket to take it."""
         if self._ws.state is not ConnectionState.OPEN:
             raise ConnectionResetError("the WebSocket is closing")
         self._connection.writer.writelines((_text_header(len(message)), message))
+
+    async def send_text(self, message: bytes) -> None:
+        """`write_text`, then wait until the socket takes it."""
+        self.write_text(message)
         await self._connection.writer.drain()
 
     def abort(self) -> None:
