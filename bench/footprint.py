@@ -9,13 +9,16 @@ stderr. Ready is the "timerd ready" log line. CPU is read from the kernel's per-
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -26,6 +29,7 @@ from typing import IO, Any
 import tomli_w
 
 from timerd.cli import request
+from timerd.disk import on_ram
 
 REPO = Path(__file__).resolve().parent.parent
 #: Settings that switch adapters on, by config section; applied only to sections and keys this
@@ -52,12 +56,26 @@ def free_port() -> int:
         return port
 
 
+#: Where `{ram}` scratch directories go: RAM, as the unit's runtime directory (/run/timerd).
+SHM = Path("/dev/shm")
+
+
+def ram_directory(workdir: Path) -> Path:
+    """A scratch directory in RAM (a tmpfs at /dev/shm, removed when the bench exits), else
+    `workdir`: the heartbeat is written where the daemon on a Pi writes it."""
+    if on_ram(SHM) is not True:
+        return workdir
+    ram = Path(tempfile.mkdtemp(prefix="timerd-bench-", dir=SHM))
+    atexit.register(shutil.rmtree, ram, True)
+    return ram
+
+
 def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
     """A config file with every adapter on, and what was switched on (`section.key = value`).
 
     Starts from the effective defaults (`timerd config`), turns on every `enabled` switch, then
-    applies `adapters.toml`, whose strings may hold `{tmp}` (a scratch directory), and whose
-    value `"{port}"` becomes a free loopback TCP port.
+    applies `adapters.toml`, whose strings may hold `{tmp}` (a scratch directory) or `{ram}`
+    (one in RAM, `ram_directory`), and whose value `"{port}"` becomes a free loopback TCP port.
     """
     empty = workdir / "empty.toml"
     empty.write_text("")
@@ -78,6 +96,8 @@ def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
             value = given
             if given == "{port}":
                 value = free_port()
+            elif isinstance(given, str) and "{ram}" in given:
+                value = given.replace("{ram}", str(ram_directory(workdir)))
             elif isinstance(given, str):
                 value = given.replace("{tmp}", str(workdir))
             config[section][key] = value
