@@ -11,7 +11,9 @@ Phases, one after the other so that none disturbs another's timing:
    ideal instant. latency: timerd alone; the START/PAUSE button is pressed again and again.
    In both, every buzzer pulse of timerd is compared with its signal's pattern.
 3. drift: timerd and both baselines play a whole ITHF match (the quick mode: the quick
-   profile); meanwhile the daemon subprocess plays the same match for CPU and peak RSS.
+   profile); meanwhile two daemon subprocesses play the same match, half a second apart:
+   one as issue 16's CPU budget names it (control socket, event stream, web page open), one
+   with every adapter on (peak RSS; its CPU is shown beside).
 
 "Busy" is one CPU-burning process per core. By default each burner is started in a session
 of its own, as another service or a login's job would be on the Pi; Linux then shares the CPU
@@ -44,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator
@@ -54,7 +57,14 @@ from typing import Any
 from bench import analysis, machine, report
 from bench import play as play_mod
 from bench.baselines import DESIGNS as BASELINES
-from bench.footprint import REPO, Daemon, WebPage, adapter_config, compile_bytecode
+from bench.footprint import (
+    CPU_BUDGET_SWITCHES,
+    REPO,
+    Daemon,
+    WebPage,
+    adapter_config,
+    compile_bytecode,
+)
 from timerd import priority, profiles
 
 #: Bench profiles, relative to the repository (the players run there).
@@ -269,37 +279,66 @@ def ready_times(mode: Mode, workdir: Path) -> dict[str, Any]:
 
 
 def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The drift match for the players; the same match on the daemon subprocess meanwhile."""
+    """The drift match for the players; meanwhile the same match on two daemon subprocesses:
+    one with every adapter on (peak RSS, issue 16), one as issue 16's CPU budget names it
+    (the control socket, the event stream and the web page open), half a second apart."""
     presses = (0.2,)
     until = match_end_s(mode.drift_profile, presses) + mode.grace_s
-    config, _ = adapter_config(workdir, mode.drift_profile)
-    daemon = Daemon(config, workdir)
-    daemon.wait_ready()
-    usage: dict[str, Any] = {}
-
-    web_port = tomllib.loads(config.read_text()).get("web", {}).get("port")
-
-    def daemon_match(t0_ns: int) -> None:
-        time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + presses[0] + DAEMON_OFFSET_S))
-        with contextlib.ExitStack() as stack:
-            # The scoreboard open in a browser through the match.
-            page = stack.enter_context(WebPage(web_port)) if web_port else None
-            started, cpu0 = time.monotonic(), daemon.cpu_s()
-            daemon.command("start")
-            ended = daemon.wait_signal("final", timeout_s=until + 30)
-            cpu1 = daemon.cpu_s()
-        usage["web_page_messages"] = page.messages if page is not None else None
-        minutes = (ended - started) / 60
-        per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
-        usage.update(match_minutes=minutes, cpu_s_per_match_minute=sum(per_minute.values()),
-                     cpu_s_per_match_minute_by_thread=per_minute)
-
+    runs: dict[str, tuple[str, ...] | None] = {"every_adapter": None,
+                                               "cpu_budget": CPU_BUDGET_SWITCHES}
+    daemons: dict[str, Daemon] = {}
+    usage: dict[str, dict[str, Any]] = {name: {} for name in runs}
+    failed: list[BaseException] = []
     try:
+        for name, only in runs.items():
+            (workdir / name).mkdir()
+            config, switched = adapter_config(workdir / name, mode.drift_profile, only)
+            usage[name]["switched_on"] = switched
+            usage[name]["web_port"] = tomllib.loads(config.read_text()).get("web", {}).get("port")
+            daemons[name] = Daemon(config, workdir / name)
+            daemons[name].wait_ready()
+
+        def daemon_match(name: str, offset_s: float, t0_ns: int) -> None:
+            daemon, used = daemons[name], usage[name]
+            try:
+                time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + offset_s))
+                with contextlib.ExitStack() as stack:
+                    # The scoreboard open in a browser through the match.
+                    port = used.pop("web_port")
+                    page = stack.enter_context(WebPage(port)) if port else None
+                    started, cpu0 = time.monotonic(), daemon.cpu_s()
+                    daemon.command("start")
+                    ended = daemon.wait_signal("final", timeout_s=until + 30)
+                    cpu1 = daemon.cpu_s()
+                used["web_page_messages"] = page.messages if page is not None else None
+                minutes = (ended - started) / 60
+                per_minute = {part: (cpu1[part] - cpu0[part]) / minutes for part in cpu0}
+                used.update(match_minutes=minutes,
+                            cpu_s_per_match_minute=sum(per_minute.values()),
+                            cpu_s_per_match_minute_by_thread=per_minute)
+            except BaseException as exc:  # raised again on the bench's thread
+                failed.append(exc)
+
+        def both(t0_ns: int) -> None:
+            threads = [threading.Thread(target=daemon_match,
+                                        args=(name, presses[0] + DAEMON_OFFSET_S + 0.5 * i, t0_ns))
+                       for i, name in enumerate(runs)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
         played = play(mode, ["timerd", *BASELINES], mode.drift_profile, presses, until,
-                      meanwhile=daemon_match)
+                      meanwhile=both)
     finally:
-        stopped = daemon.stop()
-    usage.update(stopped)
+        for name, daemon in daemons.items():
+            usage[name].update(daemon.stop())
+    if failed:
+        raise failed[0]
+    # The budgets read the CPU of the one and the peak RSS of the other.
+    footprint = {**usage["cpu_budget"], "own_peak_rss_mb": usage["cpu_budget"]["peak_rss_mb"],
+                 "peak_rss_mb": usage["every_adapter"]["peak_rss_mb"],
+                 "every_adapter": usage["every_adapter"]}
     profile = profiles.load(mode.drift_profile)
     drift = {}
     for design, result in played.items():
@@ -309,9 +348,10 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
                          "match_s": profile.pre_signal_lead_s + profile.period_s, **found}
     print("  drift: " + ", ".join(f"{d} {r['final_error_ms']:.3f} ms"
                                   for d, r in drift.items() if r["final_error_ms"] is not None)
-          + f"; daemon {usage['cpu_s_per_match_minute']:.4f} CPU-s/min, "
-          f"{usage['peak_rss_mb']:.1f} MB", flush=True)
-    return drift, usage
+          + f"; daemon {footprint['cpu_s_per_match_minute']:.4f} CPU-s/min "
+          f"({footprint['every_adapter']['cpu_s_per_match_minute']:.4f} with every adapter), "
+          f"{footprint['peak_rss_mb']:.1f} MB", flush=True)
+    return drift, footprint
 
 
 def main(argv: list[str] | None = None) -> int:

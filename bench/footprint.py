@@ -70,8 +70,15 @@ def ram_directory(workdir: Path) -> Path:
     return ram
 
 
-def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
-    """A config file with every adapter on, and what was switched on (`section.key = value`).
+#: The switches of issue 16's CPU budget ("with the control socket, event stream and web
+#: page open"): the web server, for the page; the socket and the stream are always on.
+CPU_BUDGET_SWITCHES = ("web.enabled",)
+
+
+def adapter_config(workdir: Path, profile: str,
+                   only: tuple[str, ...] | None = None) -> tuple[Path, list[str]]:
+    """A config file with every adapter on (or the switches `only`, `section.key`), and what
+    was switched on (`section.key = value`).
 
     Starts from the effective defaults (`timerd config`), turns on every `enabled` switch, then
     applies `adapters.toml`, whose strings may hold `{tmp}` (a scratch directory) or `{ram}`
@@ -85,7 +92,8 @@ def adapter_config(workdir: Path, profile: str) -> tuple[Path, list[str]]:
     changed = []
     for section, table in config.items():
         for key in SWITCHES:
-            if isinstance(table, dict) and isinstance(table.get(key), bool):
+            if isinstance(table, dict) and isinstance(table.get(key), bool) \
+                    and (only is None or f"{section}.{key}" in only):
                 table[key] = True
                 changed.append(f"{section}.{key} = true")
     wanted = tomllib.loads(ADAPTERS.read_text())
