@@ -287,6 +287,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
     runs: dict[str, tuple[str, ...] | None] = {"every_adapter": None,
                                                "cpu_budget": CPU_BUDGET_SWITCHES}
     daemons: dict[str, Daemon] = {}
+    web_ports: dict[str, int | None] = {}
     usage: dict[str, dict[str, Any]] = {name: {} for name in runs}
     failed: list[BaseException] = []
     try:
@@ -294,7 +295,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
             (workdir / name).mkdir()
             config, switched = adapter_config(workdir / name, mode.drift_profile, only)
             usage[name]["switched_on"] = switched
-            usage[name]["web_port"] = tomllib.loads(config.read_text()).get("web", {}).get("port")
+            web_ports[name] = tomllib.loads(config.read_text()).get("web", {}).get("port")
             daemons[name] = Daemon(config, workdir / name)
             daemons[name].wait_ready()
 
@@ -304,7 +305,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
                 time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9 + offset_s))
                 with contextlib.ExitStack() as stack:
                     # The scoreboard open in a browser through the match.
-                    port = used.pop("web_port")
+                    port = web_ports[name]
                     page = stack.enter_context(WebPage(port)) if port else None
                     started, cpu0 = time.monotonic(), daemon.cpu_s()
                     daemon.command("start")

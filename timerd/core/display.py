@@ -58,7 +58,7 @@ def shown_clock(remaining_s: float) -> str:
     is up, and 5:00 at the start); in the last 10 s tenths are shown, also rounded up ("9.9").
     """
     remaining_s = max(0.0, remaining_s)
-    tenths = math.ceil(round(remaining_s * 10, 6))
+    tenths = _tenths_up(remaining_s)
     if 0 < tenths < 100:
         return f"{tenths // 10}.{tenths % 10}"
     whole = math.ceil(round(remaining_s, 6))
@@ -86,5 +86,10 @@ def next_change(remaining_s: float, tenths: bool = True) -> float:
 def tenth_only(remaining_s: float) -> bool:
     """Is `remaining_s`, a countdown's time left when its shown clock changed, between whole
     seconds (the last 10 s: "9.9" to "9.1"), so that only the tenths changed?"""
-    tenths = math.ceil(round(max(0.0, remaining_s) * 10, 6))
+    tenths = _tenths_up(max(0.0, remaining_s))
     return 0 < tenths < 100 and tenths % 10 != 0
+
+
+def _tenths_up(remaining_s: float) -> int:
+    """Tenths of a second left, rounded up as the clock shows them (float noise aside)."""
+    return math.ceil(round(remaining_s * 10, 6))
