@@ -563,8 +563,10 @@ class HallLink:
                 log.warning("%d events dropped while the broker was away", self._dropped)
                 self._dropped = 0
             try:
-                await client.publish(self.topics.status, "online", qos=1, retain=True)
+                # Subscribed before it says "online": a desk that starts a round on seeing a
+                # table online must never find it not yet listening.
                 await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
+                await client.publish(self.topics.status, "online", qos=1, retain=True)
                 self._state_due = True
                 self._kick.set()
                 await _first_to_end(self._send(client), self._heartbeat(),
