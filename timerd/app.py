@@ -153,7 +153,7 @@ async def build(config: Config, options: RunOptions, factory: object,
     service.outputs = [part for part in (
         board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
         hall, terminal, journal, notifier, switch) if part is not None]
-    for part in (writer, board, results, speaker, serial, hall, journal, switch):
+    for part in (writer, board, results, speaker, serial, web, hall, journal, switch):
         if part is not None:
             attach(service, part)
     identity = {"version": __version__, "table": config.table.name or None,
@@ -225,14 +225,18 @@ async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: Ru
 
 def attach(service: Service, part: object) -> None:
     """Hand the service what an adapter declares beside being an output (ports.py): its
-    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`) and its
-    keys in the status (`status_extra`). The one place where adapters are wired in."""
+    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`), its
+    keys in the status (`status_extra`) and what it sends at a dispatch's end
+    (`after_dispatch`). The one place where adapters are wired in."""
     service.buttons.update(getattr(part, "bindings", {}))
     service.chords.extend(getattr(part, "chords", ()))
     service.extra_commands.update(getattr(part, "commands", {}))
     extra = getattr(part, "status_extra", None)
     if extra is not None:
         service.status_extras.append(extra)
+    done = getattr(part, "after_dispatch", None)
+    if done is not None:
+        service.after_dispatch.append(done)
 
 
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,

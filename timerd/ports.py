@@ -2,9 +2,10 @@
 
 An adapter is handed a `Control` (the match as a control surface sees it: its time, its
 status, its commands) and is itself an `Output` when it shows or sounds what happens. What it
-adds beside the match (buttons, chords, commands such as `mute`, keys in the status) it
-declares as plain attributes; `timerd.app` alone registers them with the service, so who
-wires what, and in which order, is read in one place.
+adds beside the match (buttons, chords, commands such as `mute`, keys in the status, what it
+sends once a dispatch is over: `after_dispatch`) it declares as plain attributes;
+`timerd.app` alone registers them with the service, so who wires what, and in which order,
+is read in one place.
 
 Every method of these ports returns at once on the loop thread: an adapter never blocks the
 loop, and the service never waits for an adapter (`acknowledge` awaits the disk writer's
@@ -57,6 +58,12 @@ class ButtonBinding:
     hint: Notice | None = None  # told to the operator on a too-short press of a long press
 
 
+class Cancellable(Protocol):
+    """A callback that is still to run, and can be called off."""
+
+    def cancel(self) -> None: ...
+
+
 class Control(Protocol):
     """The match as a control surface (socket, web, serial display, MQTT, buttons) sees it."""
 
@@ -93,4 +100,9 @@ class Control(Protocol):
 
     def edge_from_thread(self, name: str, pressed: bool) -> None:
         """A button's edge from a driver thread: timestamped there, handled on the loop."""
+        ...
+
+    def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        """Run `callback` on the loop thread at loop time `when`, as exactly as a signal is
+        sounded (a buzzer pulse's edges): an asyncio timer wakes up to a millisecond late."""
         ...

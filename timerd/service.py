@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +56,19 @@ LATE_WARNING_S = 0.005
 FINE_WAIT_S = 0.003
 
 
+@dataclass(eq=False)
+class ExactCall:
+    """A callback due at loop time `when`, run by the service's loop as exactly as a signal
+    (`Service.call_exactly_at`)."""
+
+    when: float
+    callback: Callable[[], None]
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 def slack_margin(wait_s: float) -> float:
     """How early to wake from the event loop's sleep before a deadline `wait_s` away.
 
@@ -77,6 +92,10 @@ class Service:
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
     status_extras: list[StatusExtra] = field(default_factory=list)
+    #: Called once at the end of every dispatch: an output that sends a dispatch's effects
+    #: together (the web stream: its events, then its state) sends them here, in the same
+    #: loop turn (issue 16: a later turn costs the loop a wake-up's work every second).
+    after_dispatch: list[Callable[[], None]] = field(default_factory=list)
     #: Waits until the last accepted command is on disk: None, or why it is not (the
     #: journal's `synced`). None: nothing is kept, and no reply waits.
     durability: Callable[[], Awaitable[str | None]] | None = None
@@ -89,7 +108,18 @@ class Service:
     #: clock between pushes, and every wake-up costs CPU (issue 16).
     tenths: bool = True
     _loop: asyncio.AbstractEventLoop | None = None
-    _waiter: asyncio.Future[str] | None = None
+    #: Set while `run` runs; fails with what a step raised.
+    _running: asyncio.Future[None] | None = None
+    _real_clock: bool = True  # the loop reads the monotonic clock (not virtual or scaled)
+    #: The loop's one timer (`_arm`), the deadline it is for, and the buttons' and chords'.
+    _timer: asyncio.TimerHandle | None = None
+    _deadline: float | None = None
+    _inputs_due: float | None = None
+    _stepping: bool = False  # in `_step`: `_arm` follows, so `_wake` need not
+    _rearm_due: bool = False  # `_wake` has asked for `_rearm`
+    #: `call_exactly_at`'s callbacks, soonest first (when, order given, call).
+    _exact_calls: list[tuple[float, int, ExactCall]] = field(default_factory=list)
+    _exact_order: Iterator[int] = field(default_factory=itertools.count)
     #: When the shown clock next changes, and whether only its tenths (`Tick.tenth`).
     _next_tick: tuple[float, bool] | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
@@ -258,42 +288,83 @@ class Service:
             elif gesture is Gesture.SHORT and binding.hint is not None:
                 self._dispatch([binding.hint], self.now())
 
+    def call_exactly_at(self, when: float, callback: Callable[[], None]) -> ExactCall:
+        """Run `callback` at loop time `when` as a signal is sounded: woken early from epoll
+        and slept to the instant (`_arm`), where `loop.call_at` can fire up to a millisecond
+        late (epoll rounds its timeout up). For a buzzer pulse's edges: a 50 ms chirp must
+        last 50 ms (issue 16). The service's timer is set again to take it in."""
+        call = ExactCall(when, callback)
+        heapq.heappush(self._exact_calls, (when, next(self._exact_order), call))
+        self._wake()
+        return call
+
+    def _next_exact_call(self) -> float | None:
+        calls = self._exact_calls
+        while calls and calls[0][2].cancelled:
+            heapq.heappop(calls)
+        return calls[0][0] if calls else None
+
+    def _run_exact_calls(self, now: float) -> None:
+        calls = self._exact_calls
+        while calls and calls[0][0] <= now:
+            call = heapq.heappop(calls)[2]
+            if call.cancelled:
+                continue
+            try:
+                call.callback()
+            except Exception:
+                log.exception("a timed call of an output failed; the match goes on")
+
     # -- the loop --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Run until cancelled."""
+        """Run until cancelled. The match is driven by one loop timer at a time (`_arm`):
+        each wake-up is one callback, not a task woken through a future, which would cost
+        the loop a second turn each time (issue 16, CPU per match minute)."""
+        loop = self.loop
+        self._real_clock = type(loop).time is asyncio.BaseEventLoop.time
         self._dispatch([Tick()], self.now())
-        while True:
-            deadline, exact, inputs = self._deadlines()
-            await self._sleep_until(deadline, exact)
-            now = self.now()
-            # The buttons and chords only when one of theirs is due: an edge that came during
-            # the sleep acted at once (`button_edge`), and its deadlines are later than now.
-            if inputs is not None and now >= inputs:
-                self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
-            effects: list[Effect] = list(self.match.poll(now))
-            self._told_until = now
-            if self._next_tick is not None and now >= self._next_tick[0]:
-                effects.append(Tick(tenth=self._next_tick[1]))
-            self._dispatch(effects, now)
+        self._running = loop.create_future()
+        self._arm()
+        try:
+            await self._running  # fails with what a step raised: a defect stops the daemon
+        finally:
+            self._running = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _step(self, now: float) -> None:
+        """Act on what is due at `now`: outputs' exact calls, the buttons and chords, the
+        match's signals and phase changes, and the shown clock's tick."""
+        self._run_exact_calls(now)
+        # The buttons and chords only when one of theirs is due: an edge that came during
+        # the sleep acted at once (`button_edge`), and its deadlines are later than now.
+        if self._inputs_due is not None and now >= self._inputs_due:
+            self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
+        effects: list[Effect] = list(self.match.poll(now))
+        self._told_until = now
+        if self._next_tick is not None and now >= self._next_tick[0]:
+            effects.append(Tick(tenth=self._next_tick[1]))
+        self._dispatch(effects, now)
 
     def _deadlines(self) -> tuple[float | None, float | None, float | None]:
         """The next deadline of all; the next one that must be met exactly: a signal, a
-        button's bounce window or long press, a chord (not the shown clock's next change);
-        and the next of the buttons' and chords' alone."""
+        button's bounce window or long press, a chord, an output's exact call (not the shown
+        clock's next change); and the next of the buttons' and chords' alone."""
         inputs = [b.logic.next_deadline() for b in self.buttons.values()]
         inputs += [chord.next_deadline() for chord in self.chords]
         first_input = min((c for c in inputs if c is not None), default=None)
-        exact = self.match.next_deadline()
-        if exact is None or (first_input is not None and first_input < exact):
-            exact = first_input
+        exact = min((d for d in (self.match.next_deadline(), first_input,
+                                 self._next_exact_call()) if d is not None), default=None)
         tick = None if self._next_tick is None else self._next_tick[0]
         if tick is None or (exact is not None and exact <= tick):
             return exact, exact, first_input
         return tick, exact, first_input
 
-    async def _sleep_until(self, deadline: float | None, exact: float | None) -> None:
-        """Wait for `deadline` or an input: in epoll until just before it, then exactly.
+    def _arm(self) -> None:
+        """Set the loop's one timer for the next deadline: in epoll until just before it,
+        then exactly (`_woken`).
 
         The early wake-up (`slack_margin`) absorbs epoll's lateness; the rest, at most
         FINE_WAIT_S, is one `time.sleep` that blocks the loop and returns on the deadline. Both
@@ -305,35 +376,50 @@ class Service:
         millisecond late is not seen, and the fine wait's second wake-up is saved: one a
         second, ten a second in the last 10 s (issue 16: CPU per match minute).
         """
-        loop = self.loop
-        real_clock = type(loop).time is asyncio.BaseEventLoop.time
-        while True:
-            now = loop.time()
-            if deadline is not None and now >= deadline:
-                return
-            if real_clock and deadline is not None and deadline - now <= FINE_WAIT_S:
-                time.sleep(deadline - now)  # noqa: ASYNC251 (deliberate, at most FINE_WAIT_S)
-                return
-            waiter = self._waiter = loop.create_future()
-            timer = None
-            if deadline is not None:
-                wait = deadline - now
-                early = slack_margin(wait) if real_clock else 0.0
-                if exact is None or exact - deadline > early:  # only the display: no hurry
-                    early = 0.0
-                timer = loop.call_later(wait - early, _settle, waiter)
+        self._rearm_due = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline, exact, self._inputs_due = self._deadlines()
+        self._deadline = deadline
+        if deadline is None:
+            return  # nothing is due: an input sets the timer again (`_wake`)
+        early = slack_margin(deadline - self.now()) if self._real_clock else 0.0
+        if exact is None or exact - deadline > early:  # only the display: no hurry
+            early = 0.0
+        self._timer = self.loop.call_at(deadline - early, self._woken)
+
+    def _woken(self) -> None:
+        """The timer fired: wait out the last stretch before the deadline, act, set it again."""
+        self._timer = None
+        try:
+            deadline, now = self._deadline, self.now()
+            if deadline is not None and now < deadline:
+                if not self._real_clock or deadline - now > FINE_WAIT_S:
+                    self._arm()  # woken too early: sleep again
+                    return
+                time.sleep(deadline - now)  # deliberate, at most FINE_WAIT_S
+            self._stepping = True
             try:
-                await waiter
+                self._step(self.now())
             finally:
-                self._waiter = None
-                if timer is not None:
-                    timer.cancel()
-            if waiter.result() == "input":
-                return
+                self._stepping = False
+            self._arm()
+        except Exception as exc:
+            if self._running is not None and not self._running.done():
+                self._running.set_exception(exc)
 
     def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result("input")
+        """An input (a command, an edge, an exact call) may have moved the next deadline: set
+        the timer again once, after what is under way (a signal adds several exact calls)."""
+        if self._running is None or self._stepping or self._rearm_due:
+            return
+        self._rearm_due = True
+        self.loop.call_soon(self._rearm)
+
+    def _rearm(self) -> None:
+        if self._rearm_due and self._running is not None:
+            self._arm()
 
     def _dispatch(self, effects: list[Effect], now: float) -> None:
         if self.match.match_id is None and self.match.phase is not Phase.IDLE:
@@ -345,6 +431,11 @@ class Service:
             self._hand_out(effects, status, now)
         finally:
             self._dispatching = self._document = None
+        for done in self.after_dispatch:
+            try:
+                done()
+            except Exception:
+                log.exception("an output failed after a dispatch; the match goes on")
         self._next_tick = _next_shown_change(status, now, self.tenths)
 
     def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:
@@ -363,11 +454,6 @@ class Service:
                 except Exception:
                     log.exception("output %s failed on %s; the match goes on",
                                   type(output).__name__, effect)
-
-
-def _settle(waiter: asyncio.Future[str]) -> None:
-    if not waiter.done():
-        waiter.set_result("timer")
 
 
 def _next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, bool] | None:

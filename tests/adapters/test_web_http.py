@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.conftest import run_virtual
+from tests.conftest import run_virtual, wired
 from timerd import profiles
 from timerd.adapters.web.adapter import WebServer
 from timerd.config import WebConfig
@@ -33,7 +33,7 @@ def serve(body: Callable[[WebServer], Awaitable[Any]], **config: Any) -> Any:
     async def main() -> Any:
         service = Service(Match(profiles.load("ithf")))
         async with WebServer(WebConfig(host="127.0.0.1", port=0, **config), service) as server:
-            service.outputs.append(server)
+            wired(server, service)
             return await body(server)
     return run_virtual(main)
 

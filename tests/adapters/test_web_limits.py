@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.conftest import run_virtual
+from tests.conftest import run_virtual, wired
 from timerd import profiles
 from timerd.adapters.web.adapter import WebServer
 from timerd.config import WebConfig
@@ -32,7 +32,7 @@ def serve(config: WebConfig, body: Callable[[WebServer], Awaitable[Any]],
     async def main() -> Any:
         service = Service(Match(profiles.load("ithf")))
         async with WebServer(config, service) as server:
-            service.outputs.append(server)
+            wired(server, service)
             return await body(server)
     return run(main)
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 import aiohttp
 import pytest
 
-from tests.conftest import play
+from tests.conftest import play, wired
 from timerd import config as config_mod
 from timerd import profiles
 from timerd.adapters.results.format import recent_results
@@ -150,7 +150,7 @@ def test_a_stalled_browser_keeps_a_bounded_backlog_while_others_get_everything()
     async def main() -> None:
         service = Service(Match(profiles.load("ithf")))
         async with WebServer(WebConfig(host="127.0.0.1", port=0), service) as server:
-            service.outputs.append(server)
+            wired(server, service)
             stalled_sock = await stalled_client(port_of(server))
             await until(lambda: len(server.clients) == 1)
             (stalled,) = server.clients
@@ -160,6 +160,7 @@ def test_a_stalled_browser_keeps_a_bounded_backlog_while_others_get_everything()
                 status = service.status()
                 for i in range(400):
                     server.notify(Notice(f"{i} {big}"), status)  # returns at once, never awaits
+                    server.after_dispatch()  # as the service does at the dispatch's end
                     assert len(stalled.events) <= EVENT_BACKLOG
                     await asyncio.sleep(0)  # let the senders run, as the match loop does
                 while True:  # the reading browser gets every event, in order, to the last
@@ -185,6 +186,7 @@ def test_a_browser_that_takes_nothing_is_disconnected(caplog: pytest.LogCaptureF
             status = service.status()
             while server.clients:
                 server.notify(Notice("y" * 32_000), status)
+                server.after_dispatch()
                 await asyncio.sleep(0.001)
             sock.close()
 
@@ -215,7 +217,7 @@ def test_stream_event_records_match_the_event_stream() -> None:
     async def main() -> list[dict[str, object]]:
         service = Service(Match(profiles.load("ithf")))
         async with WebServer(WebConfig(host="127.0.0.1", port=0), service) as server:
-            service.outputs.append(server)
+            wired(server, service)
             async with aiohttp.ClientSession() as session, \
                     session.ws_connect(f"{server.url}api/stream") as ws:
                 assert (await ws.receive_json(timeout=5))["type"] == "state"
@@ -251,13 +253,47 @@ def test_in_the_last_ten_seconds_a_browser_gets_a_state_each_whole_second() -> N
 
         server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
         server.clients.add(Browser(cast(WebSocket, None)))
-        service.outputs.append(server)
+        wired(server, service)
         assert service.tenths  # the service ticks them
 
     play("ithf", [(0, "start")], until=330, setup=setup)
     last_ten = [left for left in shown if left < 10]
     assert last_ten == pytest.approx([9.0 - i for i in range(9)], abs=1e-6)
     assert len(shown) == 300  # 5:00 (the start) down to 0:01
+
+
+def test_a_shown_second_with_a_browser_on_the_stream_costs_the_loop_one_turn() -> None:
+    """Issue 16 (CPU per match minute): each wake-up of the loop costs a cold turn's work on a
+    Pi. The service acts in its timer's callback (no task woken through a future) and the
+    stream sends in the same turn (`after_dispatch`), so a minute of play with a browser on
+    the stream is 60 turns (one per shown second; the 4:00 signal falls on one), not two or
+    three times that (main: timer, task, then the stream's send)."""
+    turns: list[float] = []
+    sent: list[float] = []
+
+    def setup(service: Service) -> None:
+        class Browser(StreamClient):
+            def flush(self) -> None:
+                if self.state is not None:
+                    sent.append(service.now())
+                    self.state = None
+
+        server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
+        server.clients.add(Browser(cast(WebSocket, None)))
+        wired(server, service)
+        selector = service.loop._selector  # type: ignore[attr-defined]
+        select = selector.select
+
+        def counted(timeout: float | None = None) -> Any:
+            turns.append(service.now())
+            return select(timeout)
+
+        selector.select = counted
+
+    play("ithf", [(0, "start")], until=90, setup=setup)
+    in_play = [t for t in turns if 22 <= t < 82]  # 4:58 to 3:58 left, the 4:00 signal within
+    assert len(in_play) == 60
+    assert len([t for t in sent if 22 <= t < 82]) == 60  # and the browser got each second
 
 
 def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes(
@@ -285,7 +321,7 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
 
         server = WebServer(WebConfig(host="127.0.0.1", port=0), service)
         server.clients.update(Browser(cast(WebSocket, None)) for _ in range(2))
-        service.outputs.append(server)
+        wired(server, service)
 
     play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)
     by_document: dict[int, list[tuple[StreamClient, bytes, dict[str, object]]]] = {}

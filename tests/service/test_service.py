@@ -155,6 +155,58 @@ def test_signals_sound_at_their_planned_instant_on_virtual_time():
             assert t == pytest.approx(effect.due - recorder.t0, abs=1e-9)
 
 
+def test_exact_calls_run_at_their_instant_even_on_an_idle_service(caplog):
+    """A buzzer pulse's edges are the service's exact deadlines (`call_exactly_at`): a call
+    given while the service sleeps with nothing due wakes it; a cancelled one never runs;
+    one that fails is logged and the others still run."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        service = Service(Match(profiles.load("ithf")))
+        task = asyncio.create_task(service.run())
+        await asyncio.sleep(1)  # idle: the service waits for an input, with no timer
+        t0 = service.now()
+        ran = []
+
+        def note(name):
+            return lambda: ran.append((name, round(loop.time() - t0, 9)))
+
+        def broken():
+            raise RuntimeError("pin gone")
+
+        service.call_exactly_at(t0 + 0.25, note("off"))
+        service.call_exactly_at(t0 + 0.05, note("on"))
+        service.call_exactly_at(t0 + 0.1, note("cancelled")).cancel()
+        service.call_exactly_at(t0 + 0.1, broken)
+        await asyncio.sleep(1)
+        task.cancel()
+        return ran
+
+    assert run_virtual(main) == [("on", 0.05), ("off", 0.25)]
+    assert "pin gone" in caplog.text
+
+
+def test_a_defect_in_a_step_fails_the_run_instead_of_stalling_the_match():
+    """The match is driven from a loop timer's callback: what a step raises (a defect, not a
+    refused command) ends `run` with it, as a task would, and is never only in asyncio's log
+    while the clock silently stops."""
+
+    async def main():
+        service = Service(Match(profiles.load("ithf")))
+        task = asyncio.create_task(service.run())
+        service.execute("start")
+        await asyncio.sleep(5)
+
+        def broken(now):
+            raise RuntimeError("defect")
+
+        service.match.poll = broken
+        with pytest.raises(RuntimeError, match="defect"):
+            await asyncio.wait_for(task, 60)
+
+    run_virtual(main)
+
+
 @pytest.mark.parametrize(("wait", "margin"), [(1.0, 0.003), (60.0, 0.062), (600.0, 0.102)])
 def test_long_waits_wake_early_by_the_timer_slack(wait, margin):
     """Linux may fire an epoll timeout late by 0.1% of it (up to 100 ms), rounded up to a whole

@@ -27,12 +27,12 @@ Wiring (BCM numbers are the defaults in `[gpio]`; the full table is in hw/README
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import re
 import sys
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,7 +43,7 @@ from timerd.core.commands import Command
 from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
-from timerd.ports import ButtonBinding, Control
+from timerd.ports import ButtonBinding, Cancellable, Control
 
 log = logging.getLogger("timerd.gpio")
 
@@ -116,15 +116,16 @@ def pin_factory(name: str) -> Any:
 
 
 class Buzzers:
-    """Sounds signals on the buzzer(s): each edge is a `loop.call_at`, nothing blocks."""
+    """Sounds signals on the buzzer(s): the first edge at once, each later one a
+    `call_exactly_at` of the service (a pulse lasts as its pattern says); nothing blocks."""
 
     def __init__(self, devices: list[Any], patterns: Mapping[SignalKind, SignalOutput],
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 service: Control) -> None:
         self.devices = devices
         self.patterns = patterns
-        self.loop = loop
+        self.service = service
         self.muted = False
-        self._pending: list[asyncio.TimerHandle] = []
+        self._pending: list[Cancellable] = []
 
     def notify(self, effect: Effect, status: Status) -> None:
         if not isinstance(effect, Signal):
@@ -137,13 +138,14 @@ class Buzzers:
     def sound(self, edges: list[tuple[float, float]]) -> None:
         """Play (on, off) offsets from now; a new signal cuts the one still sounding."""
         self.silence()
-        t0 = self.loop.time()
+        t0 = self.service.now()
+        at = self.service.call_exactly_at
         for on, off in edges:
             if on <= 0:
                 self._set(True)
             else:
-                self._pending.append(self.loop.call_at(t0 + on, self._set, True))
-            self._pending.append(self.loop.call_at(t0 + off, self._set, False))
+                self._pending.append(at(t0 + on, partial(self._set, True)))
+            self._pending.append(at(t0 + off, partial(self._set, False)))
 
     def silence(self) -> None:
         for handle in self._pending:
@@ -273,10 +275,10 @@ class GpioBoard:
                                          Command("forfeit", (absent,))))
         self.buzzers = Buzzers(
             [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
-            patterns, service.loop)
+            patterns, service)
         horn = output(config.horn_pin, config.horn_active_high)
         self.horn = Buzzers([] if horn is None else [horn],
-                            horn_patterns(service.profile.horn), service.loop)
+                            horn_patterns(service.profile.horn), service)
         self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
                          output(config.led_last_30_pin), output(config.led_faceoff_guard_pin),
                          output(config.led_passive_pin))

@@ -206,7 +206,7 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         #: The document last pushed to the browsers (`notify`).
         self._pushed_state: dict[str, Any] | None = None
-        self._flush_due = False  # a dispatch's messages wait for its end (`notify`)
+        self._pushed = False  # a dispatch's messages wait for its end (`after_dispatch`)
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate)
@@ -301,14 +301,14 @@ class WebServer:
             message = self._state_message(state)
             for client in self.clients:
                 client.push_state(message)
-        if not self._flush_due:  # once the dispatch is over: its events, then its state
-            self._flush_due = True
-            self.service.loop.call_soon(self._flush)
+        self._pushed = True
 
-    def _flush(self) -> None:
-        self._flush_due = False
-        for client in self.clients:
-            client.flush()
+    def after_dispatch(self) -> None:
+        """Once the dispatch is over, in the same loop turn: its events, then its state."""
+        if self._pushed:
+            self._pushed = False
+            for client in self.clients:
+                client.flush()
 
     def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
