@@ -45,12 +45,18 @@ def describe() -> dict[str, Any]:
     }
 
 
+#: What `bench/run` itself writes: an earlier run's results do not change the code measured.
+OWN_OUTPUTS = (":!bench/results.json", ":!docs/BENCHMARKS.md")
+
+
 def revision(repo: Path) -> str:
-    """The git commit measured, with "+dirty" if the work tree had changes."""
+    """The git commit measured, with "+dirty" if the work tree had changes (other than an
+    earlier run's results)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, check=True,
                               capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", *OWN_OUTPUTS],
                                cwd=repo, check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
