@@ -34,7 +34,7 @@ from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
-from timerd.ports import ButtonBinding, ExtraCommand, Output, StatusExtra
+from timerd.ports import ButtonBinding, Cancellable, ExtraCommand, Output, StatusExtra
 from timerd.wire import (
     arg_names,
     error_reply,
@@ -288,11 +288,16 @@ class Service:
             elif gesture is Gesture.SHORT and binding.hint is not None:
                 self._dispatch([binding.hint], self.now())
 
-    def call_exactly_at(self, when: float, callback: Callable[[], None]) -> ExactCall:
+    def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
         """Run `callback` at loop time `when` as a signal is sounded: woken early from epoll
         and slept to the instant (`_arm`), where `loop.call_at` can fire up to a millisecond
         late (epoll rounds its timeout up). For a buzzer pulse's edges: a 50 ms chirp must
-        last 50 ms (issue 16). The service's timer is set again to take it in."""
+        last 50 ms (issue 16). The service's timer is set again to take it in.
+
+        While the service does not run (`timerd sound-test` plays the buzzer without a
+        match), the loop's own timer runs it: late by up to a millisecond, never lost."""
+        if self._running is None:
+            return self.loop.call_at(when, callback)
         call = ExactCall(when, callback)
         heapq.heappush(self._exact_calls, (when, next(self._exact_order), call))
         self._wake()

@@ -10,12 +10,13 @@ from gpiozero.pins import mock
 from tests.conftest import run_virtual
 from timerd import config, profiles
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
-from timerd.app import attach
-from timerd.core.effects import Phase
+from timerd.app import attach, sound_test
+from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match
 from timerd.service import Service
 
 CONFIG = config.load(None, [])
+CONFIG_NO_SPEAKER = config.load(None, ["speaker.enabled=false"])
 PINS = CONFIG.gpio
 
 
@@ -165,6 +166,30 @@ def test_closing_the_board_silences_the_buzzer(mock_factory, monkeypatch):
         return buzzing, mock_factory.pin(PINS.buzzer_pins[0]).state
 
     assert run_virtual(main) == (True, False)
+
+
+def test_sound_test_ends_each_buzzer_pulse_without_a_running_match(mock_factory, monkeypatch):
+    """`timerd sound-test` sounds the buzzer with no match loop running: the pause chirp's
+    50 ms pulse still ends (a pulse's later edges are timed by the service only while it runs;
+    until then by the loop's own timer)."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        monkeypatch.setattr(mock, "monotonic", loop.time)
+        buzzer = mock_factory.pin(PINS.buzzer_pins[0])
+        said = []
+        config = CONFIG_NO_SPEAKER
+        ok = await sound_test(config, [SignalKind.PAUSE], 1, mock_factory, said.append)
+        return ok, said, [(round(s.timestamp, 6), bool(s.state)) for s in buzzer.states]
+
+    ok, said, states = run_virtual(main)
+    assert ok
+    assert said == ["pause: buzzer on GPIO22 (0.05 s)"]
+    rises = [t for t, on in states if on]
+    falls = [t for t, on in states[1:] if not on]
+    assert len(rises) == 1
+    assert falls
+    assert falls[0] - rises[0] == pytest.approx(0.05)
 
 
 def test_no_real_pin_factory_says_so_and_points_to_simulate():
