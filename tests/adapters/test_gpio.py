@@ -178,8 +178,7 @@ def test_sound_test_ends_each_buzzer_pulse_without_a_running_match(mock_factory,
         monkeypatch.setattr(mock, "monotonic", loop.time)
         buzzer = mock_factory.pin(PINS.buzzer_pins[0])
         said = []
-        config = CONFIG_NO_SPEAKER
-        ok = await sound_test(config, [SignalKind.PAUSE], 1, mock_factory, said.append)
+        ok = await sound_test(CONFIG_NO_SPEAKER, [SignalKind.PAUSE], 1, mock_factory, said.append)
         return ok, said, [(round(s.timestamp, 6), bool(s.state)) for s in buzzer.states]
 
     ok, said, states = run_virtual(main)
