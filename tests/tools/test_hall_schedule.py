@@ -27,7 +27,8 @@ def test_a_spreadsheets_csv_utf8_with_its_byte_order_mark_and_diacritics(tmp_pat
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("round,table,home\nR1,01,A\n", "must name the columns round,table,home,away; missing away"),
+    ("round,table,home\nR1,01,A\n",
+     "must name the columns round,table,home,away (separated by , or ;); missing away"),
     ("round,table,home,away\nR1,01,A,B\nR1,01,C,D\n",
      "line 3: table 01 has a match in round R1 already (line 2)"),
     ("round,table,home,away\nR1,,A,B\n", "line 2: no table"),

@@ -22,17 +22,15 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
                    timeout_s: float | None = 5.0) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = parent.add_parser(name, help=help_text)
         config_args(parser)
+        parser.add_argument("--store", metavar="DIR", type=Path,
+                            help="the desk's results and loaded schedule "
+                            "(default: $XDG_STATE_HOME/timerd/hall-desk/<hall>)")
         parser.add_argument("--wait", type=float, default=2.0, metavar="S",
                             help="longest wait for the tables' retained state (default 2)")
         if timeout_s is not None:
             parser.add_argument("--timeout", type=float, default=timeout_s, metavar="S",
                                 help=f"how long to wait for the tables (default {timeout_s:g})")
         return parser
-
-    def store_option(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--store", metavar="DIR", type=Path,
-                            help="where the desk keeps the results "
-                            "(default: $XDG_STATE_HOME/timerd/hall-desk/<hall>)")
 
     status_p = subcommand("status", "every table: state, clock, score, last seen, clock sync",
                           timeout_s=None)
@@ -58,7 +56,6 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
         parser.add_argument("--table", action="append", default=[], metavar="ID",
                             help="only this table (repeatable); default: every known table")
         if name == "start-round":
-            store_option(parser)
             when = parser.add_mutually_exclusive_group(required=True)
             when.add_argument("--in", dest="in_", metavar="DURATION",
                               help="start this long from now: 60s, 2m, 1m30s")
@@ -67,11 +64,17 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
                                 "the round loaded, else the start time)")
     results_p = subcommand("results", "collect, acknowledge and export the round's results; "
                            "name the missing tables", timeout_s=2.0)
-    store_option(results_p)
     results_p.add_argument("--round", metavar="NAME", help="default: the tables' current round")
     results_p.add_argument("--csv", metavar="FILE", help="export one row per match as CSV "
                            "(- for standard output)")
-    results_p.add_argument("--json", metavar="FILE", help="export the round as JSON")
+    results_p.add_argument("--json", metavar="FILE", help="export the round as JSON "
+                           "(- for standard output)")
+    results_p.add_argument("--excel", action="store_true", help="a CSV that Excel on Windows "
+                           "opens as it is: UTF-8 with a byte-order mark, separated by ';' "
+                           "when the desk's language ([ui] language, else the locale) is sl "
+                           "or sk")
+    results_p.add_argument("--separator", choices=(",", ";"), help="the CSV's separator "
+                           "(default ',', or as --excel says)")
     board_p = subcommand("board", "serve the hall board, a web page for a big screen",
                          timeout_s=None)
     board_p.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",

@@ -40,8 +40,9 @@ from timerd.tools.hall_desk import Desk, run_command, table_row
 log = logging.getLogger("timerd.hall.board")
 
 ASSETS = Path(str(resources.files("timerd") / "web"))
-#: The board document's format (docs/hall.md, "The hall board").
-BOARD_VERSION = 1
+#: The board document's format (docs/hall.md, "The hall board"); 2: `notices`, the
+#: schedule's tables first.
+BOARD_VERSION = 2
 #: After a message from a table, wait this long for more before sending (a burst of tables
 #: becomes one document); with the browser's render this keeps a change under 200 ms.
 COALESCE_S = 0.02
@@ -64,8 +65,9 @@ class Board:
     def document(self, now: float) -> dict[str, Any]:
         tables = self.desk.hall.tables
         return {"version": BOARD_VERSION, "hall": self.config.hall, "wall": now,
+                "notices": self.desk.hall.notices(),
                 "tables": [table_row(tables[name], now, self.config)
-                           for name in sorted(tables)]}
+                           for name in self.desk.hall.names()]}
 
     def _text(self, now: float) -> str:
         document = self.document(now)
@@ -140,7 +142,7 @@ def _replace(queue: asyncio.Queue[str], text: str) -> None:
 
 async def serve(config: HallConfig, args: argparse.Namespace) -> int:
     """`timerd hall board`: serve the board until interrupted."""
-    async with Desk(config) as desk:
+    async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)  # the first page shows every table the broker keeps
         board = Board(desk, config)
         runner = web.AppRunner(board.app(), access_log=None)

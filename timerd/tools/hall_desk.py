@@ -38,11 +38,12 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from timerd import i18n
 from timerd.adapters.hall.protocol import (
     HallUnavailable,
     Topics,
@@ -58,10 +59,13 @@ from timerd.tools.hall_round import (
     ScheduleError,
     csv_text,
     export_document,
+    few,
     mapping_of,
     match_row,
     read_schedule,
+    revision_of,
 )
+from timerd.tools.hall_wire import REPLY, RESULT, STATE, clean, problem
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -79,6 +83,9 @@ MAX_PAYLOAD_BYTES = 256 * 1024
 MAX_TABLES = 1000
 #: Replies kept per table, newest last (a command waits for one; the board runs for days).
 MAX_REPLIES = 32
+#: Where a spreadsheet (Excel on Windows) separates CSV cells with ";": the languages whose
+#: decimal separator is the comma (`hall results --excel`).
+SEMICOLON_LANGUAGES = ("sl", "sk")
 
 
 # -- what the desk knows about each table -------------------------------------------------
@@ -87,33 +94,33 @@ MAX_REPLIES = 32
 class TableView:
     name: str
     link: str | None = None  # "online" / "offline", from the retained status
-    state: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None  # the latest state, every field checked (hall_wire)
+    result: dict[str, Any] | None = None  # the latest result message, checked
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by command id
+    #: Why the latest state could not be used ("state unreadable: wall: ..."), if it could not.
+    unreadable: str | None = None
 
     @property
     def hall(self) -> dict[str, Any]:
-        hall = (self.state or {}).get("hall")
-        return hall if isinstance(hall, dict) else {}
+        return (self.state or {}).get("hall") or {}
 
     @property
     def round(self) -> str | None:
-        value = self.hall.get("round")
-        return None if value is None else str(value)
+        value: str | None = self.hall.get("round")
+        return value
 
     @property
     def clock(self) -> dict[str, Any]:
-        clock = self.hall.get("clock")
-        return dict(clock) if isinstance(clock, dict) else {}
+        return dict(self.hall.get("clock") or {})
 
     @property
     def phase(self) -> str:
-        return str((self.state or {}).get("phase", "?"))
+        return "unreadable" if self.unreadable else str((self.state or {}).get("phase", "?"))
 
     def held_result(self) -> dict[str, Any]:
         """What the table's status says of its latest result: {"id", "round", "acked"}."""
-        held = self.hall.get("result")
-        return held if isinstance(held, dict) else {}
+        held: dict[str, Any] = self.hall.get("result") or {}
+        return held
 
     def unacknowledged(self) -> dict[str, Any] | None:
         """The result message this table holds for the desk: its status names it (the
@@ -124,43 +131,98 @@ class TableView:
         return self.result if self.result.get("id") == held.get("id") else None
 
 
-class Hall:
-    """Every table's latest state, status, result and command replies, from the broker."""
+#: Messages set aside (a result on another table's topic, an unreadable one) kept for the
+#: report, newest last.
+MAX_ASIDE = 100
 
-    def __init__(self, hall: str) -> None:
+
+class Hall:
+    """Every table's latest state, status, result and command replies, from the broker.
+
+    Every message is checked on arrival (`hall_wire`): one that cannot be used never raises
+    later. At most `MAX_TABLES` tables are followed, first come first served, except the
+    tables of the desk's schedule (`scheduled`): those are always followed and listed first,
+    so fake ids published before a real table cannot hide it; the ids left out are counted
+    (`ignored`) and announced (`notices`).
+    """
+
+    def __init__(self, hall: str, scheduled: Iterable[str] = ()) -> None:
         self.hall = hall
+        self.scheduled = frozenset(scheduled)
         self.tables: dict[str, TableView] = {}
+        self.ignored: set[str] = set()  # ids over the cap (at most MAX_TABLES kept)
+        self.aside: list[tuple[dict[str, Any], str]] = []  # (result message, why)
         self.changed = asyncio.Event()
         self.retained = asyncio.Event()  # a retained message came (the burst on subscribing)
+
+    def _view(self, table: str) -> TableView | None:
+        view = self.tables.get(table)
+        if view is not None:
+            return view
+        if table not in self.scheduled and sum(
+                t not in self.scheduled for t in self.tables) >= MAX_TABLES:
+            if len(self.ignored) < MAX_TABLES:
+                self.ignored.add(table)
+            return None
+        view = self.tables[table] = TableView(table)
+        return view
 
     def take(self, topic: str, payload: bytes, retained: bool = False) -> None:
         table = table_of(topic)
         if table is None or not topic.startswith(f"timerd/{self.hall}/"):
             return
-        if table not in self.tables and len(self.tables) >= MAX_TABLES:
+        view = self._view(table)
+        if view is None:
             return
-        view = self.tables.setdefault(table, TableView(table))
         kind = topic.rsplit("/", 1)[-1]
         if kind == "status":
-            view.link = payload[:16].decode(errors="replace")
+            text = payload[:16].decode(errors="replace")
+            view.link = text if text in ("online", "offline") else f"? {clean(text, 16)}"
         elif kind in ("state", "results", "events"):
-            try:
-                data = loads_bounded(payload, MAX_PAYLOAD_BYTES, MAX_DEPTH)
-            except InputRefused:
-                return  # not from a timerd table; the desk shows what it can
-            if not isinstance(data, dict):
-                return
-            if kind == "state":
-                view.state = data
-            elif kind == "results":
-                view.result = data
-            elif data.get("type") == "reply" and isinstance(data.get("id"), str):
-                view.replies[data["id"]] = data
-                while len(view.replies) > MAX_REPLIES:
-                    del view.replies[next(iter(view.replies))]
+            self._take_json(view, kind, payload)
         self.changed.set()
         if retained:
             self.retained.set()
+
+    def _take_json(self, view: TableView, kind: str, payload: bytes) -> None:
+        try:
+            data = loads_bounded(payload, MAX_PAYLOAD_BYTES, MAX_DEPTH)
+            why = None
+        except InputRefused as exc:
+            data, why = None, str(exc)
+        shape = {"state": STATE, "results": RESULT, "events": REPLY}[kind]
+        why = why or problem(data, shape)
+        if kind == "state":
+            view.state = None if why else data
+            view.unreadable = f"state unreadable: {why}" if why else None
+        elif kind == "results":
+            if why is None and data["table"] != view.name:
+                why = f"it names table {clean(data['table'], 24)} (topic of {view.name})"
+            if why:
+                self.set_aside(data if isinstance(data, dict) else {"table": view.name}, why)
+            else:
+                view.result = data
+        elif why is None and data.get("type") == "reply" and isinstance(data.get("id"), str):
+            view.replies[data["id"]] = data
+            while len(view.replies) > MAX_REPLIES:
+                del view.replies[next(iter(view.replies))]
+
+    def set_aside(self, message: dict[str, Any], why: str) -> None:
+        self.aside.append((message, why))
+        del self.aside[:-MAX_ASIDE]
+
+    def names(self) -> list[str]:
+        """The tables in the order the desk lists them: the schedule's first, then the rest."""
+        return sorted(self.tables, key=lambda t: (t not in self.scheduled, t))
+
+    def notices(self) -> list[str]:
+        """What the desk must say about the hall as a whole: the cap, when reached."""
+        if not self.ignored:
+            return []
+        more = "+" if len(self.ignored) >= MAX_TABLES else ""
+        return [f"the desk follows at most {MAX_TABLES} tables: {len(self.ignored)}{more} more "
+                "table ids on the broker are ignored (the tables of a loaded schedule are "
+                "always followed: timerd hall round load)"]
 
     def online(self) -> list[TableView]:
         return [v for v in self.tables.values() if v.link == "online"]
@@ -240,31 +302,33 @@ def shown_time(state: dict[str, Any], now: float) -> str:
 
 
 def score_text(state: dict[str, Any]) -> str:
-    score = state.get("score")
-    if isinstance(score, dict):
-        return ":".join(str(v) for v in score.values())
-    return "" if score is None else str(score)
+    score = state.get("score") or {}
+    return ":".join(f"{v:g}" for v in score.values())
 
 
 def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]:
-    """What the desk shows of one table, in `timerd hall status` and on the board alike."""
+    """What the desk shows of one table, in `timerd hall status` and on the board alike:
+    every text from the wire `clean`ed (no control or bidi characters, bounded)."""
     state = view.state or {}
-    teams = mapping_of(state.get("teams"))
-    seen_s = None if "wall" not in state else max(0.0, now - float(state["wall"]))
+    teams = state.get("teams") or {}
+    seen_s = None if "wall" not in state else max(0.0, now - state["wall"])
     online = view.link == "online"
-    warnings = []
+    warnings = [view.unreadable] if view.unreadable else []
     if online and seen_s is not None and seen_s > STALE_HEARTBEATS * config.heartbeat_s:
         warnings.append(f"not heard from for {seen_s:.0f} s")
     sync, sync_warning = clock_sync_text(view.clock, config.max_offset_ms)
     if sync_warning and online:
         warnings.append(sync_warning)
-    face = mapping_of(state.get("clock_face"))
-    return {"table": view.name, "link": view.link or "?", "phase": view.phase,
-            "clock": shown_time(state, now) if state else "", "clock_kind": face.get("kind"),
-            "score": score_text(state), "home": str(teams.get("home") or ""),
-            "away": str(teams.get("away") or ""), "round": view.round or "",
+    face = state.get("clock_face") or {}
+    return {"table": clean(view.name), "link": clean(view.link or "?"),
+            "phase": clean(view.phase),
+            "clock": clean(shown_time(state, now)) if state else "",
+            "clock_kind": face.get("kind"), "score": score_text(state),
+            "home": clean(teams.get("home") or ""), "away": clean(teams.get("away") or ""),
+            "round": clean(view.round or ""),
             "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,
-            "sync": sync, "version": str(state.get("version") or ""), "warnings": warnings}
+            "sync": clean(sync), "version": clean(state.get("version") or ""),
+            "warnings": [clean(w, 160) for w in warnings]}
 
 
 def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -279,12 +343,12 @@ def render_status(hall: Hall, now: float, config: HallConfig) -> tuple[list[str]
     rows: list[tuple[str, ...]] = [("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN",
                                     "CLOCK SYNC", "VERSION")]
     warnings: list[str] = []
-    for name in sorted(hall.tables):
+    for name in hall.names():
         row = table_row(hall.tables[name], now, config)
-        warnings.extend(f"{name}: {w}" for w in row["warnings"])
+        warnings.extend(f"{row['table']}: {w}" for w in row["warnings"])
         rows.append(tuple(str(row[k] or "-" if k == "version" else row[k]) for k in (
             "table", "link", "phase", "clock", "score", "round", "seen", "sync", "version")))
-    return format_table(rows), warnings
+    return format_table(rows), [*hall.notices(), *warnings]
 
 
 def _mmss(seconds: Any) -> str:
@@ -332,15 +396,20 @@ def report(outcomes: list[Outcome]) -> int:
 class Desk:
     """One connection to the broker, subscribed to every table of the hall."""
 
-    def __init__(self, config: HallConfig) -> None:
+    def __init__(self, config: HallConfig, store: Path | None = None) -> None:
         self.config = config
         self.topics = Topics(config.hall, "+")
         self.hall = Hall(config.hall)
+        self.store = ResultStore(store or default_store(config))
+        #: The rounds loaded into the desk's store (`round load`): round: table: names.
+        self.schedule: dict[str, dict[str, dict[str, str]]] = {}
         self._client: aiomqtt.Client | None = None
         self._reader: asyncio.Task[None] | None = None
         self._stack = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> Desk:
+        self.schedule = await asyncio.to_thread(self.store.schedule)
+        self.hall.scheduled = frozenset(t for r in self.schedule.values() for t in r)
         mqtt = import_aiomqtt()
         client = mqtt_client(mqtt, self.config, f"timerd-desk-{uuid.uuid4().hex[:8]}")
         self._client = await self._stack.enter_async_context(client)
@@ -439,30 +508,74 @@ def default_store(config: HallConfig) -> Path:
     return state_dir() / "hall-desk" / config.hall
 
 
-async def store_and_acknowledge(desk: Desk, store: ResultStore,
-                                messages: list[dict[str, Any]], timeout_s: float,
-                                ) -> list[Outcome]:
+def not_scheduled(schedule: dict[str, dict[str, dict[str, str]]],
+                  message: dict[str, Any]) -> str | None:
+    """Why a result is not the round's by the desk's schedule (None: it is, or no schedule
+    was loaded): its round is not in it, or its table has no match in that round."""
+    if not schedule:
+        return None
+    round_id, table = message.get("round"), message["table"]
+    if round_id not in schedule:
+        return f"round {clean(round_id, 40)} is not in the schedule loaded"
+    if table not in schedule[round_id]:
+        return f"table {clean(table, 24)} has no match in round {clean(round_id, 40)}"
+    return None
+
+
+async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], timeout_s: float,
+                                ) -> tuple[list[Outcome], list[str]]:
     """Write each result message to the store (fsynced, in a worker thread), then tell its
-    table the desk has it: only then may the table reset for a new round."""
-    stored = await asyncio.to_thread(lambda: [m for m in messages if store.save(m)])
+    table the desk has it: only then may the table reset for a new round.
+
+    A result is taken only from the table its topic names (`Hall.take`), for a table and
+    round of the loaded schedule, and when it does not contradict what the store keeps under
+    its id and revision; any other (and every message `Hall.take` set aside) is kept in the
+    store's `aside/`, not acknowledged, and reported: the sentences are the second value.
+    """
+    store, now = desk.store, time.time()
+    aside = list(desk.hall.aside)
+    desk.hall.aside.clear()
+
+    def save() -> list[dict[str, Any]]:
+        taken = []
+        for message in messages:
+            why = not_scheduled(desk.schedule, message)
+            kept = None if why else store.conflict(message)
+            if kept is not None:
+                why = (f"it differs from the result {clean(message['id'])} revision "
+                       f"{revision_of(message)} the desk has")
+            if why is None and not store.save(message, now):
+                why = f"its id {clean(message['id'], 24)} is not a result id"
+            if why:
+                aside.append((message, why))
+            else:
+                taken.append(message)
+        for message, why in aside:
+            store.set_aside(message, now, why)
+        return taken
+
+    stored = await asyncio.to_thread(save)
     orders = {}
     for message in stored:
-        view = desk.hall.tables.get(str(message.get("table")))
+        view = desk.hall.tables.get(message["table"])
         if view is not None and view.unacknowledged() is message:
             orders[view.name] = {"command": "ack", "result": message["id"]}
-    return await desk.ask(orders, timeout_s) if orders else []
+    outcomes = await desk.ask(orders, timeout_s) if orders else []
+    return outcomes, [f"{clean(mapping_of(m).get('table'), 24)}: result "
+                      f"{clean(mapping_of(m).get('id'), 40)} set aside, not acknowledged: {why}"
+                      for m, why in aside]
 
 
 # -- the subcommands ----------------------------------------------------------------------
 
 async def status(config: HallConfig, args: argparse.Namespace) -> int:
-    async with Desk(config) as desk:
+    async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
         while True:
             now = time.time()
             if args.json:
-                print(json.dumps({n: v.__dict__ for n, v in sorted(desk.hall.tables.items())},
-                                 indent=2, default=str))
+                print(json.dumps({n: desk.hall.tables[n].__dict__ for n in desk.hall.names()},
+                                 indent=2, default=str, ensure_ascii=False))
                 return 0
             lines, warnings = render_status(desk.hall, now, config)
             if not args.once:
@@ -482,8 +595,10 @@ async def command(config: HallConfig, args: argparse.Namespace,
                   make: Callable[[Desk], dict[str, Any] | None]) -> int:
     """Send the command `make(desk)` gives (once the tables are known) to every known table
     (or the `--table`s) and print every table's outcome; exit 1 unless each one took it."""
-    async with Desk(config) as desk:
+    async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
+        for notice in desk.hall.notices():
+            print(f"warning: {notice}")
         targets, left_out = desk.targets(args.table)
         if not targets:
             print(f"timerd hall: no table of hall {config.hall} is known", file=sys.stderr)
@@ -509,8 +624,9 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
         if view is not None and warning and view.link == "online":
             print(f"warning: {name}: {warning}; its start may be off by as much")
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
-    acks = await store_and_acknowledge(
-        desk, ResultStore(args.store or default_store(desk.config)), held, args.timeout)
+    acks, aside = await store_and_acknowledge(desk, held, args.timeout)
+    for line in aside:
+        print(f"warning: {line}")
     for outcome in acks:
         if outcome.word == "ok":
             print(f"{outcome.table}: result stored and acknowledged")
@@ -555,14 +671,19 @@ async def reset(config: HallConfig, args: argparse.Namespace) -> int:
 
 
 async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
-    """`round load FILE`: each table of the round gets its names and the round (`teams`)."""
+    """`round load FILE`: each table of the round gets its names and the round (`teams`);
+    the round is kept in the desk's store (its tables always followed, its results checked
+    against it)."""
     try:
         round_id, assignments = await asyncio.to_thread(read_schedule, Path(args.file),
                                                         args.round)
     except ScheduleError as exc:
         print(f"timerd hall round load: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    async with Desk(config) as desk:
+    # Kept before the desk subscribes: its tables are followed from the first message on.
+    await asyncio.to_thread(ResultStore(args.store or default_store(config)).save_schedule,
+                            round_id, assignments)
+    async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
         print(f"round {round_id}: {len(assignments)} matches from {args.file}")
         orders = {a.table: {"command": "teams", "home": a.home, "away": a.away,
@@ -573,50 +694,82 @@ async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
         return report(outcomes + idle)
 
 
-async def results(config: HallConfig, args: argparse.Namespace) -> int:
-    store = ResultStore(args.store or default_store(config))
-    async with Desk(config) as desk:
+async def results(config: Config, args: argparse.Namespace) -> int:
+    """`results`: the round's results from the store and the tables, stored and acknowledged,
+    as a table (on standard error when an export goes to standard output) and exported."""
+    human = sys.stderr if "-" in (args.csv, args.json) else sys.stdout
+    async with Desk(config.hall, args.store) as desk:
         await desk.gather(args.wait)
         round_id = args.round or desk.hall.current_round()
-        stored = await asyncio.to_thread(store.of_round, round_id) if round_id else {}
+        if round_id is None:
+            print("timerd hall results: no table is in a round; name one with --round",
+                  file=sys.stderr)
+            return EXIT_INCOMPLETE
+        before = await asyncio.to_thread(desk.store.of_round, round_id)
 
         def live() -> dict[str, dict[str, Any]]:
             return {n: v.result for n, v in desk.hall.tables.items()
                     if v.result is not None and v.result.get("round") == round_id}
 
-        await desk.gather(args.timeout, until=lambda: set(desk.hall.tables) <= {
-            *stored, *live()})
-        got = {**stored, **live()}
-        acks = await store_and_acknowledge(desk, store, list(live().values()), args.timeout)
+        expected = set(desk.schedule.get(round_id) or desk.hall.tables)
+        await desk.gather(args.timeout, until=lambda: expected <= {*before.results, *live()})
+        acks, aside = await store_and_acknowledge(desk, list(live().values()), args.timeout)
+        found = await asyncio.to_thread(desk.store.of_round, round_id)
+        got = found.results
+        if not got and not _round_known(desk, round_id):
+            rounds = await asyncio.to_thread(_rounds_known, desk)
+            print(f"timerd hall results: no table has played round {clean(round_id)}, and the "
+                  f"schedule has no such round (rounds known: {few(rounds)})", file=sys.stderr)
+            return EXIT_INCOMPLETE
         rows = [match_row(got[name]) for name in sorted(got)]
-        missing = sorted(set(desk.hall.tables) - set(got))
-        print(f"round {round_id}: {len(got)} of {len(set(desk.hall.tables) | set(got))} "
-              "results")
+        missing = sorted(expected - set(got))
+        print(f"round {clean(round_id)}: {len(got)} of {len(expected | set(got))} results",
+              file=human)
         if rows:
-            print("\n".join(render_results(rows)))
+            print("\n".join(render_results(rows)), file=human)
         if missing:
-            print("missing: " + ", ".join(missing))
+            print("missing: " + ", ".join(clean(m) for m in missing), file=human)
+        for line in found.conflicts + aside:
+            print(f"warning: {clean(line, 400)}", file=human)
         for outcome in acks:
             if outcome.failed:
                 print(f"warning: {outcome.table}: stored, but the acknowledgement was "
-                      f"{outcome.word} {outcome.detail}".rstrip())
-        await asyncio.to_thread(_export, args, config.hall, round_id, rows, missing)
-        return EXIT_INCOMPLETE if missing or not got else 0
+                      f"{outcome.word} {outcome.detail}".rstrip(), file=human)
+        await asyncio.to_thread(_export, args, config, round_id, rows, missing)
+        return EXIT_INCOMPLETE if missing or not got or found.conflicts else 0
 
 
-def _export(args: argparse.Namespace, hall: str, round_id: str | None,
+def _round_known(desk: Desk, round_id: str) -> bool:
+    """A round the desk's schedule has or a table is in (a typo is neither)."""
+    return round_id in desk.schedule or any(v.round == round_id
+                                            for v in desk.hall.tables.values())
+
+
+def _rounds_known(desk: Desk) -> list[str]:
+    """Every round the desk knows of: the schedule's, the tables', the stored results'."""
+    rounds = {*desk.schedule, *(v.round for v in desk.hall.tables.values() if v.round)}
+    rounds.update(str(s.message.get("round")) for s in desk.store.stored()
+                  if s.message.get("round") is not None)
+    return sorted(rounds)
+
+
+def _export(args: argparse.Namespace, config: Config, round_id: str,
             rows: list[dict[str, Any]], missing: list[str]) -> None:
     """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
     if args.csv:
-        _write_out(args.csv, csv_text(rows))
+        separator = args.separator or (";" if args.excel and i18n.resolve(
+            config.ui.language) in SEMICOLON_LANGUAGES else ",")
+        text = csv_text(rows, separator)
+        _write_out(args.csv, "\ufeff" + text if args.excel else text)
     if args.json:
-        document = export_document(hall, round_id, rows, missing)
+        document = export_document(config.hall.hall, round_id, rows, missing)
         _write_out(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 def _write_out(target: str, text: str) -> None:
     if target == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()
     else:
         Path(target).write_text(text, encoding="utf-8")
 
@@ -632,7 +785,7 @@ def main(config: Config, args: argparse.Namespace) -> int:
         "pause": lambda: command(hall, args, lambda _: {"command": "pause"}),
         "resume": lambda: command(hall, args, lambda _: {"command": "resume"}),
         "reset": lambda: reset(hall, args),
-        "results": lambda: results(hall, args),
+        "results": lambda: results(config, args),
     }
     return run_command(hall, run[args.hall_command])
 

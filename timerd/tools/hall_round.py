@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import re
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,7 +55,20 @@ class Assignment:
 
 
 def read_schedule(path: Path, round_id: str | None) -> tuple[str, list[Assignment]]:
-    """Round `round_id`'s assignments in `path` (the file's only round when None)."""
+    """Round `round_id`'s assignments in `path` (the file's only round when None), separated
+    by "," or (as a spreadsheet in sl/sk settings saves it) ";"."""
+    rounds = _rounds(path, _schedule_text(path))
+    if round_id is None:
+        if len(rounds) != 1:
+            raise ScheduleError(f"{path} holds {len(rounds)} rounds "
+                                f"({few(rounds)}); say which with --round")
+        round_id = next(iter(rounds))
+    if round_id not in rounds:
+        raise ScheduleError(f"{path} has no round {round_id!r} (it has {few(rounds)})")
+    return round_id, rounds[round_id]
+
+
+def _schedule_text(path: Path) -> str:
     try:
         with path.open("rb") as file:
             data = file.read(MAX_SCHEDULE_BYTES + 1)
@@ -68,76 +82,235 @@ def read_schedule(path: Path, round_id: str | None) -> tuple[str, list[Assignmen
     except UnicodeDecodeError as exc:
         raise ScheduleError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); save "
                             "it as CSV UTF-8") from None
-    rows = csv.DictReader(io.StringIO(text))
-    missing = [c for c in SCHEDULE_COLUMNS if c not in (rows.fieldnames or [])]
+    return text
+
+
+def _rounds(path: Path, text: str) -> dict[str, list[Assignment]]:
+    """Every round of the schedule `text` (read from `path`), checked whole."""
+    header = text.partition("\n")[0]
+    # A spreadsheet in sl/sk (or de, fr...) settings saves "CSV" separated by ";".
+    separator = ";" if header.count(";") > header.count(",") else ","
+    rows = csv.DictReader(io.StringIO(text), delimiter=separator, strict=True)
+    try:
+        names = rows.fieldnames or []
+    except csv.Error as exc:
+        raise ScheduleError(f"{path} line 1: {_csv_problem(exc)}") from None
+    missing = [c for c in SCHEDULE_COLUMNS if c not in names]
     if missing:
         raise ScheduleError(f"{path}: the first line must name the columns "
-                            f"{','.join(SCHEDULE_COLUMNS)}; missing {', '.join(missing)}")
+                            f"{separator.join(SCHEDULE_COLUMNS)} (separated by , or ;); "
+                            f"missing {', '.join(missing)}")
     rounds: dict[str, list[Assignment]] = {}
     seen: dict[tuple[str, str], int] = {}
-    for number, row in enumerate(rows, start=2):
-        if number - 1 > MAX_SCHEDULE_ROWS:
+    number = rows.line_num + 1
+    while True:
+        try:
+            row = next(rows, None)
+        except csv.Error as exc:
+            raise ScheduleError(f"{path} line {number}: {_csv_problem(exc)}") from None
+        if row is None:
+            break
+        if len(seen) >= MAX_SCHEDULE_ROWS:
             raise ScheduleError(f"{path}: more than {MAX_SCHEDULE_ROWS} rows")
         cells = {c: (row.get(c) or "").strip() for c in SCHEDULE_COLUMNS}
+        here, number = number, rows.line_num + 1
         if not any(cells.values()):
             continue  # a blank line
         for column, value in cells.items():
             if not value and column in ("round", "table"):
-                raise ScheduleError(f"{path} line {number}: no {column}")
+                raise ScheduleError(f"{path} line {here}: no {column}")
             if len(value) > NAME_MAX or not value.isprintable():
-                raise ScheduleError(f"{path} line {number}: {column} must be at most "
+                raise ScheduleError(f"{path} line {here}: {column} must be at most "
                                     f"{NAME_MAX} printable characters")
         key = (cells["round"], cells["table"])
         if key in seen:
-            raise ScheduleError(f"{path} line {number}: table {key[1]} has a match in round "
+            raise ScheduleError(f"{path} line {here}: table {key[1]} has a match in round "
                                 f"{key[0]} already (line {seen[key]})")
-        seen[key] = number
+        seen[key] = here
         rounds.setdefault(cells["round"], []).append(
             Assignment(cells["table"], cells["home"], cells["away"]))
-    if round_id is None:
-        if len(rounds) != 1:
-            raise ScheduleError(f"{path} holds {len(rounds)} rounds "
-                                f"({', '.join(rounds) or 'none'}); say which with --round")
-        round_id = next(iter(rounds))
-    if round_id not in rounds:
-        raise ScheduleError(f"{path} has no round {round_id!r} (it has "
-                            f"{', '.join(rounds) or 'none'})")
-    return round_id, rounds[round_id]
+    return rounds
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """A CSV reader's error as an organiser can act on it."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return (f"a field longer than {csv.field_size_limit():,} characters (names are at "
+                f"most {NAME_MAX})")
+    if "unexpected end of data" in text or "newline inside string" in text:
+        return 'a quote (") that is never closed: the field runs on to the end of the file'
+    return f"not CSV ({text})"
+
+
+#: An error names at most this many rounds (a file may hold hundreds).
+FEW = 5
+
+
+def few(names: Iterable[str], most: int = FEW) -> str:
+    """`names` for an error message: the first `most`, and how many more."""
+    listed = list(names)
+    if not listed:
+        return "none"
+    shown = ", ".join(repr(n) if not n.isprintable() or "," in n else n
+                      for n in listed[:most])
+    return shown + (f" and {len(listed) - most} more" if len(listed) > most else "")
 
 
 # -- results at the desk ------------------------------------------------------------------
 
+#: The desk's loaded schedule in its store (not a result id: `_RESULT_ID` never matches it).
+SCHEDULE_FILE = "_schedule.json"
+#: Results the desk received but did not take as a round's, kept for a person to look at.
+ASIDE_DIRECTORY = "aside"
+
+
+def revision_of(message: Mapping[str, Any]) -> int:
+    """The match's revision of a result (`revision`, in the message or its results line;
+    absent: 0, the first). A correction of a finished match raises it (issue 28)."""
+    value = message.get("revision", mapping_of(message.get("result")).get("revision", 0))
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A result as the desk keeps it: the table's message, and when the desk received it
+    (the desk's own clock and order: never the sender's)."""
+
+    message: dict[str, Any]
+    received: float
+
+    @property
+    def table(self) -> str:
+        return str(self.message.get("table"))
+
+    @property
+    def match_id(self) -> str:
+        return str(mapping_of(self.message.get("result")).get("match_id") or self.message["id"])
+
+    @property
+    def order(self) -> tuple[int, float]:
+        return revision_of(self.message), self.received
+
+
+@dataclass
+class RoundResults:
+    """A round's results at the desk: one per table (the latest revision of the first match
+    the table reported), and the conflicts left out of it, each as a sentence."""
+
+    results: dict[str, dict[str, Any]]
+    conflicts: list[str]
+
+
 class ResultStore:
-    """The results the desk has, one JSON file per result id under `directory`."""
+    """The desk's store under `directory`: every result it received, one JSON file per
+    result and revision (`{"received", "message"}`), the results it set aside (`aside/`), and
+    the schedule loaded last (`_schedule.json`)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
-    def save(self, message: Mapping[str, Any]) -> bool:
-        """Keep a table's result message (fsynced); False when it has no usable id."""
+    def save(self, message: Mapping[str, Any], received: float) -> bool:
+        """Keep a table's result message (fsynced); False when it has no usable id. The same
+        result and revision again is not written again; one whose content differs from what
+        is kept under its id and revision is a conflict, written to `aside/` (`conflict`
+        says so)."""
         result_id = message.get("id")
         if not isinstance(result_id, str) or not _RESULT_ID.match(result_id):
             return False
-        path = self.directory / f"{result_id}.json"
-        if not path.exists():
-            replace_file(path, json.dumps(message, ensure_ascii=False).encode())
+        revision = revision_of(message)
+        path = self.directory / (f"{result_id}.json" if revision == 0
+                                 else f"{result_id}.r{revision}.json")
+        kept = self._read(path)
+        if kept is None:
+            replace_file(path, _stored_bytes(message, received))
         return True
 
-    def of_round(self, round_id: str) -> dict[str, dict[str, Any]]:
-        """The stored results of `round_id` by table, the latest per table."""
-        out: dict[str, dict[str, Any]] = {}
+    def conflict(self, message: Mapping[str, Any]) -> Stored | None:
+        """What the store keeps under `message`'s id and revision when its result differs
+        (another result claims to be the same match), else None."""
+        result_id, revision = message.get("id"), revision_of(message)
+        if not isinstance(result_id, str) or not _RESULT_ID.match(result_id):
+            return None
+        kept = self._read(self.directory / (f"{result_id}.json" if revision == 0
+                                            else f"{result_id}.r{revision}.json"))
+        if kept is None or kept.message.get("result") == message.get("result"):
+            return None
+        return kept
+
+    def set_aside(self, message: Mapping[str, Any], received: float, why: str) -> None:
+        """Keep a result the desk did not take (fsynced), with why, under `aside/`."""
+        name = f"{received:.6f}-{uuid.uuid4().hex[:6]}.json"
+        replace_file(self.directory / ASIDE_DIRECTORY / name, json.dumps(
+            {"received": received, "why": why, "message": dict(message)},
+            ensure_ascii=False).encode())
+
+    def _read(self, path: Path) -> Stored | None:
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return None  # not one of ours; the file stays for a person to look at
+        if not isinstance(data, dict):
+            return None
+        if isinstance(data.get("message"), dict) and isinstance(data.get("received"), float):
+            return Stored(data["message"], data["received"])
+        # A file of the desk before its store kept the arrival: the file's time is it.
+        return Stored(data, path.stat().st_mtime) if "id" in data else None
+
+    def stored(self) -> list[Stored]:
+        """Every result in the store, in the order the desk received them."""
         if not self.directory.is_dir():
-            return out
-        for path in self.directory.glob("*.json"):
-            try:
-                message = json.loads(path.read_bytes())
-            except (OSError, ValueError):
-                continue  # not one of ours; the file stays for a person to look at
-            if isinstance(message, dict) and message.get("round") == round_id:
-                table = str(message.get("table"))
-                if table not in out or message.get("wall", 0) > out[table].get("wall", 0):
-                    out[table] = message
-        return out
+            return []
+        found = [self._read(p) for p in self.directory.glob("*.json")
+                 if not p.name.startswith("_")]
+        return sorted((s for s in found if s is not None), key=lambda s: s.received)
+
+    def of_round(self, round_id: str) -> RoundResults:
+        """The stored results of `round_id` by table: per table, the first match it reported
+        for the round, at its latest revision (then the latest received). Another match of
+        the same table in the round is a conflict: reported, never silently taken."""
+        matches: dict[str, dict[str, Stored]] = {}  # table: match id: the latest kept
+        conflicts = []
+        for stored in self.stored():
+            if stored.message.get("round") != round_id:
+                continue
+            mine = matches.setdefault(stored.table, {})
+            if mine and stored.match_id not in mine:
+                first = next(iter(mine))
+                conflicts.append(f"{stored.table}: a second match in round {round_id}, "
+                                 f"{stored.message.get('id')}, beside {first} (kept: the "
+                                 "first received; remove the wrong one from the store)")
+                continue
+            kept = mine.get(stored.match_id)
+            if kept is None or stored.order >= kept.order:
+                mine[stored.match_id] = stored
+        results = {table: next(iter(mine.values())).message for table, mine in matches.items()}
+        return RoundResults(results, conflicts)
+
+    # -- the schedule -------------------------------------------------------------------
+
+    def save_schedule(self, round_id: str, assignments: Iterable[Assignment]) -> None:
+        """Keep the round just loaded (with the rounds loaded before): the desk then takes a
+        result only from a table and round of the schedule, and always follows its tables."""
+        rounds = self.schedule()
+        rounds[round_id] = {a.table: {"home": a.home, "away": a.away} for a in assignments}
+        replace_file(self.directory / SCHEDULE_FILE, json.dumps(
+            {"version": 1, "loaded": round_id, "rounds": rounds}, ensure_ascii=False).encode())
+
+    def schedule(self) -> dict[str, dict[str, dict[str, str]]]:
+        """Every round loaded into this store: round: table: {"home", "away"}."""
+        try:
+            data = json.loads((self.directory / SCHEDULE_FILE).read_bytes())
+        except (OSError, ValueError):
+            return {}
+        rounds = mapping_of(mapping_of(data).get("rounds"))
+        return {str(r): {str(t): dict(mapping_of(a)) for t, a in mapping_of(tables).items()}
+                for r, tables in rounds.items()}
+
+
+def _stored_bytes(message: Mapping[str, Any], received: float) -> bytes:
+    return json.dumps({"received": received, "message": dict(message)},
+                      ensure_ascii=False).encode()
 
 
 # -- export -------------------------------------------------------------------------------
@@ -193,10 +366,22 @@ def export_document(hall: str, round_id: str | None, rows: Iterable[Mapping[str,
             "missing": list(missing)}
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """The CSV export: a header of `MATCH_COLUMNS`, one line per match; empty for null."""
+#: A cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV
+#: Injection"): such a cell from the wire is written with a leading "'" (shown as text).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(rows: Iterable[Mapping[str, Any]], separator: str = ",") -> str:
+    """The CSV export: a header of `MATCH_COLUMNS`, one line per match; empty for null;
+    every text cell neutralised as `FORMULA_STARTS` says (numbers are written as numbers)."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, MATCH_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, MATCH_COLUMNS, delimiter=separator, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
     return out.getvalue()

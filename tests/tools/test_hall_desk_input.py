@@ -1,0 +1,226 @@
+"""The desk against what anyone on the broker may publish (issue 36 item 2, issue 34 items 2
+and 4): retained messages of every wrong type and shape, more fake tables than it follows,
+forged and conflicting results, text made to fool a terminal or a spreadsheet. Each runs the
+real `timerd hall ...` command line against a real mosquitto on loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import csv
+import io
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.hall_rig import Broker, Observer, Table, running_tables
+from tests.tools.test_hall_desk import RECORD, desk
+from timerd import cli
+from timerd.config import HallConfig
+from timerd.tools.hall_board import Board
+from timerd.tools.hall_desk import MAX_TABLES, Desk
+
+#: Real processes, a broker and real time: the e2e tier (generous margins).
+pytestmark = pytest.mark.e2e
+
+#: A table's state as a table sends it, trimmed to what the desk reads.
+STATE: dict[str, Any] = {
+    "phase": "idle", "remaining_s": 60.0, "start_in_s": None, "version": "0.1.0",
+    "clock_face": {"kind": "countdown", "value_s": 60.0, "text": "1:00"},
+    "score": {"home": 0, "away": 0}, "teams": {"home": "Åsa Müller", "away": "Jiří Novák"},
+    "hall": {"round": "R1", "clock": {"synced": True, "offset_ms": 0.2, "detail": "ok"},
+             "result": {"id": RECORD["match_id"], "round": "R1", "acked": False}}}
+RESULT: dict[str, Any] = {"version": 1, "id": RECORD["match_id"], "hall": "hall",
+                          "table": "zz", "round": "R1", "wall": 1710410790.1,
+                          "result": {**RECORD, "round": "R1"}}
+REPLY: dict[str, Any] = {"type": "reply", "command": "pause", "id": "c0ffee", "ok": True,
+                         "detail": "paused", "wall": 1710410790.1}
+
+
+def publish(observer: Observer, topic: str, payload: bytes | dict[str, Any]) -> None:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    observer.client.publish(topic, data, qos=1, retain=True).wait_for_publish(5)
+
+
+def run(broker: Broker, *args: str) -> tuple[int, str, str]:
+    """`timerd hall ARGS` in this process (the same entry point as the command line): its
+    exit code, standard output and standard error. A traceback fails the test."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["hall", *args, "-o", f"hall.port={broker.port}",
+                         "-o", 'hall.host="127.0.0.1"'])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def table_a1(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Observer, Table]]:
+    with running_tables(mosquitto, tmp_path, ("a1",), period_s=60, lead_s=0.3) as (
+            observer, tables):
+        yield observer, tables[0]
+
+
+# -- issue 36 item 2: the desk survives any retained message ------------------------------
+
+def test_a_poisoned_retained_state_makes_its_row_unreadable_and_the_desk_goes_on(
+        mosquitto: Broker, table_a1: tuple[Observer, Table]) -> None:
+    """Old code: `hall status`, `start-round` and `board` died with a traceback on every run
+    (float('yesterday'), abs('x')) until the topic was cleared by hand."""
+    observer, _ = table_a1
+    publish(observer, "timerd/hall/tables/zz/status", b"online")
+    publish(observer, "timerd/hall/tables/zz/state", {"wall": "yesterday"})
+    publish(observer, "timerd/hall/tables/zy/state",
+            {**STATE, "wall": time.time(), "hall": {"clock": {"synced": True,
+                                                               "offset_ms": "x"}}})
+    shown = desk(mosquitto, "status", "--once")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    rows = {line.split()[0]: line for line in shown.stdout.splitlines()[2:]
+            if not line.startswith("warning")}
+    assert "online" in rows["a1"]
+    assert rows["zz"].split()[1:3] == ["online", "unreadable"]
+    assert "unreadable" in rows["zy"]
+    assert ("warning: zz: state unreadable: wall: a finite number expected, got 'yesterday'"
+            in shown.stdout)
+    assert "warning: zy: state unreadable: hall.clock.offset_ms" in shown.stdout
+    started = desk(mosquitto, "start-round", "--in", "30s", "--table", "a1")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "ok       scheduled: start signal in" in started.stdout
+    board = board_document(mosquitto)
+    assert {t["table"]: t["phase"] for t in board["tables"]}["zz"] == "unreadable"
+
+
+def board_document(broker: Broker) -> dict[str, Any]:
+    """The hall board's document (`GET /api/board`), built by the board's own code from the
+    broker's retained messages."""
+
+    async def fetch() -> dict[str, Any]:
+        config = HallConfig(host="127.0.0.1", port=broker.port)
+        async with Desk(config) as connected:
+            await connected.gather(2.0)
+            document: dict[str, Any] = Board(connected, config).document(time.time())
+            json.dumps(document)  # what the page gets
+            return document
+
+    import asyncio  # noqa: PLC0415 (only here: the rest of the file drives the command line)
+
+    return asyncio.run(fetch())
+
+
+def test_fake_tables_published_first_cannot_hide_a_table_of_the_schedule(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Old code: 1000 retained fake tables before a real one made `hall status` say "1000 of
+    1000 online" and never list the real table."""
+    observer = Observer(mosquitto.port)
+    try:
+        for number in range(MAX_TABLES + 5):
+            observer.client.publish(f"timerd/hall/tables/fake{number:04}/status", b"online",
+                                    qos=1, retain=True)
+        publish(observer, f"timerd/hall/tables/fake{MAX_TABLES + 4:04}/state",
+                {"phase": "idle"})
+        with running_tables(mosquitto, tmp_path, ("a1",), period_s=60, lead_s=0.3):
+            schedule = tmp_path / "r1.csv"
+            schedule.write_text("round,table,home,away\nR1,a1,Åsa Müller,Jiří Novák\n",
+                                encoding="utf-8")
+            loaded = desk(mosquitto, "round", "load", str(schedule), "--timeout", "10")
+            assert "a1           ok       Åsa Müller - Jiří Novák, round R1" in loaded.stdout
+            shown = desk(mosquitto, "status", "--once")
+            assert shown.returncode == 0, shown.stderr
+            lines = shown.stdout.splitlines()
+            assert lines[2].startswith("a1 "), lines[:3]  # the schedule's tables first
+            assert f"{MAX_TABLES + 1} of {MAX_TABLES + 1} tables online" in lines[0]
+            assert (f"warning: the desk follows at most {MAX_TABLES} tables: 5 more table ids "
+                    "on the broker are ignored") in shown.stdout
+    finally:
+        observer.close()
+
+
+# A property: whatever is retained on a table's topics, every desk command still works.
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+def _paths(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, member in value.items():
+            paths += _paths(member, (*prefix, key))
+    return paths
+
+
+def _mutated(valid: dict[str, Any]) -> st.SearchStrategy[bytes]:
+    """`valid` with one member (at any depth) replaced by any JSON value, or removed."""
+
+    def mutate(path: tuple[str, ...], value: Any, remove: bool) -> bytes:
+        message = copy.deepcopy(valid)
+        inner = message
+        for key in path[:-1]:
+            inner = inner[key]
+        if remove:
+            del inner[path[-1]]
+        else:
+            inner[path[-1]] = value
+        return json.dumps(message).encode()
+
+    return st.builds(mutate, st.sampled_from(_paths(valid)), JSON, st.booleans())
+
+
+POISON = st.one_of(
+    st.tuples(st.sampled_from(["state", "results", "events"]), _mutated(STATE)),
+    st.tuples(st.sampled_from(["results"]), _mutated(RESULT)),
+    st.tuples(st.sampled_from(["events"]), _mutated(REPLY)),
+    st.tuples(st.sampled_from(["state", "results", "events", "status"]),
+              JSON.map(lambda v: json.dumps(v).encode())),
+    st.tuples(st.sampled_from(["state", "results", "events", "status"]),
+              st.binary(max_size=40)))
+
+
+@settings(max_examples=12, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(poison=st.lists(st.tuples(st.sampled_from(["zz", "a1x", "t-9"]), POISON),
+                       min_size=1, max_size=4))
+def test_every_desk_command_works_whatever_is_retained(
+        mosquitto: Broker, table_a1: tuple[Observer, Table], tmp_path: Path,
+        poison: list[tuple[str, tuple[str, bytes]]]) -> None:
+    observer, _ = table_a1
+    topics = set()
+    for table, (kind, payload) in poison:
+        topic = f"timerd/hall/tables/{table}/{kind}"
+        publish(observer, topic, payload)
+        topics.add(topic)
+    schedule = tmp_path / "r1.csv"
+    schedule.write_text("round,table,home,away\nR1,a1,A,B\nR1,zz,C,D\n", encoding="utf-8")
+    try:
+        answered = ("ok", "REFUSED")
+        for args in (("status", "--once"), ("status", "--json"),
+                     ("round", "load", str(schedule), "--timeout", "10"),
+                     ("start-round", "--in", "60s", "--table", "a1", "--timeout", "10"),
+                     ("pause", "--timeout", "0.5"), ("resume", "--timeout", "0.5"),
+                     ("reset", "a1", "--timeout", "10"),
+                     ("results", "--round", "R1", "--timeout", "0.3", "--csv", "-",
+                      "--json", str(tmp_path / "r1.json"))):
+            code, out, err = run(mosquitto, *args)
+            assert code in (0, 1), (args, code, out, err)
+            if args[0] == "status":
+                assert "a1" in out, (args, out)
+            elif args[0] != "results":
+                a1 = next(line for line in out.splitlines() if line.startswith("a1 "))
+                assert a1.split()[1] in answered, (args, out)
+            else:
+                list(csv.reader(io.StringIO(out)))  # standard output holds only the CSV
+                assert out.startswith("round,table,"), out
+        assert math.isfinite(board_document(mosquitto)["wall"])
+    finally:
+        for topic in topics:
+            observer.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
