@@ -224,3 +224,178 @@ def test_every_desk_command_works_whatever_is_retained(
     finally:
         for topic in topics:
             observer.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+
+
+# -- issue 34 item 2: a result is trusted only from the table it names ----------------------
+
+def result_message(table: str, round_id: str = "R1", *, match: str = RECORD["match_id"],
+                   score: tuple[int, int] = (5, 2), revision: int | None = None,
+                   wall: float = 1710410790.1, **names: str) -> dict[str, Any]:
+    record = {**RECORD, "match_id": match, "round": round_id,
+              "score": {"home": score[0], "away": score[1]},
+              "teams": {**RECORD["teams"], **names}}
+    if revision is not None:
+        record["revision"] = revision
+    return {"version": 1, "id": match, "hall": "hall", "table": table, "round": round_id,
+            "wall": wall, "result": record}
+
+
+def load_schedule(broker: Broker, tmp_path: Path, store: Path, text: str) -> None:
+    """`round load` of `text` into `store` (its tables need not be online: the schedule is
+    kept all the same)."""
+    schedule = tmp_path / "schedule.csv"
+    schedule.write_text(text, encoding="utf-8")
+    _code, out, err = run(broker, "round", "load", str(schedule), "--store", str(store),
+                         "--timeout", "0.2")
+    assert "matches from" in out, out + err
+
+
+def result_rows(out: str) -> dict[str, str]:
+    return {line.split()[0]: line for line in out.splitlines() if line[:1] == "t"}
+
+
+def test_a_result_counts_only_from_its_own_table_and_a_round_of_the_schedule(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Old code: a result on t2's topic naming t1 was filed as t2's, and one for a table
+    with no match in the round was stored as the round's."""
+    store = tmp_path / "store"
+    load_schedule(mosquitto, tmp_path, store,
+                  "round,table,home,away\nR1,t1,Åsa Müller,Jiří Novák\nR1,t2,C,D\n")
+    observer = Observer(mosquitto.port)
+    try:
+        publish(observer, "timerd/hall/tables/t1/results", result_message("t1"))
+        publish(observer, "timerd/hall/tables/t2/results", result_message(
+            "t1", match="20240314T100000Z-f0f0f0", score=(0, 9)))
+        publish(observer, "timerd/hall/tables/t3/results", result_message(
+            "t3", match="20240314T100000Z-0a0a0a"))
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--store", str(store),
+                             "--timeout", "0.3")
+        # t1's next result is of a round that is not in the schedule (R7): set aside too.
+        publish(observer, "timerd/hall/tables/t1/results", result_message(
+            "t1", "R7", match="20240314T100000Z-7a7a7a"))
+        code7, out7, err7 = run(mosquitto, "results", "--round", "R7", "--store", str(store),
+                                "--timeout", "0.3")
+    finally:
+        observer.close()
+    assert "round R7 is not in the schedule loaded" in out7 + err7
+    assert code7 == 1
+    assert code == 1, out + err  # t2 has no result
+    assert out.splitlines()[0] == "round R1: 1 of 2 results"
+    assert "5:2" in result_rows(out)["t1"]
+    assert "missing: t2" in out
+    assert ("warning: t1: result 20240314T100000Z-f0f0f0 set aside, not acknowledged: it "
+            "names table t1 (topic of t2)") in out
+    assert ("warning: t3: result 20240314T100000Z-0a0a0a set aside, not acknowledged: table "
+            "t3 has no match in round R1") in out
+    aside = [json.loads(p.read_text()) for p in (store / "aside").glob("*.json")]
+    assert sorted(a["message"]["id"][-6:] for a in aside) == ["0a0a0a", "7a7a7a", "f0f0f0"]
+
+
+def test_results_follow_the_matchs_revision_and_arrival_not_the_senders_clock(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Old code: the newest `wall` (the sender's own clock) won, so a correction sent by a
+    table whose clock is behind was never shown, and anything could replace a result."""
+    store = tmp_path / "store"
+    load_schedule(mosquitto, tmp_path, store, "round,table,home,away\nR1,t1,A,B\n")
+    observer = Observer(mosquitto.port)
+
+    def results_after(message: dict[str, Any]) -> tuple[int, str]:
+        publish(observer, "timerd/hall/tables/t1/results", message)
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--store", str(store),
+                             "--timeout", "0.3")
+        return code, out + err
+
+    try:
+        code, out = results_after(result_message("t1", wall=2000.0))
+        assert code == 0, out
+        assert "5:2" in result_rows(out)["t1"]
+        # A correction (revision 1) from a table whose clock is behind: it wins.
+        code, out = results_after(result_message("t1", score=(4, 2), revision=1, wall=1000.0))
+        assert code == 0, out
+        assert "4:2" in result_rows(out)["t1"]
+        # The first revision again, with other goals and a later clock: reported, not taken.
+        code, out = results_after(result_message("t1", score=(9, 9), wall=3000.0))
+        assert "4:2" in result_rows(out)["t1"]
+        assert (f"t1: result {RECORD['match_id']} set aside, not acknowledged: it differs "
+                f"from the result {RECORD['match_id']} revision 0 the desk has") in out
+        # Another match of t1 in the same round: a conflict, reported; the first is kept.
+        code, out = results_after(result_message("t1", match="20240314T110000Z-bbbbbb",
+                                                 score=(1, 0), wall=4000.0))
+        assert code == 1, out
+        assert "4:2" in result_rows(out)["t1"]
+        assert ("warning: t1: a second match in round R1, 20240314T110000Z-bbbbbb, beside "
+                f"{RECORD['match_id']}") in out
+    finally:
+        observer.close()
+
+
+# -- issue 34 item 4 and issue 30 item 4: nothing raw into a spreadsheet or a terminal; ------
+# -- exports a spreadsheet takes --------------------------------------------------------------
+
+def test_text_from_the_wire_reaches_neither_a_terminal_nor_a_spreadsheet_raw(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Old code: ESC sequences and a right-to-left override went to the terminal as they
+    came, and `=HYPERLINK(...)` into the CSV as a formula."""
+    observer = Observer(mosquitto.port)
+    evil_home, evil_away = "=HYPERLINK(\"http://x\")", "@SUM(1+1)"
+    try:
+        publish(observer, "timerd/hall/tables/t1/status", b"online")
+        publish(observer, "timerd/hall/tables/t1/state", {
+            **STATE, "wall": time.time(),
+            "teams": {"home": "\x1b[2J\x1b[31mRED", "away": "abc\u202edcba"},
+            "hall": {"round": "R1\u202e\x1b[2J\x07", "clock": None, "result": None}})
+        publish(observer, "timerd/hall/tables/t1/results", result_message(
+            "t1", home=evil_home, away=evil_away))
+        publish(observer, "timerd/hall/tables/t2/results", result_message(
+            "t2", match="20240314T100000Z-cccccc", home="-2+3", away="\tTab\x1b[0m"))
+        code, out, err = run(mosquitto, "status", "--once")
+        assert code == 0, err
+        assert "\x1b" not in out
+        assert "\u202e" not in out
+        assert "\x07" not in out
+        assert "R1[2J" in out
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--timeout", "0.3",
+                             "--csv", str(tmp_path / "r1.csv"))
+        assert "\x1b" not in out
+        assert "\t" not in out
+        assert "Tab[0m" in out
+        rows = list(csv.DictReader(io.StringIO((tmp_path / "r1.csv").read_text())))
+        assert [(r["home"], r["away"]) for r in rows] == [
+            ("'" + evil_home, "'" + evil_away), ("'-2+3", "'\tTab\x1b[0m")]
+        assert rows[0]["home_goals"] == "5"  # numbers stay numbers
+    finally:
+        observer.close()
+
+
+def test_an_export_to_standard_output_is_only_the_export(mosquitto: Broker) -> None:
+    """Old code: the human table came first on standard output (`> round.csv` gave a broken
+    CSV); there was no CSV for Excel; a round nobody played said "0 of 2 results"."""
+    observer = Observer(mosquitto.port)
+    try:
+        publish(observer, "timerd/hall/tables/t1/results", result_message("t1"))
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--timeout", "0.3",
+                             "--csv", "-")
+        assert code == 0, err
+        assert out.splitlines()[0].startswith("round,table,home,away,")
+        assert out.splitlines()[1].startswith("R1,t1,Åsa Müller,Jiří Novák,5,2,")
+        assert len(out.splitlines()) == 2
+        assert "round R1: 1 of 1 results" in err  # the table for a person, on stderr
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--timeout", "0.3",
+                             "--json", "-")
+        assert json.loads(out)["matches"][0]["home"] == "Åsa Müller"
+        assert "Åsa Müller" in out
+        assert "\\u" not in out
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--timeout", "0.3",
+                             "--csv", "-", "--excel", "-o", 'ui.language="sl"')
+        assert out.startswith("\ufeffround;table;home;away;")
+        assert "R1;t1;Åsa Müller;Jiří Novák;5;2;" in out
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--timeout", "0.3",
+                             "--csv", "-", "--excel", "-o", 'ui.language="en"')
+        assert out.startswith("\ufeffround,table,home,away,")
+        code, out, err = run(mosquitto, "results", "--round", "R1 ", "--timeout", "0.3")
+        assert code == 1
+        assert ("no table has played round R1 , and the schedule has no such round "
+                "(rounds known: R1)") in err
+        assert out == ""
+    finally:
+        observer.close()

@@ -3,10 +3,13 @@ file it cannot use, naming the line, before anything is sent to a table."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import pytest
 
+from timerd import cli
 from timerd.tools import hall_round
 from timerd.tools.hall_round import Assignment, ScheduleError, read_schedule
 
@@ -55,3 +58,41 @@ def test_a_schedule_over_the_limits_is_not_read(tmp_path: Path,
         read_schedule(schedule(tmp_path, "round,table,home,away\n" + rows), None)
     with pytest.raises(ScheduleError, match="No such file"):
         read_schedule(tmp_path / "missing.csv", None)
+
+
+def round_load(path: Path) -> tuple[int, str]:
+    """`timerd hall round load FILE` as the command line runs it: a file it cannot use is
+    refused before the broker is asked (none listens on port 9 here)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["hall", "round", "load", str(path), "-o", "hall.port=9",
+                         "-o", 'hall.host="127.0.0.1"'])
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # issue 34 item 4: old code, a traceback (csv.Error: field larger than field limit).
+    ("round,table,home,away\nR1,01,A,B\nR1,02,\"" + "x" * 200_000 + "\",B\n",
+     "line 3: a field longer than 131,072 characters (names are at most 40)"),
+    # Old code: "home must be at most 40 printable characters" about the file's rest.
+    ('round,table,home,away\nR1,01,A,B\nR1,02,"Åsa Müller,B\nR1,03,C,D\n',
+     'line 3: a quote (") that is never closed: the field runs on to the end of the file'),
+    # An error that lists rounds lists a few (old code: all 40).
+    ("round,table,home,away\n" + "".join(f"R{n:02},01,A,B\n" for n in range(40)),
+     "holds 40 rounds (R00, R01, R02, R03, R04 and 35 more); say which with --round"),
+], ids=["oversized-field", "unclosed-quote", "many-rounds"])
+def test_the_command_line_names_the_line_of_a_broken_schedule(
+        tmp_path: Path, text: str, message: str) -> None:
+    code, err = round_load(schedule(tmp_path, text))
+    assert code == 2
+    assert err.startswith("timerd hall round load: ")
+    assert message in err, err
+    assert len(err) < 300
+
+
+def test_a_schedule_excel_saved_in_sl_or_sk_settings_separated_by_semicolons(
+        tmp_path: Path) -> None:
+    """Issue 30 item 5: old code said the columns were missing."""
+    text = "\ufeffround;table;home;away\nR1;01;Åsa Müller;\"Novák; Jiří\"\nR1;02;C;D\n"
+    assert read_schedule(schedule(tmp_path, text), None) == (
+        "R1", [Assignment("01", "Åsa Müller", "Novák; Jiří"), Assignment("02", "C", "D")])

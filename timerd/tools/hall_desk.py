@@ -356,10 +356,10 @@ def _mmss(seconds: Any) -> str:
 
 
 def render_results(rows: list[dict[str, Any]]) -> list[str]:
-    """The results table: one line per match (`match_row`s)."""
+    """The results table: one line per match (`match_row`s), wire text `clean`ed."""
     lines = [("TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME", "DURATION")]
-    lines += [(str(r["table"]), r["home"] or "-", r["away"] or "-",
-               f"{r['home_goals']}:{r['away_goals']}", str(r["how"] or "?"),
+    lines += [(clean(r["table"]), clean(r["home"] or "-"), clean(r["away"] or "-"),
+               f"{r['home_goals']}:{r['away_goals']}", clean(r["how"] or "?"),
                _mmss(r["overtime_s"]), _mmss(r["duration_s"] or r["played_s"]))
               for r in rows]
     return format_table(lines)
@@ -717,6 +717,8 @@ async def results(config: Config, args: argparse.Namespace) -> int:
         found = await asyncio.to_thread(desk.store.of_round, round_id)
         got = found.results
         if not got and not _round_known(desk, round_id):
+            for line in aside:
+                print(f"warning: {clean(line, 400)}", file=sys.stderr)
             rounds = await asyncio.to_thread(_rounds_known, desk)
             print(f"timerd hall results: no table has played round {clean(round_id)}, and the "
                   f"schedule has no such round (rounds known: {few(rounds)})", file=sys.stderr)

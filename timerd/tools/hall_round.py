@@ -15,10 +15,10 @@ Plain files and no asyncio: the desk runs the writes in a worker thread.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -239,11 +239,14 @@ class ResultStore:
         return kept
 
     def set_aside(self, message: Mapping[str, Any], received: float, why: str) -> None:
-        """Keep a result the desk did not take (fsynced), with why, under `aside/`."""
-        name = f"{received:.6f}-{uuid.uuid4().hex[:6]}.json"
-        replace_file(self.directory / ASIDE_DIRECTORY / name, json.dumps(
-            {"received": received, "why": why, "message": dict(message)},
-            ensure_ascii=False).encode())
+        """Keep a result the desk did not take (fsynced), with why, under `aside/`: once
+        (the broker delivers a retained one to every run of the desk)."""
+        text = json.dumps(dict(message), ensure_ascii=False, sort_keys=True)
+        path = self.directory / ASIDE_DIRECTORY / (
+            hashlib.sha256(text.encode()).hexdigest()[:24] + ".json")
+        if not path.exists():
+            replace_file(path, json.dumps({"received": received, "why": why, "message":
+                                           dict(message)}, ensure_ascii=False).encode())
 
     def _read(self, path: Path) -> Stored | None:
         try:
