@@ -162,3 +162,80 @@ def check_goal(daemon: Daemon, before: dict[str, Any], side: str, where: str) ->
     assert after["score"][other] == before["score"][other], (where, after["score"])
     assert after["score"][side] == before["score"][side] + int(new[0]["counted"]), (
         where, before["score"], after["score"])
+
+
+#: ITHF with a short pre-signal and a long faceoff guard (ITHF 4.4, 5.6), so a match at real
+#: speed reaches play quickly and a goal tapped after FACEOFF surely does not count.
+QUICK_GUARD = ('extends = "ithf"\nname = "quick-guard"\ndescription = "test"\n'
+               "ithf_conformant = false\npre_signal_lead_s = 2\nfaceoff_guard_s = 30\n")
+
+#: Records every layout shift from now on that moves a button (the shifted node is a button
+#: or holds one), whether or not a tap came just before it: a button must not move at all.
+WATCH_SHIFTS = """() => {
+  window.buttonShifts = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const moved = entry.sources.map((s) => s.node).filter((n) => n instanceof Element
+        && (n.closest("button") || n.querySelector("button")));
+      if (moved.length) window.buttonShifts.push({ value: entry.value,
+        nodes: moved.map((n) => n.id || n.className || n.tagName) });
+    }
+  }).observe({ type: "layout-shift" });
+}"""
+
+#: Where every command button is, in the page (scrolled to the top).
+BUTTON_RECTS = """() => { window.scrollTo(0, 0);
+  return Object.fromEntries([...document.querySelectorAll("button[data-command]")]
+    .filter((b) => b.checkVisibility()).map((b) => { const r = b.getBoundingClientRect();
+      return [`${b.dataset.command} ${b.dataset.side || ""}`, [r.x, r.y, r.width, r.height]];
+    })); }"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_no_button_moves_under_the_thumb_over_a_match(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """A refusal, a NO GOAL banner (it shows for 6 s), a pause and its resume, a second tap:
+    no layout shift moves a button, and every button ends where it began. The table's name
+    and round stay on their line whether the phase reads "Running" or "PAUSED 0:12"."""
+    (tmp_path / "quick.toml").write_text(QUICK_GUARD)
+    daemon = Daemon(tmp_path, profile=str(tmp_path / "quick.toml"),
+                    extra_config='[table]\nname = "Table 3"\n').start()
+    try:
+        assert daemon.command("teams", "Jana Novak-Kovač", "Peter Horvat", "QF 2")[0] == 200
+        ctx, page = phone(browser, daemon, (360, 640), language)
+        button = lambda command, side="": page.locator(  # noqa: E731
+            f"button[data-command={command}]" + (f"[data-side={side}]" if side else ""))
+        expect(page.locator("#where")).to_be_visible()
+        page.evaluate(WATCH_SHIFTS)
+        where = page.locator("#where").bounding_box()
+        rects = page.evaluate(BUTTON_RECTS)
+        button("goal", "home").tap()  # no match yet: refused, with its reason
+        expect(page.locator("#reply")).to_have_class(re.compile(r"\berror\b"))
+        button("toggle").tap()
+        expect(page.locator("#phase")).to_have_class("phase running")
+        button("faceoff").tap()
+        expect(page.locator("#reply")).to_have_class(re.compile(r"\bok\b"))
+        button("goal", "away").tap()  # in the faceoff guard: NO GOAL (ITHF 5.6)
+        expect(page.locator("#no-goal")).to_be_visible()
+        assert page.evaluate(BUTTON_RECTS) == rects
+        button("toggle").tap()
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        assert page.locator("#where").bounding_box() == where
+        expect(page.locator("#no-goal")).to_be_hidden(timeout=TIMEOUT_MS)  # after 6 s
+        button("undo").tap()
+        expect(button("undo")).to_have_class(re.compile(r"\barmed\b"))
+        assert page.evaluate(BUTTON_RECTS) == rects
+        button("undo").tap()
+        expect(page.locator("#reply")).to_have_class(re.compile(r"\bok\b"))
+        button("undo").tap()
+        button("undo").tap()  # nothing left to undo: refused
+        expect(page.locator("#reply")).to_have_class(re.compile(r"\berror\b"))
+        button("toggle").tap()
+        expect(page.locator("#phase")).to_have_class("phase running")
+        assert page.locator("#where").bounding_box() == where
+        assert page.evaluate(BUTTON_RECTS) == rects
+        assert page.evaluate("window.buttonShifts") == []
+        assert page.errors == []  # type: ignore[attr-defined]
+        ctx.close()
+    finally:
+        daemon.stop()

@@ -93,11 +93,14 @@
       clearTimeout(armed);
       armed = null;
       b.classList.remove("armed");
+      b.style.height = "";
       b.textContent = labelOf(now());
     };
     b.addEventListener("click", () => {
       const label = labelOf(now());
       if (confirm && armed === null) {
+        // The longer "Tap again" text, smaller, in the button's own height: nothing moves.
+        b.style.height = `${b.getBoundingClientRect().height}px`;
         b.classList.add("armed");
         b.textContent = t("ctl.confirm", { what: label });
         armed = setTimeout(disarm, CONFIRM_MS);
