@@ -265,11 +265,27 @@ def _storage(config: Config, journal: Journal, writer: DiskWriter,
     writer.listeners.append(board.leds.storage)
     board.leds.storage(writer.faults)  # a journal that could not be opened at the start
     results = ResultsFile(config.results_path(), writer=writer,
-                          pending=config.runtime_directory() / PENDING_DIR)
-    results.load_pending()
-    if journal.recovery.match is not None:  # restored: keep its start and goal times
-        results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
+                          pending=config.state_directory() / PENDING_DIR,
+                          spare=config.runtime_directory() / PENDING_DIR)
+    keep_results(journal, results)
     return results
+
+
+def keep_results(journal: Journal, results: ResultsFile) -> None:
+    """Wire the results file to the recovered journal (issue 36: a result acknowledged is
+    never only in RAM): a finished match stays in the journal until its result is on disk,
+    a start writes the results an earlier run could not, and the result of a match the
+    journal found finished unless the file holds it; a restored match keeps its start and
+    goal wall times."""
+    journal.result_off_disk = results.off_disk
+    results.on_disk.append(journal.result_on_disk)
+    results.load_pending()
+    recovery = journal.recovery
+    if recovery.match is not None:
+        results.resume(recovery.started_wall, recovery.goal_walls)
+    elif recovery.final is not None:
+        results.write_recovered(recovery.final, recovery.started_wall, recovery.goal_walls,
+                                recovery.final_wall)
 
 
 class ProfileSwitch:

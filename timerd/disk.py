@@ -72,7 +72,7 @@ class DiskWriter:
     #: What is wrong now, by kind (`journal`, `results`, `outbox`): the last error's text.
     faults: dict[str, str] = field(default_factory=dict)
     listeners: list[FaultListener] = field(default_factory=list)
-    #: Results kept in memory (and in the runtime directory) until the results file takes them.
+    #: Results kept in memory (and as copies) until the results file takes them.
     pending_results: int = 0
     _queue: deque[Write] = field(default_factory=deque)
     _current: Write | None = None

@@ -28,6 +28,7 @@ from timerd.adapters.journal.format import JOURNAL_NAME, parse_journal, recover
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, RETRY_S, ResultsFile
 from timerd.adapters.results.format import recent_results
+from timerd.app import keep_results
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
 from timerd.disk import DiskWriter
@@ -115,8 +116,9 @@ def run_table(tmp: Path, drive: Callable[[Table], Awaitable[Any]],
         service = Service(journal.recover(profiles.load(profile)))
         service.durability = journal.synced
         results = ResultsFile(tmp / "state" / "results.jsonl", writer=journal.writer,
-                              pending=tmp / "run" / PENDING_DIR)
-        results.load_pending()
+                              pending=tmp / "state" / PENDING_DIR,
+                              spare=tmp / "run" / PENDING_DIR)
+        keep_results(journal, results)
         service.status_extras += [journal.writer.status_extra, results.status_extra]
         async with journal:
             # The journal before the results: the order on disk must not hang on this one.

@@ -161,6 +161,11 @@ class Recovery:
     #: Each goal entry of the restored match (`Goal.to_dict`) with the wall time it was
     #: entered at, as journalled: the results keep them across the restart.
     goal_walls: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    #: A finished match (outcome "finished"): its final status and the wall time of its last
+    #: journal line, for its results line if the results file does not hold it yet (a crash
+    #: between the command that ended it and that line, docs/service.md).
+    final: Status | None = None
+    final_wall: float | None = None
 
 
 def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
@@ -208,7 +213,12 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         if outcome is None:
             return Recovery("none", match_id=match_id, warnings=warnings)
         report.update(outcome=outcome, **_told(outcome))
-        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
+        if was is not Phase.FINISHED:
+            return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
+        match.match_id = match_id or None  # its result carries the match's id
+        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings,
+                        started_wall=_started_wall(records), goal_walls=replayed.goal_walls,
+                        final=match.status(now), final_wall=records[-1]["wall"])
     if down_s > resume_within_s:
         report.update(outcome="abandoned", **_told(
             "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
@@ -237,9 +247,14 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
     out += paused
     out.append({"type": "recovered", "t": now, "wall": wall_now, "was": was.value,
                 "down_s": round(down_s, 3), "bound": bound})
-    starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
     return Recovery("restored", match, match_id, out, report, warnings,
-                    starts[-1] if starts else None, replayed.goal_walls)
+                    _started_wall(records), replayed.goal_walls)
+
+
+def _started_wall(records: list[dict[str, Any]]) -> float | None:
+    """The wall time of the match's (last) start signal, from its time mark."""
+    starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
+    return starts[-1] if starts else None
 
 
 @dataclass

@@ -11,7 +11,10 @@ appended too: they are not replayed, they only prove that the match was alive at
 time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
 day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
 command that ends a match (a golden goal) is journalled before the compaction, so a crash in
-between finds the match finished.
+between finds the match finished. A finished match is compacted only once its results line
+(or its pending copy) is fsynced (`result_on_disk`): until then the journal keeps it, and a
+start that finds it gives its result to the results file (issue 36: nothing acknowledged is
+only in RAM).
 
 Once a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
@@ -59,6 +62,7 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -153,6 +157,11 @@ class Journal:
         #: Every line of the open match: after a failed write (a full card) the next one
         #: writes them all, so the journal never goes on with a line missing.
         self._lines: list[bytes] = []
+        #: Finished matches kept, by id, until their result is on disk: their lines stay at the
+        #: journal's head (every rewrite writes them first).
+        self._held: dict[str, list[bytes]] = {}
+        #: Whether the result of a match is not on disk yet (app.py wires the results file's).
+        self.result_off_disk: Callable[[str], bool] = lambda match_id: False
         self._beat: asyncio.TimerHandle | None = None
         self._beating = False  # entered: the heartbeat is written
         #: The phase needs the heartbeat's own timer (not `_TIMELESS`); until the
@@ -160,7 +169,7 @@ class Journal:
         self._timed = True
         self._beat_fd: int | None = None
         self._beat_at: float | None = None  # loop time of the last heartbeat written
-        self._found = False
+        self._found = b""
         #: False when the state directory cannot be used or another daemon holds it: then
         #: this daemon runs without journal and heartbeat, and says so in the log.
         self.enabled = False
@@ -199,7 +208,7 @@ class Journal:
             log.warning("the heartbeat directory %s is not in RAM: its writes once a second "
                         "wear an SD card; set state.runtime_directory to a tmpfs such as /run",
                         self.heartbeat_path.parent)
-        self._found = bool(data)
+        self._found = data
         records, warnings = parse_journal(data)
         self.recovery = recover(
             records, read_heartbeat(self.heartbeat_path), now=self.loop.time(),
@@ -252,6 +261,11 @@ class Journal:
         if self.recovery.records:
             self._lines = [_line(r) for r in self.recovery.records]
             await self._rewrite(b"".join(self._lines)).reply
+        elif self.recovery.final is not None and self.result_off_disk(
+                found := self.recovery.match_id or ""):
+            # Finished, its result being written (app.py gave it to the results file):
+            # kept until it is on disk.
+            self._held[found] = [self._found.rstrip(b"\n") + b"\n"]
         elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
             await self._rewrite(b"").reply
         self._beating = True
@@ -342,18 +356,39 @@ class Journal:
         header = json.loads(self._lines[0])
         self._lines[0] = _line({**header, "match": match_id})
         self.match_id = match_id
-        self._last = self._rewrite(b"".join(self._lines))
+        self._last = self._rewrite(self._whole())
 
     def _close_finished(self, match_id: str, status: Status) -> None:
-        if self.match_id == match_id:  # not closed by the command that finished it
-            self._close("finished", status)
+        if self.match_id != match_id:  # closed by the command that finished it
+            return
+        # Kept only by a journal that has every line of it (a full card lost some: then
+        # the copy in RAM is all there is, and the journal is emptied as before).
+        if match_id and "journal" not in self.writer.faults and self.result_off_disk(match_id):
+            log.info("match %s finished at %s: the journal keeps it until its result is on "
+                     "disk", match_id, shown_clock(status.remaining_s))
+            self._held[match_id] = self._lines
+            self.match_id = None
+            self._lines = []
+            return
+        self._close("finished", status)
+
+    def result_on_disk(self, match_id: str) -> None:
+        """The result of `match_id` is on disk: a finished match kept for it is compacted."""
+        if self._held.pop(match_id, None) is not None:
+            log.info("match %s: its result is on disk; journal compacted", match_id)
+            self._rewrite(self._whole())
 
     def _close(self, why: str, status: Status) -> None:
         log.info("match %s %s at %s: journal compacted", self.match_id, why,
                  shown_clock(status.remaining_s))
         self.match_id = None
         self._lines = []
-        self._last = self._rewrite(b"")
+        self._last = self._rewrite(self._whole())
+
+    def _whole(self) -> bytes:
+        """All the journal should hold: the finished matches kept, then the open one."""
+        return b"".join(line for lines in self._held.values() for line in lines) \
+            + b"".join(self._lines)
 
     def _append(self, record: dict[str, Any], at: float | None = None,
                 wait: bool = True) -> None:
@@ -361,7 +396,7 @@ class Journal:
         t = self.loop.time() if at is None else at
         line = _line({**record, "t": t, "wall": time.time()})
         self._lines.append(line)
-        whole = b"".join(self._lines)  # a few dozen short lines
+        whole = self._whole()  # a few dozen short lines
         write = self.writer.submit("journal", lambda: self._file.append(line, whole))
         if wait:
             self._last = write

@@ -16,11 +16,15 @@ Listeners (the hall desk) hear of the result once that line is on disk or has fa
 last line (a crash mid-write, an edit by hand) is skipped by `recent_results`, and the next
 line starts on a fresh line rather than being glued onto it.
 
-A result that cannot be written (a full, read-only or failing card) is kept: in memory, and as
-a file in the runtime directory (`results-pending/`, RAM: it survives a restart of timerd,
-not a reboot), retried every RETRY_S and at the next start, and counted in
-`status["storage"]["pending_results"]`. A retry skips a result whose match id the file already
-holds, so a crash between the line and the removal of its pending copy writes it once.
+A result is never only in RAM once its match's end was acknowledged (issue 36). Until its
+line is fsynced the match journal keeps the finished match (the journal is compacted when
+`on_disk` says so), and a start that finds a finished match in the journal writes its
+result (`write_recovered`) unless the file holds it. A result whose line cannot be written (a
+full, read-only or failing card) is kept in memory and as a copy in the state directory
+(`results-pending/`, next to the journal: it survives a power cut), retried every RETRY_S and
+at the next start, and counted in `status["storage"]["pending_results"]`. Every write skips a
+result whose match id the file already holds, so a crash between the line and the end of its
+job (the journal's compaction, the removal of the copy) writes it once.
 
 Wall time is only recorded, never used to measure: the core works in monotonic time and each
 goal's wall time is taken when its entry reaches this adapter (ITHF matches are short, and a
@@ -70,19 +74,29 @@ class ResultsFile:
     """An output that appends each finished match to `path` (None: keeps no file, still
     notifies `listeners`). `wall` reads the wall clock (a parameter so tests can fix it);
     `writer` is the daemon's disk writer (without one, writes run in the caller); `pending`
-    the runtime directory's folder for results not yet written (None: in memory only)."""
+    the state directory's folder for copies of results not yet in the file (None: none);
+    `spare` the runtime directory's, for when the state directory takes no copy either (a
+    full card: RAM survives a restart of timerd, not a power cut)."""
 
     def __init__(self, path: Path | None, wall: Callable[[], float] = time.time,
-                 writer: DiskWriter | None = None, pending: Path | None = None) -> None:
+                 writer: DiskWriter | None = None, pending: Path | None = None,
+                 spare: Path | None = None) -> None:
         self.path = path
         self.wall = wall
         #: The daemon's disk writer thread; without one (tests, a tool) the file is written
         #: in place, on the calling thread.
         self.writer = writer or DiskWriter(inline=True)
-        self.pending_dir = pending
+        self.pending_dirs = [d for d in (pending, spare) if d is not None]
+        self._on_disk_dir = pending
         self.listeners: list[ResultListener] = []
         #: Results not yet in the file, by match id, oldest first.
         self.unwritten: dict[str, dict[str, Any]] = {}
+        #: Called on the loop with a match id once its result is on disk (its line, or its
+        #: pending copy): the journal may let go of the finished match (app.py wires it).
+        self.on_disk: list[Callable[[str], object]] = []
+        #: Match ids whose result is neither in the file nor copied to `pending`: added on
+        #: the loop, removed on the writer thread once one of the two is fsynced.
+        self._off_disk: set[str] = set()
         self._retry: asyncio.TimerHandle | None = None
         self._started_wall: float | None = None
         self._goal_walls: dict[int, float] = {}  # a goal entry's number -> its wall time
@@ -125,10 +139,11 @@ class ResultsFile:
             out.append(entry | {"wall_time": None if wall is None else iso(wall)})
         return out
 
-    def record(self, status: Status) -> dict[str, Any]:
-        """The results line for a finished match's status."""
+    def record(self, status: Status, finished: float | None = None) -> dict[str, Any]:
+        """The results line for a finished match's status; `finished`: its end's wall time
+        (None: now)."""
         result = status.result or {}
-        finished = self.wall()
+        finished = self.wall() if finished is None else finished
         return {
             "format": RESULT_FORMAT,
             "match_id": status.match_id,
@@ -159,34 +174,69 @@ class ResultsFile:
         # One turn later: the command that ended the match is journalled in this dispatch.
         asyncio.get_running_loop().call_soon(self._save, record, True)
 
+    def write_recovered(self, final: Status, started_wall: float | None,
+                        goal_walls: Iterable[tuple[dict[str, Any], float]],
+                        finished_wall: float | None) -> None:
+        """At a start that found a finished match in the journal: write its result, unless
+        the file holds it (a crash came after its line, before the journal's compaction)."""
+        self.resume(started_wall, goal_walls)
+        record = self.record(final, finished_wall)
+        self._forget()
+        self._save(record, False)
+
+    def off_disk(self, match_id: str) -> bool:
+        """Whether the result of `match_id` is still only in memory (the journal keeps the
+        match until it is not)."""
+        return match_id in self._off_disk
+
     def _save(self, record: dict[str, Any], tell: bool) -> None:
         """Write `record` (and tell the listeners, once it is on disk or has failed)."""
         if self.path is None:
             self._tell(record)
             return
+        if record["match_id"] not in self.unwritten:  # not a retry: not on disk yet
+            self._off_disk.add(record["match_id"])
         self.unwritten[record["match_id"]] = record
         self.writer.pending_results = len(self.unwritten)
         write = self.writer.submit("results", lambda: self._write(record))
         write.done.add_done_callback(lambda done: self._saved(record, done.result(), tell))
 
     def _write(self, record: dict[str, Any]) -> None:
-        """On the writer thread: keep a copy in RAM first, then the line, then drop the copy."""
+        """On the writer thread: the line (unless the file holds it), then drop a pending
+        copy. A line that fails leaves a copy in `pending` (fsynced, on the state
+        directory), and the job fails: the result is retried."""
         assert self.path is not None
+        match_id = record["match_id"]
         data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-        copy = None if self.pending_dir is None else \
-            self.pending_dir / f"{record['match_id']}.json"
-        if copy is not None:
+        copies = [d / f"{match_id}.json" for d in self.pending_dirs]
+        try:
+            if not _holds(self.path, match_id):
+                LineFile(self.path).append(data)
+        except OSError:
+            if not any(copy.exists() for copy in copies):
+                self._keep_copy(match_id, data, copies)
+            raise
+        self._off_disk.discard(match_id)
+        for copy in copies:
+            copy.unlink(missing_ok=True)
+
+    def _keep_copy(self, match_id: str, data: bytes, copies: list[Path]) -> None:
+        """On the writer thread: a copy of a result whose line failed, in the first pending
+        folder that takes it (the state directory's: then it is on disk)."""
+        for copy in copies:
             try:
                 replace_file(copy, data)
             except OSError as exc:
                 log.warning("cannot keep a copy of the result in %s (%s)", copy, exc)
-                copy = None
-        if not _holds(self.path, record["match_id"]):
-            LineFile(self.path).append(data)
-        if copy is not None:
-            copy.unlink(missing_ok=True)
+                continue
+            if copy.parent == self._on_disk_dir:
+                self._off_disk.discard(match_id)
+            return
 
     def _saved(self, record: dict[str, Any], error: str | None, tell: bool) -> None:
+        if record["match_id"] not in self._off_disk:
+            for listener in self.on_disk:
+                listener(record["match_id"])
         if error is None:
             self.unwritten.pop(record["match_id"], None)
         else:
@@ -207,11 +257,11 @@ class ResultsFile:
 
     def load_pending(self) -> int:
         """At a start: take up the results an earlier run could not write; how many. Read
-        from the runtime directory (RAM, so at once) before the match loop runs; the ids
+        from the pending folders before the match loop runs (a few small files); the ids
         begin with the start time, so they are taken oldest first."""
-        if self.pending_dir is None or not self.pending_dir.is_dir():
-            return 0
-        for path in sorted(self.pending_dir.glob("*.json")):
+        found = sorted((path for d in self.pending_dirs if d.is_dir()
+                        for path in d.glob("*.json")), key=lambda path: path.name)
+        for path in found:
             try:
                 record = json.loads(path.read_bytes())
                 self.unwritten[str(record["match_id"])] = record
