@@ -111,8 +111,27 @@ class FaceoffGuardChanged:
     active: bool
 
 
+@dataclass(frozen=True)
+class Reopened:
+    """`undo` took back goal entry `number`, which had ended the match (ITHF 6.1 with 4.8;
+    ISBHF 420 !1 with 411): its result is superseded by revision `revision` (to come, or
+    given at once when the correction leaves the match finished)."""
+
+    revision: int
+    number: int
+
+
+@dataclass(frozen=True)
+class ResultCorrected:
+    """The finished match's result changed after the end: revision `revision` (1, 2, ...)
+    supersedes the one before (a reopened match ended again, ISBHF 420 !3 names put right)."""
+
+    revision: int
+
+
 #: A goal entry (`timerd.core.score.Goal`) is itself an effect: "this goal was entered".
-Effect = Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
+Effect = (Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
+          | Reopened | ResultCorrected)
 
 
 def refusal(exc: CommandRefused) -> Notice:

@@ -40,6 +40,7 @@ from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan
 from timerd.core.profile import Overtime, Profile
 from timerd.core.record import Interruption, PeriodPlayed
 from timerd.core.refused import CommandRefused
+from timerd.core.refused import named as _named
 from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
 from timerd.core.rules import BUILT_IN, MODULES, RULE_COMMANDS
 from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, parse_side, table_points
@@ -127,28 +128,22 @@ class Match:
         """
         commands = self.commands()
         if command in RULE_COMMANDS and command not in commands:
-            raise self._refused(command, CommandRefused(
+            raise _named(command, CommandRefused(
                 f"lacks_{RULE_COMMANDS[command].name}", profile=self.profile.name))
         if command not in commands:
-            raise self._refused(command, CommandRefused(
+            raise _named(command, CommandRefused(
                 "unknown", known=", ".join(sorted(commands))))
         action, usage = commands[command]
         try:
             check_arguments(usage, args)
         except CommandRefused as exc:
-            raise self._refused(command, exc) from None
+            raise _named(command, exc) from None
         self._hold(self._fire_due(now), now)
         try:
             effects = action(now, *args)
         except CommandRefused as exc:  # the held effects wait for `poll`
-            raise self._refused(command, exc) from None
+            raise _named(command, exc) from None
         return self._release() + effects + self._fire_due(now)
-
-    @staticmethod
-    def _refused(command: str, exc: CommandRefused) -> CommandRefused:
-        """`exc`, saying which command it refused (a rule module raises without knowing)."""
-        exc.command = exc.command or command
-        return exc
 
     def commands(self) -> CommandTable:
         """Every command this match takes, with the names of its arguments: the phase
@@ -254,7 +249,7 @@ class Match:
             refusal = CommandRefused("start_is_faceoff")  # ITHF 5.1
         else:
             refusal = CommandRefused(f"in_{self.phase.value}")
-        return self._refused(command, refusal)
+        return _named(command, refusal)
 
     # -- time ------------------------------------------------------------------------------
 
@@ -311,9 +306,7 @@ class Match:
             self._enter_overtime(self.profile.overtime)
         # Anchor at the planned instant, not at `now`: a late wake-up does not shift the match.
         self.clock = self.clock.started(at)
-        self.start_at = None
-        self._break_warning_at = None
-        self.break_kind = None
+        self.start_at = self._break_warning_at = self.break_kind = None
         effects = self.goto(Phase.RUNNING)
         effects.append(self.sound(kind, at, remaining_s=self.remaining_s(at)))
         effects.extend(self._play_restarts(at))
@@ -339,9 +332,7 @@ class Match:
 
     def _end_intermission(self, at: float) -> list[Effect]:
         """ISBHF 410: the intermission is over; the period starts with the referee's faceoff."""
-        self.start_at = None
-        self._break_warning_at = None
-        self.break_kind = None
+        self.start_at = self._break_warning_at = self.break_kind = None
         effects = self.goto(Phase.PAUSED)
         effects.append(self.sound(SignalKind.INTERMISSION_END, at,
                                    remaining_s=self.remaining_s(at)))
@@ -391,8 +382,12 @@ class Match:
                 if follows is not None:
                     return follows
             return self.goto(Phase.PAUSED)
+        return self.regular_time_over(at)
+
+    def regular_time_over(self, at: float) -> list[Effect]:
+        """The final signal at `at` (or a correction after it, `rules.corrections`): a tie
+        goes to overtime after its break (ITHF 4.8, ISBHF 411), else the match ends."""
         if self.sheet.tied() and self.profile.overtime is not None:
-            # ITHF 4.8: the final signal has sounded; overtime follows a short break.
             ot = self.profile.overtime
             if ot.auto_start:
                 return self.start_break("overtime", at, ot.break_s, ot.break_warning_s)
@@ -405,10 +400,9 @@ class Match:
     def finish(self, how: Ending, at: float, side: Side | None = None,
                 winner: Side | None = None) -> list[Effect]:
         """The match ends at `at`, `how` (`side` forfeited or walked out): its result is kept."""
+        told = [effect for rule in self.rules for effect in rule.ending(how, at)]
         self.clock = self.clock.stopped(at)
-        self.start_at = None
-        self._break_warning_at = None
-        self.break_kind = None
+        self.start_at = self._break_warning_at = self.break_kind = None
         self.guard.clear()
         if self.clock.elapsed(at) > 0:
             self._log_period(self.clock.elapsed(at))
@@ -419,12 +413,16 @@ class Match:
                              self.clock.elapsed(at) if self.overtime else None,
                              table_points(self.profile.points, winner),
                              self.records().get("shootout"))
-        return self.goto(Phase.FINISHED)
+        return self.goto(Phase.FINISHED) + told
 
     def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
         """Every rule module's answer to an entered goal (ITHF 8.3: it ends a passive count;
         a power-play goal ends a minor penalty, `rules.penalties`)."""
         return [effect for rule in self.rules for effect in rule.goal_entered(goal, now)]
+
+    def goal_undone(self, goal: Goal, now: float) -> list[Effect]:
+        """Every rule module's answer to a goal taken back (a power-play goal's minor)."""
+        return [effect for rule in self.rules for effect in rule.goal_undone(goal, now)]
 
     def faceoff_at(self, at: float) -> list[Effect]:
         """A faceoff at `at` (the start signal, a marked one, a resume with one): the rule
@@ -448,10 +446,7 @@ class Match:
 
     def _rewind(self) -> None:
         """Clock, period and timed state back to before the start (the sheet is kept)."""
-        self.start_at = None
-        self.paused_since = None
-        self._break_warning_at = None
-        self.break_kind = None
+        self.start_at = self.paused_since = self._break_warning_at = self.break_kind = None
         self._played_before_s = 0.0
         self.overtime = False
         self.guard.clear()

@@ -14,7 +14,7 @@ from timerd.core.rules import MODULES
 
 #: Every profile has these: the clock, the names, goals and their correction.
 ALWAYS = frozenset({"start", "teams", "pause", "stop", "resume", "toggle", "reset", "goal",
-                    "undo", "start_in"})
+                    "undo", "correct", "start_in"})
 
 
 def offered_commands(profile: Profile) -> frozenset[str]:

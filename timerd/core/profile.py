@@ -223,6 +223,11 @@ class Profile:
     forfeit_score: tuple[int, ...] = (0, 5)
     #: ITHF 4.7: the goals the opponent of a player who walks out gets on top of their own.
     walkout_award: int = 5
+    #: ISBHF 420 !1: a goal may be revoked (`undo`) only until the faceoff that follows it.
+    undo_until_faceoff: bool = False
+    #: ITHF 6.1 with 4.8, ISBHF 420 !1 with 411: `undo` of the entry that ended the match
+    #: reopens it up to this long after the end (and until RESET or the next match).
+    reopen_within_s: float = 600.0
     #: ITHF 4.8: overtime after a tie (play-off profiles); none: a tie stands.
     overtime: Overtime | None = None
     #: ISBHF 410: the break between periods (the `intermission` rule module's settings).
@@ -261,7 +266,8 @@ class Profile:
         if self.period_s <= 0:
             out.append(f"period_s = {self.period_s}: a period must last longer than 0 s")
         out += hours(period_s=self.period_s, goalie_change_s=self.goalie_change_s,
-                     forfeit_window_s=self.forfeit_window_s)
+                     forfeit_window_s=self.forfeit_window_s,
+                     reopen_within_s=self.reopen_within_s)
         if self.pre_signal_lead_s < 0:
             out.append(f"pre_signal_lead_s = {self.pre_signal_lead_s}: must not be negative")
         out += at_most(300, "a pre-signal leads the start, ITHF 4.4: 15 to 30 s", " s",
@@ -323,6 +329,9 @@ class Profile:
     def _rule_problems(self) -> list[str]:
         out = [f"rules: {name!r} is not a rule module; known: {', '.join(RULE_NAMES)}"
                for name in self.rules if name not in RULE_NAMES]
+        if self.reopen_within_s < 0:
+            out.append(f"reopen_within_s = {self.reopen_within_s:g}: must not be negative "
+                       "(0: a finished match is never reopened)")
         if len(set(self.rules)) < len(self.rules):
             out.append("rules: a rule module is listed twice")
         rounds = None if self.overtime is None else self.overtime.shootout_rounds

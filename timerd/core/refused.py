@@ -28,3 +28,9 @@ class CommandRefused(ValueError):
     def __str__(self) -> str:
         """For a traceback: the code and its values; people read `Messages.refusal`."""
         return f"{self.command or 'command'} refused: {self.code} {self.params}"
+
+
+def named(command: str, exc: CommandRefused) -> CommandRefused:
+    """`exc`, saying which command it refused (a rule module raises without knowing)."""
+    exc.command = exc.command or command
+    return exc

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from timerd.core.clock import MatchClock
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
@@ -52,6 +53,7 @@ class MatchView(Protocol):
     start_at: float | None  # when the start (or overtime start) signal is due
     teams: dict[Side, str]
     round: str | None
+    clock: MatchClock
 
     def play_s(self, now: float) -> float: ...
     def remaining_s(self, now: float) -> float: ...
@@ -66,6 +68,10 @@ class MatchView(Protocol):
     def restart(self, now: float) -> list[Effect]: ...
     def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
         """Every rule module's answer to an entered goal."""
+    def goal_undone(self, goal: Goal, now: float) -> list[Effect]:
+        """Every rule module's answer to a goal entry taken back (`undo`)."""
+    def regular_time_over(self, at: float) -> list[Effect]:
+        """Regular time is over at `at`: overtime follows a tie (its break), else the end."""
     def faceoff_at(self, at: float) -> list[Effect]:
         """A faceoff at `at`: the modules hear of it and the guard starts (ITHF 5.6)."""
     def both_took_part(self, evidence: tuple[str, str]) -> None:
@@ -104,6 +110,10 @@ class RuleModule:
         """After a goal is entered (and sounded); `goal.counted` says whether it counts."""
         return []
 
+    def goal_undone(self, goal: Goal, now: float) -> list[Effect]:
+        """`goal` was taken back (`undo`): it was never a goal; undo what it did."""
+        return []
+
     def faceoff(self, at: float) -> None:
         """A faceoff was made (the start signal, a marked one, a resume with one)."""
 
@@ -133,6 +143,11 @@ class RuleModule:
     def tied_after_overtime(self, at: float) -> list[Effect] | None:
         """A timed overtime ended tied: what follows, or None (the tie stands)."""
         return None
+
+    def ending(self, how: Ending, at: float) -> list[Effect]:
+        """The match is about to end at `at`, `how`, nothing of it stopped yet: what this
+        module says of it (the corrections keep the match as it stood)."""
+        return []
 
     def finish(self, at: float) -> None:
         """The match ended at `at`: stop every clock of the module."""

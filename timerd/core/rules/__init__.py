@@ -5,6 +5,7 @@ the score (`BUILT_IN`: the score desk every match has)."""
 from __future__ import annotations
 
 from timerd.core.rule import RuleModule
+from timerd.core.rules.corrections import Corrections
 from timerd.core.rules.intermission import Intermissions
 from timerd.core.rules.passive import Passive
 from timerd.core.rules.penalties import Penalties
@@ -16,8 +17,9 @@ from timerd.core.rules.stoppage import GoalieChanges, LineChanges
 from timerd.core.rules.timeouts import TeamTimeouts
 
 #: The modules every match has, whatever its profile, ahead of the profile's: the score desk
-#: (goals, faceoffs, undo, names) and the start at a given instant (hall mode).
-BUILT_IN: tuple[type[RuleModule], ...] = (Scoring, ScheduledStart)
+#: (goals, faceoffs, names), its corrections (undo, a reopen, ISBHF 420 !3) and the start at
+#: a given instant (hall mode).
+BUILT_IN: tuple[type[RuleModule], ...] = (Scoring, Corrections, ScheduledStart)
 #: Every rule module, by the name a profile lists it by.
 MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
     Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Intermissions,

@@ -153,6 +153,16 @@ class PenaltyBox:
         self._end(penalty, PenaltyEnd.CANCELLED, play_s)
         return penalty, self._start_waiting(play_s)
 
+    def resume(self, ended: Penalty, started: list[Penalty], played_since_s: float) -> None:
+        """Undo a power-play goal (`power_play_goal`): `ended` runs again with the time it
+        had left (`played_since_s` of play since then does not count), `started` wait
+        again."""
+        if ended.started_s is not None:
+            ended.started_s += played_since_s
+        ended.end = ended.ended_s = None
+        for penalty in started:
+            penalty.started_s = None
+
     def close(self, play_s: float) -> None:
         """The match is over: whatever is not served ends with it."""
         for penalty in self.active():
@@ -198,6 +208,9 @@ class Penalties(RuleModule):
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
         self.box = PenaltyBox(match.profile.penalties or PenaltyRules())
+        #: What each power-play goal did, by its entry number: the minor it ended and the
+        #: penalties that started in its place (undone if the goal is taken back).
+        self.power_plays: dict[int, tuple[Penalty, list[Penalty]]] = {}
 
     def commands(self) -> CommandTable:
         kinds = "|".join(self.box.rules.kinds)
@@ -252,10 +265,22 @@ class Penalties(RuleModule):
         if power_play is None:
             return []
         ended, started = power_play
+        self.power_plays[goal.number] = power_play
         return [self.match.sound(SignalKind.PENALTY_END, now,
                                  remaining_s=self.match.remaining_s(now)),
                 Notice("notice.power_play_goal", penalty_params(ended)),
                 *_starting(started)]
+
+    def goal_undone(self, goal: Goal, now: float) -> list[Effect]:
+        """ISBHF 420 !1: a goal taken back was never a goal. The minor it ended runs again
+        with the time it had left at the goal; what started in its place waits again."""
+        power_play = self.power_plays.pop(goal.number, None)
+        if power_play is None:
+            return []
+        ended, started = power_play
+        self.box.resume(ended, started, self.match.play_s(now) - goal.match_time_s)
+        return [Notice("notice.penalty_running", penalty_params(ended)
+                       | {"time": mmss(ended.remaining_s(self.match.play_s(now)))})]
 
     def finish(self, at: float) -> None:
         self.box.close(self.match.play_s(at))

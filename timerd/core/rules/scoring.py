@@ -1,5 +1,5 @@
-"""The score desk: goals (ITHF 5.1, 5.6, 6.5, 10.3, 4.8), faceoffs (5.6, 7.1, 10.4), the
-undo of a mistaken entry, and the sides' names. Every match has it, whatever its profile
+"""The score desk: goals (ITHF 5.1, 5.6, 6.5, 10.3, 4.8), faceoffs (5.6, 7.1, 10.4) and the
+sides' names (the undo of an entry is `rules.corrections`). Every match has it, whatever its profile
 (`timerd.core.rules.BUILT_IN`): a bare clock keeps the score too, with no guard unless the
 profile sets `faceoff_guard_s`.
 
@@ -14,11 +14,11 @@ from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, Sign
 from timerd.core.record import names
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
-from timerd.core.score import Ending, Goal, GoalReason, Side, parse_player
+from timerd.core.score import Ending, Goal, GoalReason, parse_player
 
 
 class Scoring(RuleModule):
-    """Goals, faceoffs, undo and names: the commands every profile has."""
+    """Goals, faceoffs and names: the commands every profile has."""
 
     name = "scoring"
 
@@ -27,7 +27,6 @@ class Scoring(RuleModule):
             "teams": (self.set_teams, ("home-name", "away-name", "round?")),
             "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
             "faceoff": (self.mark_faceoff, ()),
-            "undo": (self.undo, ()),
         }
 
     def next_step(self) -> Step | None:
@@ -103,23 +102,6 @@ class Scoring(RuleModule):
             match.guard.on_resume = True
             return [Notice("notice.faceoff_marked")]
         raise match.why_not("faceoff")
-
-    def undo(self, now: float) -> list[Effect]:
-        """Remove the last goal entered (a mistaken press); a finished match's result stands."""
-        match = self.match
-        if match.phase is Phase.FINISHED:
-            raise match.why_not("undo")
-        goal = match.sheet.undo()
-        if goal is None:
-            raise CommandRefused("no_goal_to_undo")
-        if goal.counted:
-            match.guard.pending = False
-        score = match.sheet.score()
-        params = {"side": goal.side.value, "time": mmss(goal.match_time_s),
-                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
-        if goal.reason is None:
-            return [Notice("notice.undo", params)]
-        return [Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})]
 
     def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
         """Name the two sides and, from a tournament desk, the round (`record.names`). Any

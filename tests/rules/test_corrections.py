@@ -1,0 +1,222 @@
+"""Corrections as a referee makes them (issue 28): `undo` around the goal that decides a match
+(ITHF 6.1 with 4.8; ISBHF 420 !1 with 411), ISBHF 420 !1 (no undo after the faceoff that
+follows a goal), a power-play goal taken back (its minor runs again) and ISBHF 420 !3 (the
+scorer and assists put right). Each test fails on the code before issue 28.
+
+ITHF: the start signal at t=20 (the pre-signal leads it by 20 s), the final at t=320.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from timerd import profiles
+from timerd.core.effects import Phase, Reopened, ResultCorrected, Signal, SignalKind
+from timerd.core.match import Match
+from timerd.core.refused import CommandRefused
+from timerd.core.score import Ending, Side
+
+
+def ithf_with_goals(profile: str, *goals: tuple[float, str]) -> Match:
+    """`profile`'s match from its start signal at t=20, with `goals` (t, side) entered."""
+    match = Match(profiles.load(profile))
+    match.handle("start", 0.0)
+    match.poll(20.0)
+    for at, side in goals:
+        match.handle("goal", at, side)
+    return match
+
+
+def ithf_playoff_in_overtime() -> Match:
+    """1:1 at the final signal (t=320), the 30-s break, overtime from t=350."""
+    match = ithf_with_goals("ithf-playoff", (100.0, "home"), (200.0, "away"))
+    match.poll(350.0)
+    assert match.overtime
+    assert match.phase is Phase.RUNNING
+    return match
+
+
+def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle("goal", 370.0, "home")  # the golden goal ends the match...
+    assert match.phase is Phase.FINISHED
+    effects = match.handle("undo", 400.0)  # ...but the puck bounced out (ITHF 6.1)
+    assert [e for e in effects if isinstance(e, Reopened)] == [Reopened(1, 3)]
+    status = match.status(400.0)
+    assert status.phase is Phase.PAUSED
+    assert status.result is None
+    assert status.score == {"home": 1, "away": 1}
+    assert status.overtime_s == pytest.approx(20.0)  # as it stood at the entry
+    assert status.interruption_s == pytest.approx(30.0)  # paused since the entry
+    match.handle("resume", 410.0)  # the restart is a faceoff (ITHF 10.4): its guard runs
+    assert match.status(411.0).faceoff_guard_s == pytest.approx(2.0)
+    effects = match.handle("goal", 420.0, "away")
+    assert match.result is not None
+    assert match.result.winner is Side.AWAY
+    assert match.result.overtime_s == pytest.approx(30.0)
+    assert ResultCorrected(1) in effects
+    assert match.status(420.0).result["revision"] == 1  # type: ignore[index]
+
+
+def test_isbhf_420_1_411_undo_of_the_overtime_goal_waits_for_the_faceoff() -> None:
+    match = Match(profiles.load("isbhf-playoff"))
+    match.handle("start", 0.0)  # the first faceoff: period 1 runs
+    for period_start in (0.0, 1500.0, 3000.0):  # 900 s of play, 600 s of intermission
+        if period_start:
+            match.poll(period_start)
+            match.handle("start", period_start)
+        match.poll(period_start + 900.0)
+    assert match.phase is Phase.BREAK  # 0:0, the break before overtime (ISBHF 411)
+    match.poll(4500.0)
+    match.handle("start", 4500.0)  # the overtime's faceoff
+    match.handle("stop", 4560.0)
+    match.handle("goal", 4561.0, "away")
+    assert match.phase is Phase.FINISHED
+    match.handle("undo", 4570.0)
+    status = match.status(4580.0)
+    assert status.phase is Phase.PAUSED
+    assert status.overtime
+    assert status.score["away"] == 0
+    assert status.overtime_s == pytest.approx(60.0)
+    assert not status.clock_running
+    match.handle("start", 4600.0)  # START is the faceoff: the clock runs on
+    assert match.status(4610.0).overtime_s == pytest.approx(70.0)
+
+
+def test_ithf_6_1_undo_of_the_last_regular_entry_after_the_final_corrects_the_result() -> None:
+    match = ithf_with_goals("ithf", (100.0, "home"), (310.0, "home"))
+    match.poll(320.0)
+    assert match.result is not None
+    assert match.result.score[Side.HOME] == 2
+    effects = match.handle("undo", 330.0)
+    assert match.phase is Phase.FINISHED  # the final result stands, corrected
+    assert match.result.score == {Side.HOME: 1, Side.AWAY: 0}
+    assert ResultCorrected(1) in effects
+    assert Reopened(1, 2) in effects
+    assert match.status(330.0).result["revision"] == 1  # type: ignore[index]
+
+
+def test_ithf_4_8_a_correction_that_ties_a_playoff_match_brings_the_overtime() -> None:
+    match = ithf_with_goals("ithf-playoff", (100.0, "home"), (310.0, "home"))
+    match.poll(320.0)
+    assert match.phase is Phase.FINISHED
+    match.handle("undo", 330.0)  # 1:0 was a mistaken 2:0... and 0:0 after the next
+    match.handle("undo", 331.0)
+    assert match.phase is Phase.BREAK
+    assert match.result is None
+    fired = [e.kind for e in match.poll(361.0) if isinstance(e, Signal)]
+    assert SignalKind.OVERTIME_START in fired
+    assert match.overtime
+
+
+def test_reopen_is_refused_after_the_profiles_time_limit() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle("goal", 370.0, "home")
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("undo", 370.0 + 601.0)
+    assert refused.value.code == "reopen_too_late"
+    assert match.phase is Phase.FINISHED
+    assert match.result is not None
+
+
+def test_reopen_is_refused_after_a_reset() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle("goal", 370.0, "home")
+    match.handle("reset", 380.0)
+    with pytest.raises(CommandRefused):
+        match.handle("undo", 381.0)
+
+
+def test_an_entry_after_the_end_is_removed_without_touching_the_result() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle("goal", 370.0, "home")
+    match.handle("goal", 372.0, "away")  # after the end: not counted
+    effects = match.handle("undo", 375.0)
+    assert match.phase is Phase.FINISHED
+    assert not any(
+        isinstance(e, Reopened | ResultCorrected) for e in effects)
+    assert match.result is not None
+    assert match.result.how is Ending.OVERTIME
+
+
+def isbhf_started() -> Match:
+    match = Match(profiles.load("isbhf"))
+    match.handle("start", 0.0)  # the first faceoff
+    return match
+
+
+def test_isbhf_420_1_no_undo_after_the_faceoff_that_follows_the_goal() -> None:
+    match = isbhf_started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home")
+    match.handle("start", 130.0)  # the faceoff after the goal
+    match.handle("stop", 145.0)
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("undo", 146.0)
+    assert refused.value.code == "undo_after_faceoff"
+    assert match.sheet.score()[Side.HOME] == 1
+
+
+def test_isbhf_420_1_a_goal_can_be_revoked_until_that_faceoff() -> None:
+    match = isbhf_started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home")
+    match.handle("undo", 110.0)
+    assert match.sheet.score()[Side.HOME] == 0
+
+
+def test_isbhf_420_1_undo_of_a_power_play_goal_gives_the_minor_back_its_time() -> None:
+    match = isbhf_started()
+    match.handle("stop", 10.0)
+    match.handle("penalty", 10.0, "away", "minor", "7")  # 2:00 from the faceoff at t=20
+    match.handle("penalty", 11.0, "away", "minor", "8")
+    match.handle("penalty", 12.0, "away", "minor", "9")  # waits: two already run
+    match.handle("start", 20.0)
+    match.handle("stop", 95.1)  # 75.1 s served: 44.9 s left
+    match.handle("goal", 96.0, "home")  # a power-play goal ends #7's minor; #9's starts
+    match.handle("undo", 97.0)  # taken back: it was never a goal
+    shown = {p["player"]: p for p in match.status(97.0).penalties or []}
+    assert shown["7"]["running"]
+    assert shown["7"]["remaining_s"] == pytest.approx(44.9)
+    assert not shown["9"]["running"]
+    assert shown["9"]["remaining_s"] == pytest.approx(120.0)
+    match.handle("start", 100.0)
+    fired = match.poll(144.9)
+    assert any(isinstance(e, Signal) and e.kind is SignalKind.PENALTY_END for e in fired)
+
+
+def test_isbhf_420_3_correct_the_scorer_and_assists_of_any_goal() -> None:
+    match = isbhf_started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home", "9", "4")
+    match.handle("start", 120.0)
+    match.handle("stop", 200.0)
+    match.handle("goal", 201.0, "away", "11")
+    before = match.status(202.0)
+    match.handle("correct", 202.0, "1", "10", "4", "5")  # goal 1, long after its faceoff
+    after = match.status(202.0)
+    assert after.goals[0]["scorer"] == "10"
+    assert after.goals[0]["assists"] == ["4", "5"]
+    assert after.score == before.score
+    assert after.elapsed_s == before.elapsed_s
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("correct", 203.0, "7", "10")
+    assert refused.value.code == "no_goal_number"
+
+
+def test_isbhf_420_3_a_correction_after_the_end_is_a_new_revision() -> None:
+    match = isbhf_started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home", "9")
+    match.handle("start", 120.0)
+    for period_start in (1520.0, 3020.0):  # 20 s stopped in period 1, 10:00 intermissions
+        match.poll(period_start)
+        match.handle("start", period_start)
+    match.poll(3920.0)
+    assert match.phase is Phase.FINISHED
+    effects = match.handle("correct", 3930.0, "1", "10")
+    assert ResultCorrected(1) in effects
+    result = match.status(3930.0).result
+    assert result is not None
+    assert result["revision"] == 1
+    assert match.status(3930.0).goals[0]["scorer"] == "10"

@@ -1,0 +1,179 @@
+"""Corrections as a referee makes them: `undo` of a goal entry, also of the one that ended the
+match, and `correct` of a goal's scorer and assists (ITHF 6.1 with 4.8; ISBHF 420 !1, !3 with
+411). Every match has it (`timerd.core.rules.BUILT_IN`).
+
+- `undo` removes the last goal entry. A goal taken back was never a goal: the rule modules
+  undo what it did (`RuleModule.goal_undone`: the minor a power-play goal ended runs again
+  with the time it had left). Under a profile with `undo_until_faceoff` (ISBHF 420 !1) a goal
+  can only be revoked until the faceoff that follows it.
+- `undo` of the entry that ended the match reopens it, within `reopen_within_s` of the end
+  (the profile's; until RESET or the next match in any case). A golden goal (ITHF 4.8,
+  ISBHF 411) taken back puts the match back as it stood at that entry, paused, waiting for the
+  referee's restart (ITHF 10.4: a faceoff; ISBHF: START). A regular-time entry taken back
+  after the final signal leaves the final result with the corrected score, or, when the
+  correction ties a play-off match, the overtime follows (its break from the correction).
+- `correct NUMBER [scorer] [assist] [assist]` puts right the names of any goal entry of the
+  match (ISBHF 420 !3), the score and the clock untouched.
+
+A result that changes after the end is a new revision (`revision`: 0 for the first result,
+1, 2... for each correction); the result records it, the results file appends it as a new
+line and every reader shows the latest (docs/scoring.md). The match as it stood when it
+ended is kept (a deep copy of its state, taken as it ends) so that a reopen restores every
+rule module's clocks exactly as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from timerd.core.display import elapsed_clock as mmss
+from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected
+from timerd.core.refused import CommandRefused
+from timerd.core.rule import CommandTable, MatchView, RuleModule
+from timerd.core.score import AWARDS, Ending, Goal, Side, parse_player
+
+
+class Corrections(RuleModule):
+    """`undo` (before and after the end) and `correct`, and the result's revision."""
+
+    name = "corrections"
+
+    def __init__(self, match: MatchView) -> None:
+        super().__init__(match)
+        #: The result's revision: how many times the ended match's result was corrected.
+        self.revision = 0
+        #: Goal entries numbered up to the last faceoff (ISBHF 420 !1: revocable until then).
+        self.faced_off_after = 0
+        #: The match's state as it ended, when it ended by a goal or the final signal; its
+        #: end instant and the entries numbered by then.
+        self.ended: tuple[dict[str, Any], float, int] | None = None
+
+    def commands(self) -> CommandTable:
+        return {"undo": (self.undo, ()),
+                "correct": (self.correct, ("number", "scorer?", "assist?", "assist?"))}
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def faceoff(self, at: float) -> None:
+        self.faced_off_after = self.match.sheet.entered
+
+    def ending(self, how: Ending, at: float) -> list[Effect]:
+        """Keep the match as it ends (play and the final signal only: a ruling or a
+        shootout is not undone by taking back a goal entry); a corrected result says so."""
+        self.ended = None
+        if how in (Ending.REGULAR, Ending.OVERTIME):
+            self.ended = (self._state(), at, self.match.sheet.entered)
+        return [ResultCorrected(self.revision)] if self.revision else []
+
+    def record(self) -> Mapping[str, Any]:
+        return {"revision": self.revision}
+
+    # -- undo --------------------------------------------------------------------------------
+
+    def undo(self, now: float) -> list[Effect]:
+        """Remove the last goal entry; of the entry that ended the match, reopen it."""
+        match = self.match
+        if match.phase is Phase.FINISHED:
+            return self._reopen(now)
+        goal = self._last_entry()
+        if match.profile.undo_until_faceoff and goal.number <= self.faced_off_after:
+            raise CommandRefused("undo_after_faceoff", number=goal.number,
+                                 time=mmss(goal.match_time_s))
+        return self._take_back(now)
+
+    def _last_entry(self) -> Goal:
+        entries = [g for g in self.match.sheet.goals if g.reason not in AWARDS]
+        if not entries:
+            raise CommandRefused("no_goal_to_undo")
+        return entries[-1]
+
+    def _take_back(self, now: float) -> list[Effect]:
+        match = self.match
+        goal = match.sheet.undo()
+        assert goal is not None  # `_last_entry` found it
+        if goal.counted:
+            match.guard.pending = False
+        score = match.sheet.score()
+        params = {"side": goal.side.value, "time": mmss(goal.match_time_s),
+                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
+        told = Notice("notice.undo", params) if goal.reason is None else \
+            Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})
+        return [told, *match.goal_undone(goal, now)]
+
+    def _reopen(self, now: float) -> list[Effect]:
+        """ITHF 6.1 with 4.8, ISBHF 420 !1 with 411: the entry that ended the match is taken
+        back. An entry made after the end (not counted) is only removed."""
+        match = self.match
+        goal = self._last_entry()
+        if self.ended is None:
+            raise match.why_not("undo")
+        state, end_at, entered = self.ended
+        if goal.number > entered:  # entered after the end: the result does not change
+            return self._take_back(now)
+        if now - end_at > match.profile.reopen_within_s:
+            raise CommandRefused("reopen_too_late", after=mmss(match.profile.reopen_within_s))
+        golden = goal.overtime and goal.counted and goal.at == end_at
+        if match.overtime and not golden:
+            raise CommandRefused("reopen_not_last", number=goal.number)
+        vars(match).update(state)
+        match.phase = Phase.FINISHED  # as seen from outside, until what follows
+        self.ended = None
+        self.revision += 1
+        effects: list[Effect] = [*self._take_back(now)]
+        if golden:  # play stands as it was at the goal, paused for the restart (ITHF 10.4)
+            match.clock = match.clock.stopped(end_at)
+            match.paused_since = end_at if match.paused_since is None else match.paused_since
+            match.guard.on_resume = True
+            effects += match.goto(Phase.PAUSED)
+        else:  # the final result with the corrected score, or overtime (its `ResultCorrected`)
+            effects += match.regular_time_over(now)
+        score = match.sheet.score()
+        return [Reopened(self.revision, goal.number),
+                Notice("notice.reopened", {"revision": self.revision,
+                                           "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}),
+                *effects]
+
+    def _state(self) -> dict[str, Any]:
+        """A deep copy of the match's state; the profile and this module are shared, not
+        copied (the profile is frozen; this module keeps the revision across a reopen)."""
+        match = self.match
+        memo: dict[int, Any] = {id(match): match, id(self): self,
+                                id(match.profile): match.profile}
+        for f in dataclasses.fields(match.profile):
+            value = getattr(match.profile, f.name)
+            memo[id(value)] = value
+        return copy.deepcopy(dict(vars(match)), memo)
+
+    # -- ISBHF 420 !3 --------------------------------------------------------------------------
+
+    def correct(self, now: float, number: str, *players: str) -> list[Effect]:
+        """ISBHF 420 !3: put right the scorer and assists of goal entry `number` (as numbered
+        in the status); no name: the goal has none. The score and the clock are untouched. After
+        the end, the result is corrected: a new revision."""
+        match = self.match
+        if match.phase is Phase.IDLE:
+            raise match.why_not("correct")
+        found = [i for i, g in enumerate(match.sheet.goals)
+                 if str(g.number) == number and g.reason not in AWARDS]
+        if not found:
+            raise CommandRefused("no_goal_number", number=number[:8])
+        names = [parse_player(p) for p in players]
+        if len(set(names)) < len(names):
+            raise CommandRefused("same_player")
+        goal = match.sheet.goals[found[0]]
+        sheets = [match.sheet] + ([self.ended[0]["sheet"]] if self.ended else [])
+        for sheet in sheets:  # the kept end too: a later reopen keeps the correction
+            sheet.goals = [replace(g, scorer=names[0] if names else None,
+                                   assists=tuple(names[1:])) if g.number == goal.number
+                           else g for g in sheet.goals]
+        told = Notice("notice.corrected", {"number": goal.number, "side": goal.side.value,
+                                           "scorer": names[0] if names else "-",
+                                           "assists": ", ".join(names[1:]) or "-"})
+        if match.phase is not Phase.FINISHED:
+            return [told]
+        self.revision += 1
+        return [told, ResultCorrected(self.revision)]
