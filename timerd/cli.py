@@ -201,6 +201,8 @@ def format_results(records: list[dict[str, Any]]) -> str:
             how += f" ({r['side']})"
         if r.get("overtime_s") is not None:
             how += f" +{r['overtime_s']:.0f}s"
+        if r.get("revision"):  # issue 28: only the latest revision is shown
+            how += f", corrected (revision {r['revision']})"
         goals = r.get("goals") or []
         rejected = sum(not g.get("counted") for g in goals)
         rows.append((

@@ -30,7 +30,15 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, PhaseChanged, Signal
+from timerd.core.effects import (
+    Effect,
+    FaceoffGuardChanged,
+    Notice,
+    PhaseChanged,
+    Reopened,
+    ResultCorrected,
+    Signal,
+)
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
@@ -112,6 +120,14 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
         return record
     if isinstance(effect, FaceoffGuardChanged):
         return {"type": "faceoff_guard", "active": effect.active}
+    if isinstance(effect, Reopened):  # issue 28: the entry that ended the match taken back
+        return {"type": "reopened", "revision": effect.revision, "goal": effect.number,
+                "state": status.phase.value, "score": status.score}
+    if isinstance(effect, ResultCorrected):  # a superseding result: the latest revision
+        result = status.result or {}
+        return {"type": "result_corrected", "revision": effect.revision,
+                "match_id": status.match_id, "score": result.get("score", status.score),
+                "winner": result.get("winner"), "how": result.get("how")}
     if isinstance(effect, Notice):
         return {"type": "notice", "code": effect.code, "params": dict(effect.params),
                 "message": LOG_TEXT.notice(effect.code, effect.params, status.teams)}

@@ -40,7 +40,8 @@ def header_id(tmp: Path) -> str | None:
 
 
 def run_table(tmp: Path, script: list[tuple[float, str]], until: float,
-              look_at: tuple[float, ...] = ()) -> dict[float, tuple[Any, Any]]:
+              look_at: tuple[float, ...] = (),
+              profile: str = "ithf") -> dict[float, tuple[Any, Any]]:
     """Run the table for `until` s, giving `script`'s commands; at each of `look_at` note the
     status's match id and the journal header's. A second call over `tmp` is a restart."""
 
@@ -49,7 +50,7 @@ def run_table(tmp: Path, script: list[tuple[float, str]], until: float,
         # Inline: virtual time must not run on while a write is on another thread.
         writer = DiskWriter(inline=True)
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0, writer)
-        service = Service(journal.recover(profiles.load("ithf")))
+        service = Service(journal.recover(profiles.load(profile)))
         results = ResultsFile(tmp / "results.jsonl", writer=writer)
         if journal.recovery.match is not None:
             results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)

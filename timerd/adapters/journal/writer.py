@@ -160,6 +160,10 @@ class Journal:
         #: Finished matches kept, by id, until their result is on disk: their lines stay at the
         #: journal's head (every rewrite writes them first).
         self._held: dict[str, list[bytes]] = {}
+        #: The match that finished last and its lines, until a reset or the next match: an
+        #: `undo` of the entry that ended it reopens it (issue 28), and the journal takes it
+        #: up again from those lines, so the reopen is as crash-safe as any command.
+        self._finished: tuple[str, list[bytes]] | None = None
         #: Whether the result of a match is not on disk yet (app.py wires the results file's).
         self.result_off_disk: Callable[[str], bool] = lambda match_id: False
         self._beat: asyncio.TimerHandle | None = None
@@ -331,13 +335,17 @@ class Journal:
         if profile is None:
             raise RuntimeError("Journal.recover() must run before the journal is used")
         if is_fresh(status, profile, effect.at):
+            self._finished = None
             if self.match_id is not None:
                 self._close("reset", status)
             return
         if status.phase is Phase.FINISHED and self.match_id is None:
             return  # after the end, e.g. a goal after the final signal: no match to restore
         match_id = status.match_id or ""  # "": named, not set up yet
-        if self.match_id is None:
+        if self.match_id is None and self._finished is not None \
+                and self._finished[0] == match_id:
+            self._reopen()
+        elif self.match_id is None:
             self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
             self._append({"type": "match", "match": self.match_id, "run": self.run,
@@ -348,6 +356,18 @@ class Journal:
             self._relabel(match_id)
         self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
                      effect.at)
+
+    def _reopen(self) -> None:
+        """ISBHF 420 !1, ITHF 6.1: the finished match was reopened (`undo` of the entry that
+        ended it): its lines are the journal's open match again (no longer kept apart for
+        its result), and the command that reopened it follows them."""
+        assert self._finished is not None
+        self.match_id, lines = self._finished
+        self._finished = None
+        self._held.pop(self.match_id, None)
+        self._lines = list(lines)
+        self._last = self._rewrite(self._whole())
+        log.info("match %s reopened: journalled again", self.match_id)
 
     def _relabel(self, match_id: str) -> None:
         """The journalled match was set up (or reset) after its header was written: the
@@ -361,6 +381,7 @@ class Journal:
     def _close_finished(self, match_id: str, status: Status) -> None:
         if self.match_id != match_id:  # closed by the command that finished it
             return
+        self._finished = (match_id, list(self._lines))
         # Kept only by a journal that has every line of it (a full card lost some: then
         # the copy in RAM is all there is, and the journal is emptied as before).
         if match_id and "journal" not in self.writer.faults and self.result_off_disk(match_id):

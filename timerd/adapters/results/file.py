@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd.adapters.results.format import RESULT_FORMAT
-from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import Effect, Phase, PhaseChanged, ResultCorrected, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
@@ -89,26 +89,28 @@ class ResultsFile:
         self.pending_dirs = [d for d in (pending, spare) if d is not None]
         self._on_disk_dir = pending
         self.listeners: list[ResultListener] = []
-        #: Results not yet in the file, by match id, oldest first.
+        #: Results not yet in the file, by result key (`result_key`), oldest first.
         self.unwritten: dict[str, dict[str, Any]] = {}
         #: Called on the loop with a match id once its result is on disk (its line, or its
         #: pending copy): the journal may let go of the finished match (app.py wires it).
         self.on_disk: list[Callable[[str], object]] = []
-        #: Match ids whose result is neither in the file nor copied to `pending`: added on
-        #: the loop, removed on the writer thread once one of the two is fsynced.
+        #: Results (`result_key`) neither in the file nor copied to `pending`: added on the
+        #: loop, removed on the writer thread once one of the two is fsynced.
         self._off_disk: set[str] = set()
         self._retry: asyncio.TimerHandle | None = None
         self._started_wall: float | None = None
         self._goal_walls: dict[int, float] = {}  # a goal entry's number -> its wall time
         self._goals: list[dict[str, Any]] = []
+        self._recorded: str | None = None  # the result (`result_key`) recorded last
 
     def notify(self, effect: Effect, status: Status) -> None:
         if isinstance(effect, Signal) and effect.kind is SignalKind.START:
             self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it
         elif isinstance(effect, Goal):
             self._goal_walls[_goal_key(effect.to_dict())] = self.wall()
-        elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED:
-            self._finished(status)
+        elif (isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED) or (
+                isinstance(effect, ResultCorrected) and status.phase is Phase.FINISHED):
+            self._finished(status)  # the end, or a corrected result after it (a revision)
         elif isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE \
                 and effect.previous is not Phase.RUNNING:
             self._forget()  # a reset (a replay passes through idle from running or paused)
@@ -144,9 +146,13 @@ class ResultsFile:
         (None: now)."""
         result = status.result or {}
         finished = self.wall() if finished is None else finished
+        revision = int(result.get("revision", 0))
         return {
             "format": RESULT_FORMAT,
             "match_id": status.match_id,
+            # Issue 28: a correction after the end is a new line; readers take the latest.
+            "revision": revision,
+            "supersedes": revision - 1 if revision else None,
             "profile": status.profile,
             "teams": result.get("teams", status.teams),  # "" for a side nobody named
             "round": result.get("round"),
@@ -169,8 +175,12 @@ class ResultsFile:
         }
 
     def _finished(self, status: Status) -> None:
+        """Record the result once per revision; the start and goal wall times are kept
+        until a reset, for a result corrected after a reopen (`rules.corrections`)."""
         record = self.record(status)
-        self._forget()
+        if result_key(record) == self._recorded:
+            return
+        self._recorded = result_key(record)
         # One turn later: the command that ended the match is journalled in this dispatch.
         asyncio.get_running_loop().call_soon(self._save, record, True)
 
@@ -185,18 +195,19 @@ class ResultsFile:
         self._save(record, False)
 
     def off_disk(self, match_id: str) -> bool:
-        """Whether the result of `match_id` is still only in memory (the journal keeps the
+        """Whether a result of `match_id` is still only in memory (the journal keeps the
         match until it is not)."""
-        return match_id in self._off_disk
+        return any(key.split(".r")[0] == match_id for key in self._off_disk)
 
     def _save(self, record: dict[str, Any], tell: bool) -> None:
         """Write `record` (and tell the listeners, once it is on disk or has failed)."""
         if self.path is None:
             self._tell(record)
             return
-        if record["match_id"] not in self.unwritten:  # not a retry: not on disk yet
-            self._off_disk.add(record["match_id"])
-        self.unwritten[record["match_id"]] = record
+        key = result_key(record)
+        if key not in self.unwritten:  # not a retry: not on disk yet
+            self._off_disk.add(key)
+        self.unwritten[key] = record
         self.writer.pending_results = len(self.unwritten)
         write = self.writer.submit("results", lambda: self._write(record))
         write.done.add_done_callback(lambda done: self._saved(record, done.result(), tell))
@@ -206,21 +217,21 @@ class ResultsFile:
         copy. A line that fails leaves a copy in `pending` (fsynced, on the state
         directory), and the job fails: the result is retried."""
         assert self.path is not None
-        match_id = record["match_id"]
+        key = result_key(record)
         data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-        copies = [d / f"{match_id}.json" for d in self.pending_dirs]
+        copies = [d / f"{key}.json" for d in self.pending_dirs]
         try:
-            if not _holds(self.path, match_id):
+            if not _holds(self.path, record["match_id"], record.get("revision") or 0):
                 LineFile(self.path).append(data)
         except OSError:
             if not any(copy.exists() for copy in copies):
-                self._keep_copy(match_id, data, copies)
+                self._keep_copy(key, data, copies)
             raise
-        self._off_disk.discard(match_id)
+        self._off_disk.discard(key)
         for copy in copies:
             copy.unlink(missing_ok=True)
 
-    def _keep_copy(self, match_id: str, data: bytes, copies: list[Path]) -> None:
+    def _keep_copy(self, key: str, data: bytes, copies: list[Path]) -> None:
         """On the writer thread: a copy of a result whose line failed, in the first pending
         folder that takes it (the state directory's: then it is on disk)."""
         for copy in copies:
@@ -230,15 +241,16 @@ class ResultsFile:
                 log.warning("cannot keep a copy of the result in %s (%s)", copy, exc)
                 continue
             if copy.parent == self._on_disk_dir:
-                self._off_disk.discard(match_id)
+                self._off_disk.discard(key)
             return
 
     def _saved(self, record: dict[str, Any], error: str | None, tell: bool) -> None:
-        if record["match_id"] not in self._off_disk:
+        key = result_key(record)
+        if key not in self._off_disk:
             for listener in self.on_disk:
                 listener(record["match_id"])
         if error is None:
-            self.unwritten.pop(record["match_id"], None)
+            self.unwritten.pop(key, None)
         else:
             log.error("result of match %s not written to %s (%s): kept, retried every %g s; "
                       "the result: %s", record["match_id"], self.path, error, RETRY_S,
@@ -264,7 +276,7 @@ class ResultsFile:
         for path in found:
             try:
                 record = json.loads(path.read_bytes())
-                self.unwritten[str(record["match_id"])] = record
+                self.unwritten[result_key(record)] = record
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.error("pending result %s unreadable (%s); set aside as .bad", path, exc)
                 with contextlib.suppress(OSError):
@@ -285,6 +297,7 @@ class ResultsFile:
     def _forget(self) -> None:
         self._started_wall = None
         self._goal_walls.clear()
+        self._recorded = None
 
 
 def _goal_key(entry: dict[str, Any]) -> int:
@@ -292,12 +305,22 @@ def _goal_key(entry: dict[str, Any]) -> int:
     return int(entry["number"])
 
 
-def _holds(path: Path, match_id: str) -> bool:
-    """Whether the end of the results file already holds the result of `match_id`."""
+def result_key(record: dict[str, Any]) -> str:
+    """A result's identity in the file: its match id, and `.rN` for a correction (revision
+    N, issue 28); also the name of its pending copy."""
+    revision = record.get("revision") or 0
+    return str(record["match_id"]) + (f".r{revision}" if revision else "")
+
+
+def _holds(path: Path, match_id: str, revision: int) -> bool:
+    """Whether the end of the results file already holds revision `revision` of the result
+    of `match_id` (a line of format 1, before revisions, is revision 0)."""
     try:
         with path.open("rb") as results:
             results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
             tail = results.read()
     except FileNotFoundError:
         return False
-    return f'"match_id":{json.dumps(match_id)}'.encode() in tail
+    mark = f'"match_id":{json.dumps(match_id)},'
+    return f'{mark}"revision":{revision},'.encode() in tail or (
+        revision == 0 and f'{mark}"profile"'.encode() in tail)

@@ -6,27 +6,32 @@ appended by the daemon (`timerd.adapters.results.file`): `format` (RESULT_FORMAT
 match's one id, `20261203T222915Z-ab12cd`), `profile`, `teams`, `started`/`finished`, `score`,
 `how`, `goals`, and the rest docs/scoring.md lists. A torn last line (a crash mid-write, an
 edit by hand) is skipped by a reader, never an error.
+
+Format 2 (issue 28): a result corrected after the end (a reopened match, ISBHF 420 !3 names)
+is a new line with the same `match_id`, the next `revision` (0 for the first result) and
+`supersedes` (the revision it replaces); the file stays append-only. A reader shows the
+latest revision of each match (`recent_results`); a line of format 1 is revision 0.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("timerd.results")
 
 #: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 
 
 def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:
-    """The last `n` results in `path`, oldest first; a torn or foreign line is skipped."""
+    """The last `n` matches' results in `path`, oldest first, each at its latest revision
+    (in the place of its first line); a torn or foreign line is skipped."""
     if n <= 0 or not path.is_file():
         return []
-    out: deque[dict[str, Any]] = deque(maxlen=n)
+    latest: dict[Any, dict[str, Any]] = {}
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -35,8 +40,17 @@ def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 record = None
-            if isinstance(record, dict):
-                out.append(record)
-            else:
+            if not isinstance(record, dict):
                 log.warning("%s line %d is not a result (torn write?); skipped", path, number)
-    return list(out)
+                continue
+            key = record.get("match_id") or f"line {number}"
+            kept = latest.get(key)
+            if kept is None or revision(record) >= revision(kept):
+                latest[key] = record
+    return list(latest.values())[-n:]
+
+
+def revision(record: dict[str, Any]) -> int:
+    """A results line's revision: 0 for the first result (and a line of format 1)."""
+    value = record.get("revision")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
