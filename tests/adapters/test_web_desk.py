@@ -24,6 +24,7 @@ from web_harness import (
     browser_fixture,  # noqa: F401 (the `browser` fixture)
 )
 
+from timerd.i18n import Messages
 from timerd.profiles import builtin_names
 
 #: Real daemons, a browser and real time: the e2e tier (generous margins).
@@ -41,7 +42,7 @@ DESK_BUTTONS = """() => [...document.querySelectorAll("button[data-command]")]
   .filter((b) => b.checkVisibility() && !b.disabled)
   .map((b, i) => { b.dataset.tap = String(i);
     return { index: i, command: b.dataset.command, side: b.dataset.side || null,
-      result: b.dataset.result || null, confirm: b.classList.contains("destructive"),
+      result: b.dataset.result || null, confirm: "confirm" in b.dataset,
     text: b.textContent.trim() }; })"""
 
 #: The panels a desk can open: its <details> and the token form (its "Token" button).
@@ -183,10 +184,12 @@ WATCH_SHIFTS = """() => {
   }).observe({ type: "layout-shift" });
 }"""
 
-#: Where every command button is, in the page (scrolled to the top).
+#: Where every command button is, in the page (scrolled to the top); the list of penalties
+#: (after every other button) comes and goes with them.
 BUTTON_RECTS = """() => { window.scrollTo(0, 0);
   return Object.fromEntries([...document.querySelectorAll("button[data-command]")]
-    .filter((b) => b.checkVisibility()).map((b) => { const r = b.getBoundingClientRect();
+    .filter((b) => b.checkVisibility() && !b.dataset.number).map((b) => {
+      const r = b.getBoundingClientRect();
       return [`${b.dataset.command} ${b.dataset.side || ""}`, [r.x, r.y, r.width, r.height]];
     })); }"""
 
@@ -233,6 +236,72 @@ def test_no_button_moves_under_the_thumb_over_a_match(
         button("toggle").tap()
         expect(page.locator("#phase")).to_have_class("phase running")
         assert page.locator("#where").bounding_box() == where
+        assert page.evaluate(BUTTON_RECTS) == rects
+        assert page.evaluate("window.buttonShifts") == []
+        assert page.errors == []  # type: ignore[attr-defined]
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_change(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """ISBHF on a 360x640 phone: PENALTY and RESET above the fold; penalties given on the desk
+    are listed per side (number, player, kind, time left; the third of a side waiting, ISBHF
+    4xx), the reply echoes the kind and player entered; a running timeout names its team
+    (412), the line change its stage (404b); a penalty is cancelled from the list (a second
+    tap). No button moves meanwhile."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, profile="isbhf",
+                    extra_config='[table]\nname = "Table 3"\n').start()
+    try:
+        assert daemon.command("teams", "HK Olimpija", "HC Košice", "2")[0] == 200
+        in_play(daemon)
+        ctx, page = phone(browser, daemon, (360, 640), language)
+        button = lambda command, side="": page.locator(  # noqa: E731
+            f"button[data-command={command}]" + (f"[data-side={side}]" if side else ""))
+        for command in ("penalty", "reset"):  # above the fold, nothing scrolled
+            box = button(command).first.bounding_box()
+            assert box is not None
+            assert box["y"] + box["height"] <= 640, (command, box)
+        page.evaluate(WATCH_SHIFTS)
+        rects = page.evaluate(BUTTON_RECTS)
+        button("toggle").tap()  # the whistle (ISBHF 407)
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        for kind, player in (("major", "17"), ("minor", "4"), ("minor", "9")):
+            page.select_option("select.kind", kind)
+            page.fill("input[name=player]", player)
+            button("penalty", "home").tap()
+            expect(page.locator("#reply")).to_have_text(texts(
+                "ctl.done", what=f"{texts('ctl.penalty', side='HK Olimpija')} "
+                                 f"({texts(f'kind.{kind}')}, #{player})"))
+        items = page.locator(".penalty-side.home button[data-command=penalty-cancel]")
+        expect(items).to_have_count(3)
+        expect(items.nth(0)).to_have_text(f"1. #17 {texts('kind.major')} 5:00")
+        expect(items.nth(1)).to_have_text(f"2. #4 {texts('kind.minor')} 2:00")
+        expect(items.nth(2)).to_have_text(  # a third penalty waits for a place
+            f"3. #9 {texts('kind.minor')} {texts('web.penalty_waiting')}")
+        expect(items.nth(2)).to_have_class(re.compile(r"\bwaiting\b"))
+        expect(page.locator(".penalty-side.home .penalty-head")).to_have_text(
+            texts("ctl.penalties_of", side="HK Olimpija"))
+        button("timeout", "away").tap()
+        expect(page.locator("#situation")).to_have_text(re.compile(
+            "^" + re.escape(texts("web.timeout_running", side="HC Košice", time="0:"))
+            + r"[0-2]\d$"))
+        button("linechange").tap()
+        expect(page.locator("#situation")).to_contain_text(
+            texts("web.line_change", stage=texts("stage.visitors"), time="0:05", n=1, of=3)
+            .split(" 0:05")[0])
+        items.nth(1).tap()
+        expect(items.nth(1)).to_have_class(re.compile(r"\barmed\b"))
+        items.nth(1).tap()  # the second tap cancels penalty 2
+        expect(page.locator("#reply")).to_have_text(re.compile(
+            "^" + re.escape(texts("ctl.cancel_penalty", penalty=f"2. #4 {texts('kind.minor')}"))))
+        expect(items).to_have_count(2)
+        numbers = sorted((p["side"], p["number"]) for p in daemon.state()["penalties"])
+        assert numbers == [("home", 1), ("home", 3)]
+        expect(items.nth(1)).not_to_have_class(re.compile(r"\bwaiting\b"))  # 3 takes its place
         assert page.evaluate(BUTTON_RECTS) == rects
         assert page.evaluate("window.buttonShifts") == []
         assert page.errors == []  # type: ignore[attr-defined]

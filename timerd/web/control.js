@@ -87,6 +87,7 @@
     const b = el("button", `act ${cls}`.trim(), labelOf(now()));
     b.type = "button";
     Object.assign(b.dataset, data);
+    if (confirm) b.dataset.confirm = "";
     labels.set(b, labelOf);
     let armed = null;
     const disarm = () => {
@@ -123,12 +124,19 @@
 
   const values = (inputs) => inputs.map((i) => i.value.trim()).filter((v) => v !== "");
 
-  // A pair of buttons, one per side: `labelKey` with {side}, sending `command side ...args()`.
-  function sidePair(command, labelKey, { args = () => [], after = () => {}, cls = "" } = {}) {
+  // What was entered beside a button's label, so the reply echoes it: "PENALTY Home (minor,
+  // #17): done".
+  const echoed = (label, details) => (details.length ? `${label} (${details.join(", ")})` : label);
+  const numbered = (inputs) => values(inputs).map((v) => `#${v}`);
+
+  // A pair of buttons, one per side: `labelKey` with {side}, sending `command side ...args()`;
+  // `echo()` says what else was entered.
+  function sidePair(command, labelKey,
+    { args = () => [], echo = () => [], after = () => {}, cls = "" } = {}) {
     const row = el("div", `row pair ${cls}`.trim());
     row.append(...SIDES.map((side) => button(
       (s) => t(labelKey, { side: sideName(s, side) }),
-      (label) => { send(command, [side, ...args()], label); after(); },
+      (label) => { send(command, [side, ...args()], echoed(label, echo())); after(); },
       { cls: side, data: { command, side } })));
     return row;
   }
@@ -154,8 +162,70 @@
     const inputs = el("div", "row inputs");
     inputs.append(kind, player);
     const buttons = sidePair("penalty", "ctl.penalty", {
-      args: () => [kind.value, ...values([player])], after: () => { player.value = ""; } });
+      args: () => [kind.value, ...values([player])],
+      echo: () => [timerd.textOr(`kind.${kind.value}`, kind.value), ...numbered([player])],
+      after: () => { player.value = ""; } });
     return [inputs, buttons];
+  }
+
+  // ISBHF 4xx: the penalties each side serves now, as the scorekeeper manages them: number,
+  // player, kind, time left (a waiting one marked, it stands still); each is a button that
+  // cancels it, on a second tap (`penalty-cancel side number`). After the desk's buttons, in
+  // room kept for two per side, so a penalty given or served moves no button.
+  const penaltyText = (p) => [`${p.number}.`, p.player ? `#${p.player}` : "",
+    timerd.textOr(`kind.${p.kind}`, p.kind),
+    p.running ? timerd.shownClock(p.remaining_s) : t("web.penalty_waiting")]
+    .filter(Boolean).join(" ");
+  const penaltyButtons = new Map(); // "side number" -> its button
+  function penaltyBox() {
+    penaltyButtons.clear();
+    const box = el("section", "penalty-box");
+    box.id = "penalties";
+    box.append(...SIDES.map((side) => {
+      const column = el("div", `penalty-side ${side}`);
+      const head = el("div", "penalty-head");
+      labels.set(head, (s) => t("ctl.penalties_of", { side: sideName(s, side) }));
+      column.append(head, el("div", "penalty-list"));
+      return column;
+    }));
+    return box;
+  }
+  const findPenalty = (s, key) => (Array.isArray(s.penalties) ? s.penalties : [])
+    .find((q) => q && `${q.side} ${q.number}` === key);
+  function renderPenalties(s) {
+    const box = $("penalties");
+    if (!box) return;
+    const present = new Set();
+    for (const p of Array.isArray(s.penalties) ? s.penalties : []) {
+      const key = `${p.side} ${p.number}`;
+      present.add(key);
+      if (penaltyButtons.has(key)) continue;
+      const b = button((state) => { const q = findPenalty(state, key); return q ? penaltyText(q) : ""; },
+        (label) => send("penalty-cancel", [p.side, String(p.number)],
+          t("ctl.cancel_penalty", { penalty: label })),
+        { confirm: true, cls: `penalty-item ${p.side}`,
+          data: { command: "penalty-cancel", side: p.side, number: String(p.number) } });
+      b.classList.toggle("waiting", !p.running);
+      penaltyButtons.set(key, b);
+      box.querySelector(`.penalty-side.${p.side} .penalty-list`).append(b);
+    }
+    for (const [key, b] of penaltyButtons) {
+      if (present.has(key)) {
+        b.classList.toggle("waiting", !findPenalty(s, key)?.running);
+        continue;
+      }
+      labels.delete(b);
+      b.remove();
+      penaltyButtons.delete(key);
+    }
+  }
+
+  // ISBHF 412, 404b: a running timeout, by its team's name, and the line change, with their
+  // time, in the desk's head (a line kept for them: nothing moves when they come and go).
+  function situation(s) {
+    const timeout = timerd.runningTimeout(s);
+    return [timeout ? timeout[1] : "", timerd.lineChangeText(s.line_change)]
+      .filter(Boolean).join(" · ");
   }
 
   // A command of "More": its name and an input or a side choice per argument.
@@ -206,14 +276,22 @@
       const details = take("goal").args.length > 1 && !tableHockey ? goalDetails() : null;
       const inputs = details ? details[1] : [];
       rows.push(sidePair("goal", "ctl.goal_home", { cls: "goals",
-        args: () => values(inputs), after: () => inputs.forEach((i) => { i.value = ""; }) }));
+        args: () => values(inputs), echo: () => numbered(inputs), after: () => inputs.forEach((i) => { i.value = ""; }) }));
       if (details) rows.push(details[0]);
     }
+    // Ball hockey: the penalty's kind and player, then a button per side (ISBHF 4xx); the
+    // timeouts (412).
+    if (offered.has("penalty")) rows.push(...penaltyRows(take("penalty")));
+    if (offered.has("timeout") && take("timeout")) rows.push(sidePair("timeout", "ctl.timeout"));
     const pair = el("div", "row pair");
     if (offered.has("faceoff")) {
       take("faceoff");
       pair.append(button(() => t("ctl.faceoff"), (label) => send("faceoff", [], label),
         { data: { command: "faceoff" } }));
+    }
+    if (offered.has("linechange") && take("linechange")) {
+      pair.append(button(() => t("ctl.linechange"), (label) => send("linechange", [], label),
+        { data: { command: "linechange" } }));
     }
     if (offered.has("undo")) {
       take("undo");
@@ -222,12 +300,6 @@
     }
     if (pair.children.length) rows.push(pair);
     if (offered.has("passive") && take("passive")) rows.push(sidePair("passive", "ctl.passive"));
-    if (offered.has("timeout") && take("timeout")) rows.push(sidePair("timeout", "ctl.timeout"));
-    if (offered.has("linechange") && take("linechange")) {
-      rows.push(button(() => t("ctl.linechange"), (label) => send("linechange", [], label),
-        { data: { command: "linechange" } }));
-    }
-    if (offered.has("penalty")) rows.push(...penaltyRows(take("penalty")));
     if (offered.has("shot") && take("shot")) { // ISBHF 414b: only in the shootout
       const shots = el("div", "row shots");
       for (const side of SIDES) {
@@ -245,6 +317,9 @@
       rows.push(button(() => t("ctl.reset"), (label) => send("reset", [], label),
         { confirm: true, cls: "destructive", data: { command: "reset" } }));
     }
+    if (offered.has("penalty-cancel") && take("penalty-cancel")) rows.push(penaltyBox());
+    document.body.classList.toggle("rink-desk", offered.has("penalty"));
+    $("situation").hidden = !(used.has("timeout") || used.has("linechange"));
     $("desk").replaceChildren(...rows);
     const rest = table.commands.filter((row) => !used.has(row.command));
     $("more").hidden = rest.length === 0;
@@ -283,6 +358,9 @@
       if (!b.classList.contains("armed") && b.textContent !== text) b.textContent = text;
     }
     for (const [node, when] of shownWhen) node.hidden = !when(s);
+    renderPenalties(s);
+    const text = situation(s);
+    if ($("situation").textContent !== text) $("situation").textContent = text;
     document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
   }
 

@@ -68,39 +68,27 @@
   }
 
   // ISBHF 412: a running timeout as "Timeout Away 0:23", and which teams have one left.
-  function timeoutTexts(s) {
-    const entries = Object.entries(s.timeouts).filter(([, x]) => x && typeof x === "object");
-    const name = (side) => timerd.sideName(side, s.teams);
-    const running = entries.filter(([, x]) => isNumber(x.remaining_s))
-      .map(([side, x]) => [side, t("web.timeout_running",
-        { side: name(side), time: timerd.shownClock(x.remaining_s) })]);
-    const left = entries.filter(([, x]) => x.left > 0)
-      .map(([side, x]) => (x.left > 1 ? `${name(side)} ${x.left}` : name(side)));
-    const leftText = left.length ? t("web.timeouts_left", { sides: left.join(" · ") })
-      : t("web.no_timeouts");
-    return [running[0] || null, leftText];
-  }
-
   function renderTimeouts(s) {
     const has = s.timeouts != null && typeof s.timeouts === "object";
-    const [running, leftText] = has ? timeoutTexts(s) : [null, ""];
+    const running = has ? timerd.runningTimeout(s) : null;
     show($("timeout"), running !== null);
     setText($("timeout"), running ? running[1] : "");
     setClass($("timeout"), "timeout", running ? running[0] : "");
     // ISBHF 412: timeouts are for regular time and overtime, not a shootout or after the end.
     show($("timeouts-left"), has && !["shootout", "finished"].includes(s.phase));
-    setText($("timeouts-left"), leftText);
+    if (!has) return;
+    const name = (side) => timerd.sideName(side, s.teams);
+    const left = Object.entries(s.timeouts).filter(([, x]) => x && typeof x === "object"
+      && x.left > 0).map(([side, x]) => (x.left > 1 ? `${name(side)} ${x.left}` : name(side)));
+    setText($("timeouts-left"), left.length
+      ? t("web.timeouts_left", { sides: left.join(" · ") }) : t("web.no_timeouts"));
   }
 
   // ISBHF 404b: visitors 5 s, home 5 s, 5 s to line up.
   function renderLineChange(change) {
-    const on = Boolean(change) && typeof change === "object";
-    show($("line-change"), on);
-    if (!on) return;
-    const left = isNumber(change.remaining_s) ? timerd.shownClock(change.remaining_s) : "";
-    setText($("line-change"), t("web.line_change", {
-      stage: timerd.textOr(`stage.${change.stage}`, change.stage), time: left,
-      n: change.number, of: change.stages }));
+    const text = timerd.lineChangeText(change);
+    show($("line-change"), text !== "");
+    setText($("line-change"), text);
   }
 
   // The header: the profile's title, in hall mode the table and the round, the period.

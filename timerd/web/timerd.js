@@ -214,6 +214,24 @@ const timerd = (() => {
   const whereText = (s) => [s.table, s.round ? t("web.round", { round: s.round }) : ""]
     .filter(Boolean).join(" · ");
 
+  // ISBHF 412: the running timeout, as [side, "Timeout HC Košice 0:23"] (by its team's
+  // name), or null.
+  function runningTimeout(s) {
+    const timeouts = s.timeouts && typeof s.timeouts === "object" ? s.timeouts : {};
+    const running = Object.entries(timeouts).find(([, x]) => x && typeof x === "object"
+      && typeof x.remaining_s === "number");
+    return running ? [running[0], t("web.timeout_running", { side: sideName(running[0], s.teams),
+      time: shownClock(running[1].remaining_s) })] : null;
+  }
+
+  // ISBHF 404b: the line change's stage and time ("Line change: visitors 0:04 (1/3)"), or "".
+  function lineChangeText(change) {
+    if (!change || typeof change !== "object") return "";
+    const left = typeof change.remaining_s === "number" ? shownClock(change.remaining_s) : "";
+    return t("web.line_change", { stage: textOr(`stage.${change.stage}`, change.stage),
+      time: left, n: change.number, of: change.stages });
+  }
+
   // One line for where the match stands, and a CSS class for its look (colour, a blink).
   function phaseText(s) {
     const startIn = s.start_in_s == null ? t("phase.start_soon")
@@ -324,6 +342,6 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
-    sideName, reason, said, profileTitle, whereText,
+    sideName, reason, said, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();
