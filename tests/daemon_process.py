@@ -78,7 +78,10 @@ class Daemon:
             [*(wrapper or []), sys.executable, "-m", "timerd", "run",
              *(["--simulate"] if simulate else []),
              "--speed", str(speed),
-             "--config", str(config), "--events", "-", "--control", str(self.socket), *extra],
+             "--config", str(config), "--events", "-", "--control", str(self.socket),
+             # Loopback and any free port: the suite's daemons never contend for 8080 (a
+             # second daemon on a port in use refuses to start).
+             "-o", "web.host=127.0.0.1", "-o", "web.port=0", *extra],
             cwd=REPO, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -123,6 +126,14 @@ class Daemon:
     def wait_log(self, text: str, timeout_s: float = WAIT_S) -> str:
         return self._next(self.log_lines, lambda line: text in line,
                           f"log line with {text!r}", timeout_s)
+
+    def refused(self) -> str:
+        """Wait for a daemon that must not start to exit non-zero; its log."""
+        code = self.proc.wait(timeout=WAIT_S)
+        for reader in self._readers:
+            reader.join(timeout=WAIT_S)
+        assert code != 0, "".join(self.log)
+        return "".join(self.log)
 
     def ready(self) -> Daemon:
         self.wait_log("timerd ready")

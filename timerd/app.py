@@ -32,7 +32,7 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, SignalOutput, UnsafePath, private_directory
+from timerd.config import Config, InUse, SignalOutput, UnsafePath, private_directory
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -88,7 +88,7 @@ def run(config: Config, options: RunOptions) -> None:
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(serve(config, options, factory))
-    except (HallUnavailable, UnsafePath) as exc:
+    except (HallUnavailable, UnsafePath, InUse) as exc:
         raise CannotStart(str(exc)) from None
 
 

@@ -256,7 +256,8 @@ def _run(config: config_mod.Config, args: argparse.Namespace) -> int:
 
 def find_socket(flag: Path | None) -> Path:
     """The control socket timerctl talks to, the first of: `--socket PATH`, `$TIMERD_SOCKET`,
-    `control.socket` in the config, the service's /run/timerd/control.sock if it exists
+    `control.socket` in the config (or control.sock in its `state.runtime_directory`), the
+    service's /run/timerd/control.sock if it exists
     (/run/timerd-NAME/ for `--instance NAME`), then the per-user runtime directory that
     `timerd run` uses by hand ($XDG_RUNTIME_DIR/timerd, else /tmp/timerd-UID)."""
     if flag is not None:
@@ -264,11 +265,11 @@ def find_socket(flag: Path | None) -> Path:
     if env := os.environ.get("TIMERD_SOCKET"):
         return Path(env)
     try:
-        configured = config_mod.load().control.socket
+        config = config_mod.load()
     except SchemaError:  # not readable by this user (root:timerd 0640), or broken: not ours
-        configured = ""
-    if configured:
-        return Path(configured)
+        config = None
+    if config is not None and (config.control.socket or config.state.runtime_directory):
+        return config.control_socket()
     if (system := config_mod.system_socket()).exists():
         return system
     return config_mod.runtime_dir() / "control.sock"

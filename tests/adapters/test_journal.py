@@ -27,6 +27,7 @@ from timerd.adapters.journal.format import (
     recover,
 )
 from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
+from timerd.config import InUse
 from timerd.config.schema import to_plain
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
@@ -518,26 +519,27 @@ def test_the_recovery_report_is_cleared_by_a_new_match(tmp_path: Path) -> None:
     assert out["status"]["recovery"] is None
 
 
-def test_a_second_daemon_on_the_same_state_directory_keeps_no_journal(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_second_daemon_on_the_same_state_directory_refuses_to_start(
+        tmp_path: Path) -> None:
+    """Two daemons never share a journal: the second one refuses (issue 30 item 3; the old
+    code ran it on without a journal) and leaves the first one's journal as it was."""
     run_service(tmp_path, [(0.0, "start")], until=60.0)  # a match to restore
 
-    async def main() -> tuple[str, str, bool, bool, str]:
+    async def main() -> tuple[str, str, str]:
         loop = asyncio.get_running_loop()
         first = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
         second = Journal(tmp_path / "state", tmp_path / "run", loop, 60)
         restored = first.recover(ITHF).phase.value
-        fresh = second.recover(ITHF)
-        async with first, second:
-            fresh.handle("start", loop.time())
-            second.notify(Applied("start", at=loop.time()), fresh.status(loop.time()))
-        return restored, fresh.phase.value, first.enabled, second.enabled, first.run
+        with pytest.raises(InUse) as refused:
+            second.recover(ITHF)
+        async with first:
+            pass
+        return restored, str(refused.value), first.run
 
-    restored, fresh, first_enabled, second_enabled, first_run = run_virtual(main)
-    assert (restored, fresh, first_enabled, second_enabled) == (
-        "paused", "pre_signal", True, False)
-    assert "another timerd is running with the state directory" in caplog.text
-    # The second one did not touch the first one's journal: one match, the first's run.
+    restored, refused, first_run = run_virtual(main)
+    assert restored == "paused"
+    assert refused.startswith(f"another timerd runs with the state directory {tmp_path / 'state'}")
+    assert "use --instance NAME" in refused
     lines = [json.loads(x) for x in (tmp_path / "state" / JOURNAL_NAME).read_text().splitlines()]
     assert [x["run"] for x in lines if x["type"] == "match"] == [first_run]
 

@@ -28,7 +28,7 @@ from timerd.adapters.web.adapter import (
     command_table,
 )
 from timerd.adapters.web.server import WebSocket
-from timerd.config import WebConfig
+from timerd.config import InUse, WebConfig
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
 from timerd.core.match import Match
@@ -195,17 +195,31 @@ def test_a_browser_that_takes_nothing_is_disconnected(caplog: pytest.LogCaptureF
     assert "took no data" in caplog.text
 
 
-def test_a_port_in_use_leaves_the_daemon_running_without_the_web(
-        caplog: pytest.LogCaptureFixture) -> None:
-    async def main() -> None:
+def test_a_port_in_use_refuses_the_start() -> None:
+    """A port another process (another timerd) listens on: this daemon refuses to start
+    rather than run on without its web (issue 30 item 3)."""
+    async def main() -> str:
         with socket.socket() as taken:
             taken.bind(("127.0.0.1", 0))
             taken.listen()
             port = taken.getsockname()[1]
             service = Service(Match(profiles.load("ithf")))
-            async with WebServer(WebConfig(host="127.0.0.1", port=port), service) as server:
-                assert server.url is None
-                server.notify(Notice("nobody listens"), service.status())
+            with pytest.raises(InUse) as refused:
+                async with WebServer(WebConfig(host="127.0.0.1", port=port), service):
+                    pass
+            return str(refused.value)
+
+    assert asyncio.run(main()).startswith("127.0.0.1 port ")
+
+
+def test_a_port_that_cannot_be_bound_otherwise_leaves_the_daemon_running_without_the_web(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        service = Service(Match(profiles.load("ithf")))
+        # An address of no interface here (TEST-NET-1): nothing is sent, bind just fails.
+        async with WebServer(WebConfig(host="192.0.2.1", port=0), service) as server:
+            assert server.url is None
+            server.notify(Notice("nobody listens"), service.status())
 
     with caplog.at_level(logging.ERROR):
         asyncio.run(main())

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from timerd.config import ControlConfig
+from timerd.config import INSTANCE_HINT, ControlConfig, InUse
 from timerd.limits import (
     MAX_DEPTH,
     InputRefused,
@@ -77,6 +77,23 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
         return None if too_long and line else line
 
 
+async def answers(path: Path, timeout_s: float = 2.0) -> bool:
+    """Whether a process listens on the socket `path`. False only when nothing is there or
+    the connection is refused (a stale socket left by a crash); a full backlog, a timeout or
+    a socket this user may not use count as taken, so a live daemon's socket is never
+    replaced on a guess."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(path), timeout_s)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return False
+    except (OSError, TimeoutError):
+        return True
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 @dataclass(eq=False)
 class _Client:
     writer: asyncio.StreamWriter
@@ -98,13 +115,18 @@ class ControlSocket:
         #: end cleanly, and a new tool over the cap can take an idle one's place.
         self._clients: dict[asyncio.Task[Any], _Client] = {}
         self._log = RateLimitedLog(log)
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the bound socket
 
     async def __aenter__(self) -> ControlSocket:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if await answers(self.path):
+            raise InUse(f"another timerd answers on {self.path}: {INSTANCE_HINT}")
         with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()  # a stale socket from a crashed run
+            self.path.unlink()  # a stale socket from a crashed run: nobody answers on it
         self._server = await asyncio.start_unix_server(self._client, self.path, limit=MAX_LINE)
         os.chmod(self.path, 0o660)
+        bound = os.stat(self.path)
+        self._identity = (bound.st_dev, bound.st_ino)
         log.info("control socket at %s", self.path)
         return self
 
@@ -118,8 +140,12 @@ class ControlSocket:
         for client in self._clients.values():
             client.writer.close()
         await asyncio.gather(*self._clients, return_exceptions=True)
+        # Only the socket this daemon bound: one put in its place since (a daemon started
+        # after its socket was removed) is that daemon's, and stays.
         with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+            now = os.stat(self.path)
+            if (now.st_dev, now.st_ino) == self._identity:
+                self.path.unlink()
 
     def _make_room(self) -> bool:
         """At the cap: hang up on the tool that has waited longest for its next request.

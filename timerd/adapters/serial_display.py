@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 from types import TracebackType
@@ -43,7 +44,7 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
-from timerd.config import SerialConfig
+from timerd.config import INSTANCE_HINT, InUse, SerialConfig
 from timerd.core.effects import Effect
 from timerd.core.status import Status
 from timerd.limits import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
@@ -128,7 +129,17 @@ class SerialDisplay(asyncio.Protocol):
         return self._transport is not None
 
     async def __aenter__(self) -> SerialDisplay:
-        self._task = asyncio.create_task(self._keep_open(), name="serial-display")
+        first: NonBlockingSerial | None = None
+        try:
+            first = self._open()
+        except serial.SerialException as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):  # its lock: another process's
+                raise InUse(f"the serial port {self.config.port} is held by another process "
+                            f"(another timerd?): {INSTANCE_HINT}, each with its own "
+                            "serial.port") from None
+        except (OSError, ValueError):
+            pass  # missing or unplugged: `_keep_open` says so and retries until it is there
+        self._task = asyncio.create_task(self._keep_open(first), name="serial-display")
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -179,14 +190,15 @@ class SerialDisplay(asyncio.Protocol):
 
     # -- the port ----------------------------------------------------------------------------
 
-    async def _keep_open(self) -> None:
-        """Open the port, and reopen it with backoff whenever it is missing or lost."""
+    async def _keep_open(self, first: NonBlockingSerial | None) -> None:
+        """Open the port (`first`: opened already), and reopen it with backoff whenever it
+        is missing or lost."""
         loop = asyncio.get_running_loop()
         delay = RETRY_FIRST_S
         complained = False
         while True:
             try:
-                port = self._open()
+                port, first = first or self._open(), None
             except (serial.SerialException, OSError, ValueError) as exc:
                 if not complained:
                     log.warning("serial display %s: cannot open (%s); retrying until it is "

@@ -18,8 +18,10 @@ A part imports its own section from here (`from timerd.config import WebConfig`)
 from timerd.config.layers import load, parse_override
 from timerd.config.paths import (
     INSTANCE_ENV,
+    INSTANCE_HINT,
     SYSTEM_CONFIG,
     SYSTEM_RUNTIME,
+    InUse,
     UnsafePath,
     dir_name,
     fallback_runtime_dir,
@@ -55,11 +57,11 @@ from timerd.config.sections import (
 )
 
 __all__ = [
-    "IDLE_WHY", "INSTANCE_ENV", "MASK", "SECRETS", "SYSTEM_CONFIG", "SYSTEM_RUNTIME",
-    "TOPIC_SPECIAL", "Config", "ControlConfig", "GpioConfig", "HallConfig", "LogConfig",
-    "MatchConfig", "ResultsConfig", "SerialConfig", "ServiceConfig", "SignalOutput",
-    "SpeakerConfig", "StateConfig", "TableConfig", "UiConfig", "UnsafePath", "WebConfig",
-    "dir_name", "fallback_runtime_dir", "hall_outbox", "instance", "load", "parse_override",
-    "private_directory", "runtime_dir", "state_dir", "system_config", "system_socket",
-    "trusted_socket",
+    "IDLE_WHY", "INSTANCE_ENV", "INSTANCE_HINT", "MASK", "SECRETS", "SYSTEM_CONFIG",
+    "SYSTEM_RUNTIME", "TOPIC_SPECIAL", "Config", "ControlConfig", "GpioConfig", "HallConfig",
+    "InUse", "LogConfig", "MatchConfig", "ResultsConfig", "SerialConfig", "ServiceConfig",
+    "SignalOutput", "SpeakerConfig", "StateConfig", "TableConfig", "UiConfig", "UnsafePath",
+    "WebConfig", "dir_name", "fallback_runtime_dir", "hall_outbox", "instance", "load",
+    "parse_override", "private_directory", "runtime_dir", "state_dir", "system_config",
+    "system_socket", "trusted_socket",
 ]

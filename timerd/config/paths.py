@@ -72,6 +72,15 @@ class UnsafePath(RuntimeError):
     """A directory or socket that another user could have made or may change."""
 
 
+class InUse(RuntimeError):
+    """A control socket, port, serial port or state directory that another running timerd
+    holds: a second daemon refuses to start rather than take it over (issue 30 item 3)."""
+
+
+#: What a refusal to share advises (`timerd run` prints it after the clash).
+INSTANCE_HINT = "use --instance NAME or --control PATH"
+
+
 def _owner(uid: int) -> str:
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"

@@ -465,7 +465,10 @@ class Config:
         return profiles.load(self.match.profile)
 
     def control_socket(self) -> Path:
-        return Path(self.control.socket) if self.control.socket else runtime_dir() / "control.sock"
+        """`control.socket`, else control.sock in the runtime directory (which
+        `state.runtime_directory` moves, as `timerd doctor` says)."""
+        return Path(self.control.socket) if self.control.socket \
+            else self.runtime_directory() / "control.sock"
 
     def state_directory(self) -> Path:
         return Path(self.state.directory) if self.state.directory else state_dir()

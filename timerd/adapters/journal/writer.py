@@ -76,6 +76,7 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
+from timerd.config import INSTANCE_HINT, InUse
 from timerd.config.schema import to_plain
 from timerd.core.display import shown_clock
 from timerd.core.effects import (
@@ -174,8 +175,8 @@ class Journal:
         self._beat_fd: int | None = None
         self._beat_at: float | None = None  # loop time of the last heartbeat written
         self._found = b""
-        #: False when the state directory cannot be used or another daemon holds it: then
-        #: this daemon runs without journal and heartbeat, and says so in the log.
+        #: False when the state directory cannot be used: then this daemon runs without
+        #: journal and heartbeat, and says so in the log.
         self.enabled = False
 
     # -- start: lock, read, recover ------------------------------------------------------------
@@ -183,9 +184,10 @@ class Journal:
     def recover(self, profile: Profile) -> Match:
         """The match to run: the journalled one, restored, or a fresh one for `profile`.
 
-        A state directory that cannot be used, or that another daemon holds (two daemons must
-        never share a journal), is logged, and this daemon runs without crash safety: it
-        never refuses to start over its journal.
+        A state directory that cannot be used is logged, and this daemon runs without crash
+        safety. One that another daemon holds (its lock file, held for that daemon's life)
+        raises InUse: two daemons never share a journal, and a second one refuses to start
+        rather than run without one (issue 30 item 3).
         """
         self._profile = profile
         log.info("match journal %s, heartbeat %s", self.path, self.heartbeat_path)
@@ -194,12 +196,9 @@ class Journal:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not self._lock(self.path.parent / LOCK_NAME):
-                log.error("another timerd is running with the state directory %s: this one "
-                          "keeps no journal, its matches will not survive a crash",
-                          self.path.parent)
-                self.writer.fault("journal", f"no journal: another timerd holds "
-                                             f"{self.path.parent}")
-                return Match(profile)
+                raise InUse(f"another timerd runs with the state directory "
+                            f"{self.path.parent}: {INSTANCE_HINT}, each with its own "
+                            "state.directory (two daemons never share a journal)")
             data = self._read()
         except OSError as exc:
             log.error("cannot use %s (%s): matches will not survive a crash; check "

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import json
 import logging
@@ -65,7 +66,7 @@ from timerd.adapters.web.server import (
     Upgrade,
     WebSocket,
 )
-from timerd.config import WebConfig
+from timerd.config import INSTANCE_HINT, InUse, WebConfig
 from timerd.core.effects import Effect, Tick
 from timerd.core.status import Status
 from timerd.limits import (
@@ -248,7 +249,8 @@ class WebServer:
 
     async def _listen(self, app: Router, host: str, port: int, what: str) -> str | None:
         """Serve `app` on host:port with the connection cap; its URL, or None if the port
-        cannot be bound (logged: the daemon runs on, the buzzer matters more)."""
+        cannot be bound (logged: the daemon runs on, the buzzer matters more). A port in use
+        raises InUse instead: a second daemon on one port refuses to start (issue 30)."""
         server = HttpServer(app, error=_error, log=self._log,
                             max_connections=self.max_connections,
                             idle_timeout_s=self.config.idle_timeout_s * self.rate,
@@ -257,6 +259,9 @@ class WebServer:
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:  # another timerd's, most likely: never share
+                raise InUse(f"{host} port {port} is in use (another timerd?): {INSTANCE_HINT}"
+                            f" with its own web.port, or -o web.port=N") from None
             log.error("%s off: cannot listen on %s port %d: %s", what, host, port,
                       exc.strerror or exc)
             return None
