@@ -26,6 +26,10 @@ timerd plays every phase but the third, and the drift match, with the daemon's d
 `[service] priority` (SCHED_FIFO where the system grants it): what a user gets. Each phase's
 label says the priority asked for and whether it was granted or refused (`loop_text`).
 
+"Stream flood" gives the timerd player its web server (`bench.play --web-port`) and runs one
+client (`bench.flood`) that floods its event stream with pings, reconnecting whenever it is
+closed (issue 36): its budget is idle's.
+
 "Slow storage" runs every player under strace, which delays each fsync and fdatasync by
 200 ms (an SD card on a bad day); timerd has its match journal and results file, and the
 presses come shortly before signals are due: goals (GOAL HOME) and pauses whose resume comes
@@ -43,6 +47,7 @@ import datetime
 import json
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -120,6 +125,8 @@ class Phase:
     priority: str = "default"
     #: Every player under strace with fsync/fdatasync delayed; timerd with its journal.
     slow_storage: bool = False
+    #: timerd serves its web scoreboard, and one client floods the stream (`bench.flood`).
+    stream_flood: bool = False
     #: timerd holds the CPUs' wake-up latency as the daemon does (`[service]
     #: cpu_latency_us`, system-wide: the baselines of the phase get it too); False: the CPUs
     #: idle as the kernel chooses.
@@ -138,6 +145,7 @@ PHASES = {
     "busy-same-session": Phase(burners_own_session=False, priority="off"),
     "busy-same-session-priority": Phase(burners_own_session=False),
     "slow-storage": Phase(slow_storage=True),
+    "stream-flood": Phase(stream_flood=True),
 }
 
 
@@ -163,8 +171,10 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
     """
     t0_ns = time.monotonic_ns() + round(mode.start_delay_s * 1e9)
     wrap = SLOW_STORAGE if phase.slow_storage else []
+    port = free_port() if phase.stream_flood else None
     own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else []),
-           *([] if phase.cpu_latency else ["--cpu-latency-us", "-1"])]
+           *([] if phase.cpu_latency else ["--cpu-latency-us", "-1"]),
+           *([] if port is None else ["--web-port", str(port)])]
     procs = {d: subprocess.Popen(
         [*wrap, sys.executable, "-m", "bench.play", d, "--profile", profile,
          "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
@@ -174,13 +184,41 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
         for i, d in enumerate(designs)}
     if meanwhile is not None:
         meanwhile(t0_ns)
-    out = {}
-    for design, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=until_s + 60)
-        if proc.returncode != 0:
-            raise RuntimeError(f"bench.play {design} failed:\n{stderr}")
-        out[design] = json.loads(stdout)
+    with flooding(port) as flood:
+        out = {}
+        for design, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=until_s + 60)
+            if proc.returncode != 0:
+                raise RuntimeError(f"bench.play {design} failed:\n{stderr}")
+            out[design] = json.loads(stdout)
+    if port is not None:
+        out["timerd"]["flood"] = flood
     return out
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def flooding(port: int | None) -> Iterator[dict[str, Any]]:
+    """`bench.flood` on the timerd player's web port while inside (nothing for None); what
+    it did (connections, refusals, bytes of pings) is filled in at the end."""
+    figures: dict[str, Any] = {}
+    if port is None:
+        yield figures
+        return
+    proc = subprocess.Popen([sys.executable, "-m", "bench.flood", str(port)], cwd=REPO,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield figures
+    finally:
+        proc.terminate()
+        stdout, _ = proc.communicate(timeout=30)
+        figures.update(json.loads(stdout or "{}"))
 
 
 @contextlib.contextmanager
@@ -239,6 +277,8 @@ def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
     out["timerd"]["pulses"] = _pulses(played["timerd"])
     out["loop"] = loop_text(phase, played["timerd"]["loop_priority"],
                             played["timerd"]["cpu_latency_held"])
+    if "flood" in played["timerd"]:
+        out["flood"] = played["timerd"]["flood"]
     print(f"  onset {name}: " + ", ".join(
         f"{d} p99 {out[d].get('p99', float('nan')):.3f} ms" for d in played)
         + f"; pulse length p99 {out['timerd']['pulses']['length'].get('p99', float('nan')):.3f}"
@@ -355,14 +395,39 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
     return drift, footprint
 
 
+def only(mode: Mode, name: str, load: str, out: Path) -> int:
+    """One phase's onset and latency runs, as the whole benchmark runs them."""
+    phase = PHASES[load]
+    print(f"timerd benchmark ({name}), phase {load} only, on "
+          f"{machine.label(machine.describe())}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="timerd-bench-") as tmp, \
+            cores_busy(phase.burners_own_session) as burners, machine.Load() as background:
+        found = {"onset": onset(mode, load, phase, Path(tmp)),
+                 "latency": latency(mode, load, phase, Path(tmp))}
+    found.update(mode=name, phase=load, burners=burners, machine=background.figures,
+                 revision=machine.revision(REPO),
+                 date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{load}.json").write_text(json.dumps(found, indent=1) + "\n")
+    buzzer = found["latency"]["buzzer"]
+    print(f"  button to buzzer p99 {buzzer.get('p99', float('nan')):.3f} ms; "
+          f"flood {found['onset'].get('flood')}; wrote {out / (load + '.json')}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a few seconds, for CI")
     parser.add_argument("--out", type=Path, help="write results.json and BENCHMARKS.md here")
+    parser.add_argument("--only", choices=list(PHASES),
+                        help="only this phase's onset and latency runs: printed, and written "
+                        "to PHASE.json in --out (bench/out/); BENCHMARKS.md is not touched")
     args = parser.parse_args(argv)
     name = "quick" if args.quick else "full"
     mode = MODES[name]
+    if args.only is not None:
+        return only(mode, name, args.only, args.out or REPO / "bench/out")
     if args.out is not None:
         json_path, md_path = args.out / "results.json", args.out / "BENCHMARKS.md"
     elif args.quick:

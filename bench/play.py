@@ -24,7 +24,8 @@ journal and the results file in DIR as the daemon has them, so that their disk w
 as in the daemon; `--cpu-latency-us N` holds the CPUs' wake-up latency as
 `[service] cpu_latency_us` does (the daemon's default without it; -1 does not hold it; the
 result's `cpu_latency_held` says whether it was); `--goals` presses GOAL HOME (GPIO23) at
-those instants.
+those instants; `--web-port N` serves the web scoreboard and its event stream on 127.0.0.1:N,
+as the daemon does, after the buzzer (the stream-flood phase floods it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from timerd import priority, profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
+from timerd.adapters.web.adapter import WebServer
 from timerd.app import attach
 from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal
@@ -160,10 +162,11 @@ class _Hook:
 
 
 async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
-                      played: Callable[[], Awaitable[None]], state: Path | None
-                      ) -> list[dict[str, Any]]:
+                      played: Callable[[], Awaitable[None]], state: Path | None, *,
+                      web_port: int | None = None) -> list[dict[str, Any]]:
     """timerd composed as `timerd.app.serve` does: Service + GpioBoard, default wiring; with
-    `state`, also the results file and the match journal, in the daemon's order."""
+    `state`, also the results file and the match journal, in the daemon's order; with
+    `web_port`, the web scoreboard on it."""
     config = Config()
     log = SignalLog(buzzer, config)
     async with contextlib.AsyncExitStack() as stack:
@@ -181,6 +184,11 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
         attach(service, board)  # its buttons, as the daemon wires them
         if state is not None:
             await stack.enter_async_context(journal)
+        if web_port is not None:
+            web = await stack.enter_async_context(WebServer(
+                replace(config.web, host="127.0.0.1", port=web_port), service))
+            attach(service, web)
+            storage.append(web)
         service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after),
                             *storage]
         task = asyncio.create_task(service.run(), name="match-loop")
@@ -210,8 +218,8 @@ async def play_baseline(design: str, profile: Profile, factory: MockFactory, buz
 
 async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float],
                until_s: float, *, goals_s: list[float] | None = None,
-               loop_priority: ServiceConfig | None = None, state: Path | None = None
-               ) -> dict[str, Any]:
+               loop_priority: ServiceConfig | None = None, state: Path | None = None,
+               web_port: int | None = None) -> dict[str, Any]:
     prioritised = loop_priority is not None and loop_priority.priority != "off" \
         and priority.apply(loop_priority)
     # As the daemon does (`timerd.app.serve`): held to the end of this process.
@@ -235,7 +243,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
         ended = len(buzzer.transitions)
 
     if design == "timerd":
-        signals = await play_timerd(profile, factory, buzzer, played, state)
+        signals = await play_timerd(profile, factory, buzzer, played, state,
+                                    web_port=web_port)
     else:
         signals = await play_baseline(design, profile, factory, buzzer, played)
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
@@ -275,13 +284,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="timerd: [service] cpu_latency_us (default: the daemon's; -1: "
                         "the CPUs idle as the kernel chooses)")
     parser.add_argument("--state", type=Path, help="journal and results file here (timerd)")
+    parser.add_argument("--web-port", type=int, help="the web scoreboard on 127.0.0.1:PORT "
+                        "(timerd)")
     args = parser.parse_args(argv)
     service = replace(args.priority, cpu_latency_us=args.cpu_latency_us)
     profile = profiles.load(args.profile)
     presses = [float(p) for p in args.presses.split(",") if p]
     goals = [float(p) for p in args.goals.split(",") if p]
     result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
-                              goals_s=goals, state=args.state,
+                              goals_s=goals, state=args.state, web_port=args.web_port,
                               loop_priority=service if args.design == "timerd" else None))
     json.dump(result, sys.stdout)
     return 0

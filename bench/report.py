@@ -34,7 +34,8 @@ LOADS = {"idle": "idle",
          "busy": "all cores busy",
          "busy-same-session": "all cores busy, same session",
          "busy-same-session-priority": "all cores busy, same session",
-         "slow-storage": "slow storage (fsync + 200 ms)"}
+         "slow-storage": "slow storage (fsync + 200 ms)",
+         "stream-flood": "one client flooding the event stream"}
 
 
 def label(results: dict[str, Any], load: str) -> str:
@@ -49,7 +50,7 @@ def _labels(results: dict[str, Any]) -> dict[str, str]:
 #: Issue 16's onset and press-to-buzzer budget (p99, ms) per phase; the same session without
 #: priority has none: it is there to show what the priority changes.
 PHASE_BUDGET_MS = {"idle": 1.0, "busy": 2.0, "busy-same-session-priority": 2.0,
-                   "slow-storage": 2.0}
+                   "slow-storage": 2.0, "stream-flood": 1.0}
 
 
 def _missed(results: dict[str, Any]) -> int:

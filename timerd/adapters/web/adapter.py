@@ -255,7 +255,7 @@ class WebServer:
                             max_connections=self.max_connections,
                             idle_timeout_s=self.config.idle_timeout_s * self.rate,
                             max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
-                            heartbeat_s=HEARTBEAT_S * self.rate)
+                            heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate)
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:

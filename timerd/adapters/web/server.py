@@ -14,7 +14,14 @@ routing by method and path, and the limits every input surface has (docs/service
   error answer closes the connection;
 - a response must be taken within `idle_timeout_s`; WebSocket messages from the peer at most
   `max_ws_message` bytes (closed with 1009), pings every `heartbeat_s` (a peer that answers
-  nothing for two of them is gone).
+  nothing for two of them is gone);
+- one host cannot take the server (issue 36): WebSockets at most WS_PER_PEER per address and
+  `max_connections` less a reserve in all (the rest is kept for requests: the control API,
+  a page), else a 503; the stream is one-way, so a peer's frames (pings included) are taken
+  at FRAMES_PER_S with a burst of FRAME_BURST, pings answered at most PONGS_PER_S: a peer over
+  that is closed (1008) and refused WebSockets for FLOOD_LOCKOUT_S. Its frames are parsed
+  lazily, one read at a time, so a flood costs the loop at most FRAME_BURST frames' parsing
+  before the close; `bench/run`'s stream-flood phase measures what it costs the signals.
 
 Why not aiohttp (until issue 16): importing it cost the daemon 12.6 MB of its 46 MB peak RSS
 and 0.2-0.28 s of its start (it loads its HTTP client and builds SSL contexts), measured with
@@ -43,7 +50,7 @@ from wsproto.events import (
 from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import RemoteProtocolError as WebSocketRefused
 
-from timerd.limits import RateLimitedLog, idle_longest
+from timerd.limits import RateLimitedLog, TokenBucket, TokenGuard, idle_longest
 
 #: Largest request line and headers taken (h11 answers more with 431).
 MAX_HEADERS = 16 * 1024
@@ -61,6 +68,22 @@ REASONS = {101: b"Switching Protocols", 200: b"OK", 304: b"Not Modified",
            429: b"Too Many Requests", 431: b"Request Header Fields Too Large",
            500: b"Internal Server Error", 501: b"Not Implemented",
            503: b"Service Unavailable"}
+#: WebSockets at once from one address (a hall's TV, a few phones of one household).
+WS_PER_PEER = 8
+#: The share of each listener's connections never taken by WebSockets (at least one): room
+#: for requests (the control API, a page), whatever the streams hold.
+WS_RESERVE = 1 / 8
+#: Frames a second a WebSocket peer may send (the stream is one-way: a browser sends only
+#: pongs and a close), after a burst of FRAME_BURST; more, and it is closed.
+FRAMES_PER_S = 4.0
+FRAME_BURST = 16
+#: Pings a second answered (a burst of PONG_BURST); the rest go unanswered.
+PONGS_PER_S = 1.0
+PONG_BURST = 4
+#: Seconds a peer closed for a flood of frames is refused WebSockets (503).
+FLOOD_LOCKOUT_S = 30.0
+#: The WebSocket close code for a peer that broke the frame rate (RFC 6455: policy).
+POLICY_VIOLATION = 1008
 _PATH = re.compile(r"^(?:https?://[^/?#]*)?(/[^?#]*)(?:\?([^#]*))?")
 
 
@@ -164,11 +187,13 @@ class Router:
 class HttpServer:
     """One listener: its connections (at most `max_connections`) and their requests, each
     answered by `app`. `rate` is daemon seconds per real second: real-time limits scale by it.
-    Errors the peer caused are logged once per 30 s each through `log`, with a count."""
+    Errors the peer caused are logged once per 30 s each through `log`, with a count.
+    `client` names the peer of a request (its address, or the one a trusted proxy gives)."""
 
     def __init__(self, app: Handler, *, error: ErrorPage, log: RateLimitedLog,
                  max_connections: int, idle_timeout_s: float, max_body: int,
-                 max_ws_message: int, heartbeat_s: float) -> None:
+                 max_ws_message: int, heartbeat_s: float, rate: float = 1.0,
+                 client: Callable[[str, dict[str, str]], str] | None = None) -> None:
         self.app = app
         self.error = error
         self.report = log
@@ -177,10 +202,36 @@ class HttpServer:
         self.max_body = max_body
         self.max_ws_message = max_ws_message
         self.heartbeat_s = heartbeat_s
+        self.rate = rate
+        self.client = client or (lambda peer, headers: peer)
+        self.max_websockets = max(1, max_connections - max(1, int(max_connections * WS_RESERVE)))
+        #: The open WebSockets by the client's address.
+        self.websockets: dict[str, int] = {}
+        self.flooders = TokenGuard(self.real_time, max_failures=1, lockout_s=FLOOD_LOCKOUT_S)
         #: The open connections, oldest first.
         self.connections: dict[_Connection, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # every connection's, also a dropped one's
         self._listener: asyncio.Server | None = None
+
+    def real_time(self) -> float:
+        """Real seconds, on the loop's clock (which runs `rate` times faster in a test)."""
+        return asyncio.get_running_loop().time() / self.rate
+
+    def take_websocket(self, client: str) -> str | None:
+        """Count a new WebSocket of `client`; None, or why it is refused (a 503)."""
+        if self.flooders.locked_for(client):
+            return "refused for a while after a flood of frames"
+        if self.websockets.get(client, 0) >= WS_PER_PEER:
+            return f"at most {WS_PER_PEER} WebSockets from one address"
+        if sum(self.websockets.values()) >= self.max_websockets:
+            return f"at most {self.max_websockets} WebSockets"
+        self.websockets[client] = self.websockets.get(client, 0) + 1
+        return None
+
+    def release_websocket(self, client: str) -> None:
+        left = self.websockets.pop(client, 1) - 1
+        if left > 0:
+            self.websockets[client] = left
 
     async def listen(self, host: str, port: int) -> tuple[str, int]:
         """Start listening (OSError if the port cannot be bound); the bound host and port."""
@@ -319,7 +370,7 @@ class _Connection:
             await self._refuse(400, "malformed request target")
             return False
         request = Request(event.method.decode("latin-1"), match[1], match[2] or "", headers,
-                          self.peer, self, event, deadline)
+                          self.server.client(self.peer, headers), self, event, deadline)
         close = False
         try:
             answer = await self.server.app(request)
@@ -335,7 +386,7 @@ class _Connection:
             close = True
         if isinstance(answer, Upgrade):
             if _websocket_request(event):
-                await self._websocket(event, answer)
+                await self._websocket(event, answer, request.peer)
                 return False
             answer = self.server.error(400, "expected a WebSocket upgrade")
         # A body the handler did not read is not read now: the connection ends after this.
@@ -376,7 +427,19 @@ class _Connection:
         with contextlib.suppress(h11.LocalProtocolError, _TooSlow, ConnectionError):
             await self._send(self.server.error(status, message), close=True)
 
-    async def _websocket(self, event: h11.Request, upgrade: Upgrade) -> None:
+    async def _websocket(self, event: h11.Request, upgrade: Upgrade, client: str) -> None:
+        refused = self.server.take_websocket(client)
+        if refused is not None:
+            self.server.report.warning("ws-cap", "web: refused a WebSocket from %s (503): %s",
+                                       client, refused)
+            await self._refuse(503, refused)
+            return
+        try:
+            await self._open_websocket(event, upgrade, client)
+        finally:
+            self.server.release_websocket(client)
+
+    async def _open_websocket(self, event: h11.Request, upgrade: Upgrade, client: str) -> None:
         connection = WSConnection(ConnectionType.SERVER)
         try:
             connection.initiate_upgrade_connection(list(event.headers), event.target)
@@ -388,7 +451,7 @@ class _Connection:
             await self._refuse(400, f"WebSocket handshake: {exc}")
             return
         trailing, closed = self.h11.trailing_data
-        ws = WebSocket(self, connection)
+        ws = WebSocket(self, connection, client)
         await self._write(connection.send(AcceptConnection()))
         if trailing:
             connection.receive_data(trailing)
@@ -410,11 +473,13 @@ class WebSocket:
     """An open WebSocket (wsproto): send messages with `send_text`, and `serve` to read until
     it closes (answering pings, pinging a quiet peer, closing on a message over the limit)."""
 
-    def __init__(self, connection: _Connection, ws: WSConnection) -> None:
+    def __init__(self, connection: _Connection, ws: WSConnection, client: str) -> None:
         self._connection = connection
         self._ws = ws
-        self.peer = connection.peer
+        self.peer = client
         self._message_size = 0
+        self._frames = TokenBucket(FRAMES_PER_S, FRAME_BURST)
+        self._pongs = TokenBucket(PONGS_PER_S, PONG_BURST)
 
     def takes_now(self) -> bool:
         """Open, and the kernel has taken every byte written so far: a message written now
@@ -471,12 +536,27 @@ class WebSocket:
             pass
 
     def _handle_events(self) -> bool:
-        """Answer what the peer sent; False when the connection is to be closed now."""
+        """Answer what the peer sent; False when the connection is to be closed now.
+
+        Frames are parsed one at a time as they are taken (wsproto's events are lazy): a
+        peer over the frame rate is closed before the rest of its read is looked at."""
+        server = self._connection.server
         writer = self._connection.writer
         for event in self._ws.events():
+            now = server.real_time()
+            if not self._frames.take(now):
+                server.report.warning("ws-flood", "web: closed a WebSocket from %s: over %g "
+                                      "frames a second (the stream is one-way)", self.peer,
+                                      FRAMES_PER_S)
+                server.flooders.failed(self.peer)
+                if self._ws.state is ConnectionState.OPEN:
+                    writer.write(self._ws.send(CloseConnection(POLICY_VIOLATION,
+                                                               "too many frames")))
+                return False
             if isinstance(event, Ping):
-                # A peer that pings and never reads its pongs gets no more of them.
-                if writer.transport.get_write_buffer_size() < PONGS_BUFFERED:
+                # Answered at a bounded rate; a peer that never reads its pongs gets no more.
+                if self._pongs.take(now) \
+                        and writer.transport.get_write_buffer_size() < PONGS_BUFFERED:
                     writer.write(self._ws.send(event.response()))
             elif isinstance(event, CloseConnection):
                 if self._ws.state is ConnectionState.REMOTE_CLOSING:
