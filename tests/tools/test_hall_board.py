@@ -168,3 +168,87 @@ def test_the_board_fits_the_hall_on_a_1920x1080_screen(
         page.close()
         board.stop()
         observer.close()
+
+
+def counting_table(observer: Observer, name: str, phase: str, start_in_s: float) -> None:
+    """A table's retained state while it counts down to its start signal."""
+    state = {"phase": phase, "wall": time.time(), "start_in_s": start_in_s,
+             "score": {"home": 0, "away": 0}, "remaining_s": 300.0,
+             "clock_face": {"kind": "countdown", "value_s": 300.0, "text": "5:00"},
+             "teams": {"home": "Maximilian Oberhuber-Schwarzenbach", "away": "Åsa Müller"},
+             "hall": {"round": "Semifinal 2", "clock": {"synced": True, "offset_ms": 0.3}}}
+    base = f"timerd/count/tables/{name}"
+    observer.client.publish(f"{base}/status", b"online", qos=1, retain=True)
+    observer.client.publish(f"{base}/state", json.dumps(state).encode(), qos=1,
+                            retain=True).wait_for_publish(5)
+
+
+def clocks_fit(page: Page) -> list[str]:
+    """Each card whose clock line is wider than the card, or whose content is taller."""
+    result: list[str] = page.evaluate("""() => [...document.querySelectorAll('.card')]
+        .filter((c) => { const face = c.querySelector('.c-face'), r = c.getBoundingClientRect(),
+                                clock = c.querySelector('.c-clock').getBoundingClientRect();
+                         return face.scrollWidth > face.clientWidth + 1
+                           || clock.right > r.right + 1 || clock.left < r.left - 1
+                           || c.scrollHeight > c.clientHeight + 1; })
+        .map((c) => `${c.dataset.table}: ${c.querySelector('.c-clock').textContent}`)""")
+    return result
+
+
+def test_the_start_countdown_reads_m_ss_and_fits_its_card_at_every_card_size(
+        mosquitto: Broker, tmp_path: Path, browser: Browser) -> None:
+    """Issue 30 item 6. Old code: the card's big clock said "start in 754 s", wider than
+    the card once the cards were small."""
+    observer = Observer(mosquitto.port)
+    counting_table(observer, "01", "scheduled", 754.2)
+    board = BoardProcess(mosquitto, tmp_path, "count")
+    page = page_of(browser, 1920, 1080)
+    try:
+        page.goto(f"{board.url}/?kiosk=1")
+        expect(page.locator('.card[data-table="01"] .c-clock')).to_have_text(
+            re.compile(r"^12:3\d$"))
+        tables = 1
+        for count in (2, 3, 4, 6, 9, 16, 25, 40, 64):
+            for number in range(tables + 1, count + 1):
+                counting_table(observer, f"{number:02}", "pre_signal" if number % 2 else
+                               "scheduled", 9.46 if number % 2 else 600.0 + number)
+            tables = count
+            expect(page.locator(".card")).to_have_count(count)
+            for width, height in ((1920, 1080), (1280, 720), (1024, 600), (800, 480)):
+                page.set_viewport_size({"width": width, "height": height})
+                page.wait_for_function("document.querySelector('#tables').style"
+                                       ".getPropertyValue('--cols') !== ''")
+                assert clocks_fit(page) == [], (count, width, height)
+        texts = page.locator(".c-clock").all_text_contents()
+        assert all(re.fullmatch(r"\d+:\d\d|\d\.\d", text) for text in texts), texts
+    finally:
+        page.close()
+        board.stop()
+        observer.close()
+
+
+@pytest.mark.parametrize(("lang", "words"), [
+    ("en", ("ready", "1 of 1 tables online", "clock not synchronised")),
+    ("sl", ("pripravljeno", "povezanih miz: 1 od 1", "ura ni usklajena")),
+    ("sk", ("pripravené", "pripojené stoly: 1 z 1", "hodiny nie sú zosynchronizované")),
+])
+def test_the_board_speaks_the_scoreboards_languages(
+        mosquitto: Broker, tmp_path: Path, browser: Browser, lang: str,
+        words: tuple[str, str, str]) -> None:
+    """Issue 30 item 6. Old code: every word on the board was English."""
+    ready, count, warning = words
+    observer = Observer(mosquitto.port)
+    retained_table(observer, "words", "01", "idle")
+    board = BoardProcess(mosquitto, tmp_path, "words")
+    page = page_of(browser, 1280, 720)
+    try:
+        page.goto(f"{board.url}/?lang={lang}")
+        card = page.locator('.card[data-table="01"]')
+        expect(card.locator(".c-label")).to_have_text(ready)
+        expect(page.locator("#count")).to_have_text(count)
+        expect(card.locator(".c-warn")).to_have_text(warning)
+        assert page.evaluate("document.documentElement.lang") == lang
+    finally:
+        page.close()
+        board.stop()
+        observer.close()

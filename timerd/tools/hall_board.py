@@ -8,7 +8,10 @@ one place; the page (timerd/web/hall_board.html, .js, .css: local assets, nothin
 network) only lays the cards out and colours them.
 
 - `GET /`: the page; `?kiosk=1` hides everything but the cards (a TV in kiosk mode).
-- `GET /api/board`: the board document once, `{"version", "hall", "wall", "tables": [...]}`.
+- `GET /api/board`: the board document once, `{"version", "hall", "wall", "language",
+  "notices", "tables": [...]}`; every sentence in it a catalogue key and its values.
+- `GET /api/i18n`: the message catalogues (as the table's web server serves them), so the
+  board speaks en, sl and sk like the scoreboard.
 - `GET /api/board/stream`: a WebSocket that sends the document on connect and again whenever
   it changes: within `COALESCE_S` of a message from a table (so a change is on the screen well
   within 200 ms) and every `TICK_S` for the running clocks and the "seen" ages.
@@ -34,8 +37,10 @@ from typing import Any
 
 from aiohttp import web
 
+from timerd import i18n
 from timerd.config import Config, HallConfig
 from timerd.tools.hall_desk import Desk, run_command, table_row
+from timerd.wire import i18n_document
 
 log = logging.getLogger("timerd.hall.board")
 
@@ -56,15 +61,17 @@ SEND_TIMEOUT_S = 10.0
 class Board:
     """The board document, kept current from `desk`, and the viewers it is sent to."""
 
-    def __init__(self, desk: Desk, config: HallConfig) -> None:
+    def __init__(self, desk: Desk, config: HallConfig, language: str = "auto") -> None:
         self.desk = desk
         self.config = config
+        self.language = language  # `[ui] language`: "auto" lets each screen choose
         self.viewers: dict[web.WebSocketResponse, asyncio.Queue[str]] = {}
         self.text = ""
 
     def document(self, now: float) -> dict[str, Any]:
         tables = self.desk.hall.tables
         return {"version": BOARD_VERSION, "hall": self.config.hall, "wall": now,
+                "language": self.language,
                 "notices": self.desk.hall.notices(),
                 "tables": [table_row(tables[name], now, self.config)
                            for name in self.desk.hall.names()]}
@@ -95,6 +102,7 @@ class Board:
         app.router.add_get("/", self._page)
         app.router.add_static("/static/", ASSETS)
         app.router.add_get("/api/board", self._document)
+        app.router.add_get("/api/i18n", self._i18n)
         app.router.add_get("/api/board/stream", self._stream)
         return app
 
@@ -104,6 +112,13 @@ class Board:
 
     async def _document(self, request: web.Request) -> web.Response:
         return web.json_response(self.document(time.time()))
+
+    async def _i18n(self, request: web.Request) -> web.Response:
+        """The message catalogues, as the table's own web server serves them: the board
+        speaks the scoreboard's languages (`?lang=sl`, the browser's, `[ui] language`)."""
+        return web.json_response(i18n_document(
+            i18n.from_accept(request.headers.get("accept-language", "")), i18n.NAMES,
+            i18n.WORDS, {code: dict(i18n.catalogue(code)) for code in i18n.LANGUAGES}))
 
     async def _stream(self, request: web.Request) -> web.WebSocketResponse:
         if len(self.viewers) >= MAX_VIEWERS:
@@ -140,11 +155,11 @@ def _replace(queue: asyncio.Queue[str], text: str) -> None:
     queue.put_nowait(text)
 
 
-async def serve(config: HallConfig, args: argparse.Namespace) -> int:
+async def serve(config: HallConfig, args: argparse.Namespace, language: str = "auto") -> int:
     """`timerd hall board`: serve the board until interrupted."""
     async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)  # the first page shows every table the broker keeps
-        board = Board(desk, config)
+        board = Board(desk, config, language)
         runner = web.AppRunner(board.app(), access_log=None)
         await runner.setup()
         try:
@@ -164,4 +179,4 @@ async def serve(config: HallConfig, args: argparse.Namespace) -> int:
 
 def main(config: Config, args: argparse.Namespace) -> int:
     """`timerd hall board`: serve the page until Ctrl-C."""
-    return run_command(config.hall, lambda: serve(config.hall, args))
+    return run_command(config.hall, lambda: serve(config.hall, args, config.ui.language))

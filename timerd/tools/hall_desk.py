@@ -53,6 +53,7 @@ from timerd.adapters.hall.protocol import (
 )
 from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
+from timerd.i18n import LOG_TEXT
 from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 from timerd.tools.hall_round import (
     ResultStore,
@@ -88,6 +89,20 @@ MAX_REPLIES = 32
 SEMICOLON_LANGUAGES = ("sl", "sk")
 
 
+#: A sentence of the catalogue (timerd/i18n, `hall.*`) and its values: the terminal says it
+#: in English (`say`), the board in the page's language.
+Note = dict[str, Any]
+
+
+def note(key: str, **params: Any) -> Note:
+    return {"key": key, "params": params}
+
+
+def say(told: Note) -> str:
+    """A note as the desk's terminal prints it (English, like its other output)."""
+    return LOG_TEXT(told["key"], **told["params"])
+
+
 # -- what the desk knows about each table -------------------------------------------------
 
 @dataclass
@@ -97,7 +112,7 @@ class TableView:
     state: dict[str, Any] | None = None  # the latest state, every field checked (hall_wire)
     result: dict[str, Any] | None = None  # the latest result message, checked
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by command id
-    #: Why the latest state could not be used ("state unreadable: wall: ..."), if it could not.
+    #: Why the latest state could not be used ("wall: a finite number expected ..."), if so.
     unreadable: str | None = None
 
     @property
@@ -194,7 +209,7 @@ class Hall:
         why = why or problem(data, shape)
         if kind == "state":
             view.state = None if why else data
-            view.unreadable = f"state unreadable: {why}" if why else None
+            view.unreadable = why
         elif kind == "results":
             if why is None and data["table"] != view.name:
                 why = f"it names table {clean(data['table'], 24)} (topic of {view.name})"
@@ -215,14 +230,12 @@ class Hall:
         """The tables in the order the desk lists them: the schedule's first, then the rest."""
         return sorted(self.tables, key=lambda t: (t not in self.scheduled, t))
 
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Note]:
         """What the desk must say about the hall as a whole: the cap, when reached."""
         if not self.ignored:
             return []
         more = "+" if len(self.ignored) >= MAX_TABLES else ""
-        return [f"the desk follows at most {MAX_TABLES} tables: {len(self.ignored)}{more} more "
-                "table ids on the broker are ignored (the tables of a loaded schedule are "
-                "always followed: timerd hall round load)"]
+        return [note("hall.cap", most=MAX_TABLES, ignored=f"{len(self.ignored)}{more}")]
 
     def online(self) -> list[TableView]:
         return [v for v in self.tables.values() if v.link == "online"]
@@ -272,15 +285,16 @@ def start_instant(in_text: str | None, at_text: str | None, now: float) -> float
 
 # -- showing the hall ---------------------------------------------------------------------
 
-def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, str | None]:
+def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, Note | None]:
     """The clock-sync cell, and a warning if the table's clock cannot be trusted."""
     synced, offset = clock.get("synced"), clock.get("offset_ms")
     if synced is None:
-        return "unknown", f"clock sync unknown ({clock.get('detail') or 'no chrony'})"
+        return "unknown", note("hall.warn.sync_unknown",
+                               detail=clean(clock.get("detail") or "no chrony"))
     if not synced:
-        return "NOT SYNCED", "clock not synchronised"
+        return "NOT SYNCED", note("hall.warn.not_synced")
     if offset is not None and abs(offset) > max_offset_ms:
-        return f"OFF {offset:+.1f} ms", f"clock off by {offset:+.1f} ms"
+        return f"OFF {offset:+.1f} ms", note("hall.warn.offset", offset=f"{offset:+.1f}")
     return f"ok {offset:+.1f} ms" if offset is not None else "ok", None
 
 
@@ -288,10 +302,9 @@ def shown_time(state: dict[str, Any], now: float) -> str:
     """The table's clock face as it reads now, extrapolated from when the state was sent."""
     age = max(0.0, now - float(state.get("wall", now)))
     phase = state.get("phase")
-    if phase in ("scheduled", "pre_signal") and state.get("start_in_s") is not None:
-        return f"start in {max(0.0, state['start_in_s'] - age):.0f} s"
-    face = state.get("clock_face")
-    face = face if isinstance(face, dict) else {}
+    if counts_to_start(state):
+        return shown_clock(state["start_in_s"] - age)  # m:ss, as the table's clock shows it
+    face = state.get("clock_face") or {}
     kind, value = face.get("kind"), float(face.get("value_s", state.get("remaining_s", 0.0)))
     if kind == "shootout":
         return f"SO {face.get('text', '')}"
@@ -299,6 +312,12 @@ def shown_time(state: dict[str, Any], now: float) -> str:
     if kind == "count_up":
         return "OT +" + elapsed_clock(value + (age if runs else 0.0))
     return shown_clock(value - (age if runs else 0.0))
+
+
+def counts_to_start(state: dict[str, Any]) -> bool:
+    """The table counts down to its start signal (scheduled, or in its pre-signal)."""
+    return state.get("phase") in ("scheduled", "pre_signal") and \
+        state.get("start_in_s") is not None
 
 
 def score_text(state: dict[str, Any]) -> str:
@@ -313,9 +332,10 @@ def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]
     teams = state.get("teams") or {}
     seen_s = None if "wall" not in state else max(0.0, now - state["wall"])
     online = view.link == "online"
-    warnings = [view.unreadable] if view.unreadable else []
+    warnings = [note("hall.warn.unreadable", why=clean(view.unreadable, 160))] \
+        if view.unreadable else []
     if online and seen_s is not None and seen_s > STALE_HEARTBEATS * config.heartbeat_s:
-        warnings.append(f"not heard from for {seen_s:.0f} s")
+        warnings.append(note("hall.warn.stale", s=f"{seen_s:.0f}"))
     sync, sync_warning = clock_sync_text(view.clock, config.max_offset_ms)
     if sync_warning and online:
         warnings.append(sync_warning)
@@ -323,12 +343,13 @@ def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]
     return {"table": clean(view.name), "link": clean(view.link or "?"),
             "phase": clean(view.phase),
             "clock": clean(shown_time(state, now)) if state else "",
-            "clock_kind": face.get("kind"), "score": score_text(state),
+            "clock_kind": "start" if counts_to_start(state) else face.get("kind"),
+            "score": score_text(state),
             "home": clean(teams.get("home") or ""), "away": clean(teams.get("away") or ""),
             "round": clean(view.round or ""),
             "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,
             "sync": clean(sync), "version": clean(state.get("version") or ""),
-            "warnings": [clean(w, 160) for w in warnings]}
+            "warnings": warnings}
 
 
 def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -345,10 +366,12 @@ def render_status(hall: Hall, now: float, config: HallConfig) -> tuple[list[str]
     warnings: list[str] = []
     for name in hall.names():
         row = table_row(hall.tables[name], now, config)
-        warnings.extend(f"{row['table']}: {w}" for w in row["warnings"])
+        warnings.extend(f"{row['table']}: {say(w)}" for w in row["warnings"])
+        if row["clock_kind"] == "start":
+            row["clock"] = f"start in {row['clock']}"
         rows.append(tuple(str(row[k] or "-" if k == "version" else row[k]) for k in (
             "table", "link", "phase", "clock", "score", "round", "seen", "sync", "version")))
-    return format_table(rows), [*hall.notices(), *warnings]
+    return format_table(rows), [*map(say, hall.notices()), *warnings]
 
 
 def _mmss(seconds: Any) -> str:
@@ -598,7 +621,7 @@ async def command(config: HallConfig, args: argparse.Namespace,
     async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
         for notice in desk.hall.notices():
-            print(f"warning: {notice}")
+            print(f"warning: {say(notice)}")
         targets, left_out = desk.targets(args.table)
         if not targets:
             print(f"timerd hall: no table of hall {config.hall} is known", file=sys.stderr)
@@ -622,7 +645,7 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
         _, warning = clock_sync_text({} if view is None else view.clock,
                                      desk.config.max_offset_ms)
         if view is not None and warning and view.link == "online":
-            print(f"warning: {name}: {warning}; its start may be off by as much")
+            print(f"warning: {name}: {say(warning)}; its start may be off by as much")
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
     acks, aside = await store_and_acknowledge(desk, held, args.timeout)
     for line in aside:

@@ -1,12 +1,14 @@
 // The hall board: draws the board document (timerd/hall_board.py) as one card per table.
-// Everything shown is computed by the desk; this only lays the cards out, fills them in and
-// colours them by phase. It reconnects by itself when the desk restarts.
+// Everything shown is computed by the desk; this only lays the cards out, fills them in in
+// the page's language (timerd.js: the scoreboard's catalogue, ?lang=en|sl|sk) and colours
+// them by phase. It reconnects by itself when the desk restarts.
 "use strict";
 
-const LABELS = {
-  idle: "ready", scheduled: "scheduled", pre_signal: "pre-signal", running: "running",
-  paused: "paused", break: "break", shootout: "shootout", finished: "finished",
-};
+const { t } = timerd;
+// A phase as its word: the terminal's phase words (term.phase.*), "ready" for idle.
+const label = (phase) => (phase === "idle" ? t("hall.ready")
+  : phase === "unreadable" ? t("hall.unreadable") : timerd.textOr(`term.phase.${phase}`, phase));
+const say = (note) => t(note.key, note.params);
 const tables = document.getElementById("tables");
 const template = document.getElementById("card");
 const cards = new Map();
@@ -37,10 +39,15 @@ function set(card, selector, text) {
 // every class would make the browser lay out the whole page four times a second.
 let order = "";
 
+let last = null;
+
 function draw(board) {
-  set(document.body, "#hall", `hall ${board.hall}`);
-  const online = board.tables.filter((t) => t.link === "online").length;
-  set(document.body, "#count", `${online} of ${board.tables.length} tables online`);
+  last = board;
+  timerd.chooseLanguage(board.language);
+  set(document.body, "#hall", t("hall.name", { hall: board.hall }));
+  const online = board.tables.filter((row) => row.link === "online").length;
+  set(document.body, "#count", t("hall.online_count", { online, total: board.tables.length }));
+  set(document.body, "#notice", board.notices.map(say).join("; "));
   const names = new Set(board.tables.map((t) => t.table));
   for (const [name, card] of cards) {
     if (!names.has(name)) { card.remove(); cards.delete(name); }
@@ -59,14 +66,16 @@ function draw(board) {
     const className = offline ? "card offline" : "card";
     if (card.className !== className) card.className = className;
     set(card, ".c-name", row.table);
-    set(card, ".c-label", offline ? "OFFLINE" : (LABELS[row.phase] || row.phase));
-    set(card, ".c-home", row.home || "Home");
-    set(card, ".c-away", row.away || "Away");
+    set(card, ".c-label", offline ? t("hall.offline") : label(row.phase));
+    set(card, ".c-home", row.home || t("side.home"));
+    set(card, ".c-away", row.away || t("side.away"));
     set(card, ".c-clock", row.clock);
+    if (card.dataset.clock !== (row.clock_kind || "")) card.dataset.clock = row.clock_kind || "";
     set(card, ".c-score", row.score);
-    set(card, ".c-seen", [row.round, row.seen && `seen ${row.seen}`,
-      row.version && `timerd ${row.version}`].filter(Boolean).join(" · "));
-    set(card, ".c-warn", row.warnings.join("; "));
+    set(card, ".c-seen", [row.round && t("web.round", { round: row.round }),
+      row.seen_s !== null && t("hall.seen", { s: Math.round(row.seen_s) }),
+      row.version && t("web.version", { version: row.version })].filter(Boolean).join(" · "));
+    set(card, ".c-warn", row.warnings.map(say).join("; "));
   }
   const newOrder = board.tables.map((t) => t.table).join("\n");
   if (newOrder !== order) {  // a table came or went: the cards in the board's order
@@ -80,14 +89,16 @@ function connect() {
   const link = document.getElementById("link");
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${scheme}://${location.host}/api/board/stream`);
-  socket.onopen = () => { link.textContent = "live"; link.className = "link up"; };
+  socket.onopen = () => { link.textContent = t("web.live"); link.className = "link up"; };
   socket.onmessage = (message) => draw(JSON.parse(message.data));
   socket.onclose = () => {
-    link.textContent = "desk offline: reconnecting…";
+    link.textContent = t("hall.desk_offline");
     link.className = "link down";
     setTimeout(connect, 1000);
   };
 }
 
 window.addEventListener("resize", () => layout(cards.size));
-connect();
+// A new language (the document's `[ui] language`, or ?lang=): every card again in it.
+document.addEventListener("timerd-language", () => { if (last) draw(last); });
+timerd.loadTexts().then(connect);

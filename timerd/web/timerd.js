@@ -341,7 +341,7 @@ const timerd = (() => {
   return {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
-    command, run, i18n, chooseLanguage, languageSwitch, showLink, showNoGoal, t, textOr,
-    sideName, reason, said, profileTitle, whereText, runningTimeout, lineChangeText,
+    command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
+    textOr, sideName, reason, said, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();
