@@ -4,4 +4,4 @@ import sys
 
 from timerd.cli import main
 
-sys.exit(main())
+sys.exit(main(None))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,10 @@ from timerd.tools import hall_args, install
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
+#: `timerctl goal` taken but not counted (ITHF 5.1: before the start; 5.6: the guard).
+EXIT_NOT_COUNTED = 3
+#: Its reader went away (`| head`): as a process that SIGPIPE ended, without a traceback.
+EXIT_PIPE = 128 + 13
 
 
 class _Version(argparse.Action):
@@ -82,6 +88,26 @@ def _speed(text: str) -> float:
     return value
 
 
+Main = Callable[[list[str] | None], int]
+
+
+def quiet_pipe(main: Main) -> Main:
+    """`main`, ending quietly when its reader goes away (`timerctl help | head`): no
+    BrokenPipeError traceback, exit status 141 as a process that SIGPIPE ended."""
+    @functools.wraps(main)
+    def wrapper(argv: list[str] | None = None) -> int:
+        try:
+            try:
+                code: int = main(argv)
+                return code
+            finally:
+                sys.stdout.flush()  # here, not at exit, where the error could not be caught
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_PIPE
+    return wrapper
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="timerd", description=__doc__)
     _version_arg(top)
@@ -126,6 +152,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+@quiet_pipe
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if problem := _set_instance(getattr(args, "instance", None)):
@@ -429,38 +456,81 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
-def timerctl(argv: list[str] | None = None) -> int:
+def _usage(name: str, args: list[str]) -> str:
+    """A command as `timerctl help` lists it: `goal <side> [scorer] [assist...]`."""
+    words = [f"[{a[:-1]}]" if a.endswith("?") else f"[{a}]" if a.endswith("...") else f"<{a}>"
+             for a in args]
+    return " ".join([name, *words])
+
+
+def format_commands(reply: dict[str, Any]) -> str:
+    """`timerctl help`: every command the running daemon's profile (and its adapters)
+    offer, with its arguments, from its `commands` reply."""
+    profile = (reply.get("status") or {}).get("profile", "?")
+    lines = [f"commands of the running timerd (profile {profile}):"]
+    lines += [f"  {_usage(c['command'], c['args'])}" for c in reply.get("commands") or []]
+    lines.append("  help                (this list)")
+    return "\n".join(lines)
+
+
+def _ctl_parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
-        prog="timerctl", description="Control a running timerd: start, pause, resume, toggle, "
-        "reset, status, and the commands later profiles add.")
+        prog="timerctl", add_help=False,
+        description="Control a running timerd: start, pause, resume, toggle, reset, status, "
+        "and the commands its profile adds (`timerctl help` lists them with their "
+        "arguments).")
+    top.add_argument("-h", "--help", action="store_true",
+                     help="show this help and the running timerd's commands, and exit")
     _version_arg(top)
     top.add_argument("--socket", type=Path, metavar="PATH",
                      help="the daemon's control socket (default: $TIMERD_SOCKET, the config's "
                           "control.socket, /run/timerd/control.sock, then the per-user one)")
     _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
-    top.add_argument("command", help="start | pause | resume | toggle | reset | status | ...")
+    top.add_argument("command", nargs="?",
+                     help="help | status | start | pause | resume | toggle | reset | ...")
     top.add_argument("args", nargs="*", help="the command's arguments")
+    return top
+
+
+@quiet_pipe
+def timerctl(argv: list[str] | None = None) -> int:
+    top = _ctl_parser()
     args = top.parse_args(argv)
     if "--json" in args.args:  # `timerctl status --json` reads naturally; accept it there too
         args.args.remove("--json")
         args.json = True
+    if args.help:
+        top.print_help()
+        print()
+    elif args.command is None:
+        top.error("give a command (`timerctl help` lists them)")
     if problem := _set_instance(args.instance):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
     path = find_socket(args.socket)
+    listing = args.help or args.command == "help"
     try:
         config_mod.trusted_socket(path)
-        reply = request(path, args.command, args.args)
+        reply = request(path, "commands" if listing else args.command, args.args)
     except config_mod.UnsafePath as exc:
         print(f"timerctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
+        if args.help:  # the help above stands; the daemon's own commands need a daemon
+            print(f"(its commands: {_unreachable(path, exc)})")
+            return 0
         print(f"timerctl: {_unreachable(path, exc)}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:
         print(f"timerctl: cannot reach timerd at {path}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if listing and reply.get("ok"):
+        print(json.dumps(reply["commands"], indent=2) if args.json else format_commands(reply))
+        return 0
+    not_counted = _not_counted(args.command, reply)
+    if not_counted:  # first, before the status: the goal the operator gave does not stand
+        print(f"timerctl: {not_counted}", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(reply.get("status", reply), indent=2))
     elif reply.get("ok"):
@@ -470,4 +540,15 @@ def timerctl(argv: list[str] | None = None) -> int:
     if not reply.get("ok"):
         print(f"timerctl: {_refusal(reply)}", file=sys.stderr)
         return EXIT_REFUSED
-    return 0
+    return EXIT_NOT_COUNTED if not_counted else 0
+
+
+def _not_counted(command: str, reply: dict[str, Any]) -> str:
+    """For a `goal` the match took but did not count (before the start, in the face-off
+    guard: ITHF 5.1, 5.6): the verdict, in the daemon's language; else ""."""
+    status = reply.get("status") or {}
+    goals = status.get("goals") or []
+    if command != "goal" or not reply.get("ok") or not goals or goals[-1]["counted"]:
+        return ""
+    msg = Messages(resolve(str(status.get("language") or "auto")))
+    return msg("st.no_goal", reason=msg.reason(goals[-1]["reason"]))

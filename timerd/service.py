@@ -37,6 +37,7 @@ from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, Cancellable, ExtraCommand, Output, StatusExtra
 from timerd.wire import (
     arg_names,
+    commands_reply,
     error_reply,
     new_match_id,
     ok_reply,
@@ -220,6 +221,8 @@ class Service:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             return error_reply("args must be a list of strings")
         name = request["command"]
+        if name == "commands":  # what `timerctl help` lists: asks, changes nothing
+            return commands_reply(self.status_dict(), {"status": (), **self.offered()})
         try:
             if name in self.extra_commands:
                 try:

@@ -26,7 +26,7 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,6 +138,14 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
 def ok_reply(status: Mapping[str, Any]) -> dict[str, Any]:
     """The reply to a command done: the status document after it."""
     return {"format": REPLY_FORMAT, "ok": True, "status": status}
+
+
+def commands_reply(status: Mapping[str, Any],
+                   offered: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The reply to `commands` (`timerctl help`): `ok_reply` and every command the running
+    profile and the adapters offer, each with its arguments' names (`arg_names`' shape)."""
+    return ok_reply(status) | {"commands": [{"command": name, "args": list(usage)}
+                                            for name, usage in offered.items()]}
 
 
 def error_reply(error: str) -> dict[str, Any]:
