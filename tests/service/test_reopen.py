@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.service.test_match_id import hall_messages, results_lines, run_table
+from tests.conftest import run_virtual
+from tests.service.test_match_id import HALL, hall_messages, results_lines, run_table
+from timerd import profiles
+from timerd.adapters.hall.link import HallLink, Outbox
 from timerd.adapters.results.format import recent_results
 from timerd.cli import format_results
+from timerd.core.match import Match
+from timerd.disk import DiskWriter
+from timerd.service import Service
+from timerd.tools.hall_desk import render_results
+from timerd.tools.hall_round import match_row
 
 # ITHF: the start signal 20 s after START, the final signal 300 s later (t=320).
 
@@ -47,3 +55,37 @@ def test_ithf_6_1_4_8_a_reopened_overtime_survives_a_restart_and_ends_as_revisio
     assert second["match_id"] == first["match_id"]
     assert (second["revision"], second["winner"], second["how"]) == (1, "away", "overtime")
     assert second["score"] == {"home": 1, "away": 2}
+
+
+def test_the_desk_exports_the_corrected_revision_and_says_so(tmp_path: Path) -> None:
+    """The superseding result goes out through the outbox like any result; the desk's row
+    carries its revision and `timerd hall results` says it was corrected."""
+    run_table(tmp_path, [(0, "start"), (100, "goal home"), (310, "goal home"),
+                         (330, "undo")], until=400)
+    first, second = hall_messages(tmp_path)
+    assert (first["revision"], second["revision"]) == (0, 1)
+    assert first["id"] == second["id"]  # one match: its latest revision wins at the desk
+    row = match_row(second)
+    assert (row["revision"], row["home_goals"]) == (1, 1)
+    assert "corrected (revision 1)" in render_results([row])[-1]
+
+
+def test_an_ack_of_the_first_revision_does_not_acknowledge_the_correction(
+        tmp_path: Path) -> None:
+    run_table(tmp_path, [(0, "start"), (100, "goal home"), (310, "goal home"),
+                         (330, "undo")], until=400)
+    first, second = (m["result"] for m in hall_messages(tmp_path))
+
+    async def acks() -> tuple[bool, bool]:
+        writer = DiskWriter(inline=True)
+        hall = HallLink(HALL, Service(Match(profiles.load("ithf"))),
+                        Outbox(tmp_path / "outbox2", writer), writer=writer)
+        hall.publish_result(first)
+        hall.publish_result(second)
+        assert hall.result is not None
+        hall._ack({"result": first["match_id"], "revision": 0})
+        late = bool(hall.result["acked"])
+        hall._ack({"result": first["match_id"], "revision": 1})
+        return late, bool(hall.result["acked"])
+
+    assert run_virtual(acks) == (False, True)

@@ -382,7 +382,9 @@ def render_results(rows: list[dict[str, Any]]) -> list[str]:
     """The results table: one line per match (`match_row`s), wire text `clean`ed."""
     lines = [("TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME", "DURATION")]
     lines += [(clean(r["table"]), clean(r["home"] or "-"), clean(r["away"] or "-"),
-               f"{r['home_goals']}:{r['away_goals']}", clean(r["how"] or "?"),
+               f"{r['home_goals']}:{r['away_goals']}",
+               clean(r["how"] or "?") + (f", corrected (revision {r['revision']})"
+                                         if r["revision"] else ""),
                _mmss(r["overtime_s"]), _mmss(r["duration_s"] or r["played_s"]))
               for r in rows]
     return format_table(lines)
@@ -582,7 +584,8 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
     for message in stored:
         view = desk.hall.tables.get(message["table"])
         if view is not None and view.unacknowledged() is message:
-            orders[view.name] = {"command": "ack", "result": message["id"]}
+            orders[view.name] = {"command": "ack", "result": message["id"],
+                                 "revision": revision_of(message)}
     outcomes = await desk.ask(orders, timeout_s) if orders else []
     return outcomes, [f"{clean(mapping_of(m).get('table'), 24)}: result "
                       f"{clean(mapping_of(m).get('id'), 40)} set aside, not acknowledged: {why}"

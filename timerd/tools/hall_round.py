@@ -37,7 +37,7 @@ EXPORT_VERSION = 1
 #: One row per match, in this order (docs/hall.md, "Results for the tournament software").
 MATCH_COLUMNS = ("round", "table", "home", "away", "home_goals", "away_goals", "how",
                  "winner", "overtime_s", "played_s", "duration_s", "started", "finished",
-                 "profile", "match_id", "result_id")
+                 "profile", "match_id", "result_id", "revision")
 #: A result id as tables make them: the match id (`20261203T222915Z-ab12cd`; a uuid4 hex
 #: before issue 14), a safe file name; anything else is not stored under its id.
 _RESULT_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{7,63}$")
@@ -356,6 +356,8 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
         "profile": result.get("profile"),
         "match_id": result.get("match_id"),
         "result_id": message.get("id"),
+        # Issue 28: the result's revision (0; 1, 2... a result corrected after the end).
+        "revision": revision_of(message),
     }
     assert tuple(row) == MATCH_COLUMNS
     return row

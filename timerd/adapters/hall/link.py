@@ -303,6 +303,7 @@ class HallLink:
         self.clock_sync = ClockSync("none", detail="not read yet")
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
         self.result: dict[str, Any] | None = None
+        self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
@@ -370,11 +371,13 @@ class HallLink:
         is reachable, also after a restart of this daemon.
         """
         result_id = str(result["match_id"])
+        revision = int(result.get("revision") or 0)  # issue 28: a correction after the end
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
-                   "table": self.table,
+                   "table": self.table, "revision": revision,
                    "round": self.round, "wall": self.wall(), "result": dict(result)}
         self.outbox.add(message)
         self.result = {"id": result_id, "round": self.round, "acked": False}
+        self.result_revision = revision
         self._result_ids.append(result_id)
         self._state_due = True
         self._kick.set()
@@ -386,6 +389,7 @@ class HallLink:
         for entry in entries:
             message = json.loads(entry.payload)  # Outbox.load parsed it once already
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
+            self.result_revision = int(message.get("revision") or 0)
             self._result_ids.append(entry.id)
 
     def status_extra(self) -> dict[str, Any]:
@@ -502,7 +506,10 @@ class HallLink:
     def _ack(self, message: Mapping[str, Any]) -> str:
         """The desk has stored the result `result` (its id): a start_round may reset now."""
         result_id = message.get("result")
-        if self.result is not None and result_id == self.result["id"]:
+        # A desk's ack names the revision it stored (issue 28); an older one's ack does not
+        # acknowledge the correction sent since.
+        if self.result is not None and result_id == self.result["id"] \
+                and message.get("revision", self.result_revision) == self.result_revision:
             self.result["acked"] = True
             self._state_due = True
             self._kick.set()
