@@ -6,16 +6,17 @@
     python bench/audio_latency.py --device default # the machine's real sound device (a Pi)
 
 It runs the real service on a real event loop with a training profile that places an interval
-signal every `--spacing` seconds, the speaker adapter as the output, and simpleaudio as the
-player. For every signal it takes four instants on the monotonic clock (the loop's own clock):
+signal every `--spacing` seconds, the speaker adapter as the output, and its playback thread
+(`AlsaPlayer`) as the player. For every signal it takes four instants on the monotonic clock
+(the loop's own clock):
 
 - due: when the match planned the signal;
 - notified: when the service handed it to the outputs (its wake-up lateness);
-- returned: when `simpleaudio.play_buffer` returned. It opens the device holding the GIL, so
-  this is also how long the event loop was held;
+- returned: when the player's `play` returned: the sound handed to the playback thread, which
+  keeps the device open; this is how long the event loop was held;
 - first bytes: when the first PCM bytes came out of ALSA. Without `--device`, ALSA's default
   device is the file plugin writing into a FIFO that a separate process reads, with a null
-  sink behind it: the first read is the instant simpleaudio's thread handed ALSA its first
+  sink behind it: the first read is the instant the playback thread handed ALSA its first
   period.
   A real sound card adds its own buffer after that point, which cannot be seen from here.
 
@@ -40,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout as is
 
-from timerd.adapters.audio import SimpleaudioPlayer, Sound, SoundBank, Speaker
+from timerd.adapters.audio import AlsaPlayer, Report, Sound, SoundBank, Speaker
 from timerd.config import Config
 from timerd.core.effects import Effect, Signal, SignalKind
 from timerd.core.match import Match
@@ -71,11 +72,17 @@ class SignalClock:
 
 
 class TimedPlayer:
-    """The real simpleaudio player, with the instants around each `play_buffer` call noted."""
+    """The real player, with the instants around each `play` call noted."""
 
     def __init__(self, timings: Timings) -> None:
-        self.inner = SimpleaudioPlayer()
+        self.inner = AlsaPlayer(5.0)
         self.timings = timings
+
+    def open(self, report: Report) -> None:
+        self.inner.open(report)
+
+    def close(self) -> None:
+        self.inner.close()
 
     def play(self, sound: Sound, start_frame: int = 0) -> Any:
         self.timings.called.append(time.monotonic())
@@ -83,8 +90,6 @@ class TimedPlayer:
         self.timings.returned.append(time.monotonic())
         return playback
 
-    def quiet(self, on: bool) -> None:
-        self.inner.quiet(on)
 
 
 # Runs in its own process, so that noting an arrival never waits for this process's GIL.
@@ -133,10 +138,12 @@ async def run_match(signals: int, spacing_s: float, timings: Timings) -> None:
     speaker = Speaker(SoundBank.load(config.signals, config.speaker), TimedPlayer(timings),
                       service.loop, service.status)
     service.outputs += [SignalClock(timings), speaker]
+    await speaker.settled()
     task = asyncio.create_task(service.run())
     service.execute("start")
     await asyncio.sleep(spacing_s * signals + 1.0)
     task.cancel()
+    await speaker.__aexit__(None, None, None)
 
 
 def summary(gaps_s: list[float]) -> dict[str, float]:
@@ -201,9 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         "signals": n,
         "spacing_s": args.spacing,
         "due_to_notified": summary([b - a for a, b in zip(due, notified, strict=True)]),
-        "play_buffer_call": summary([b - a for a, b in zip(
+        "play_call": summary([b - a for a, b in zip(
             timings.called[:n], timings.returned[:n], strict=True)]),
-        "due_to_play_buffer_returned": summary(
+        "due_to_play_returned": summary(
             [b - a for a, b in zip(due, timings.returned[:n], strict=True)]),
     }
     if args.device == "capture":

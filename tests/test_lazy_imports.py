@@ -13,8 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 #: Libraries only some adapters need, and the adapter that needs each.
 OPTIONAL = {"h11": "web", "wsproto": "web", "aiohttp": "web", "aiomqtt": "hall", "paho": "hall",
-            "serial": "serial", "termios": "terminal", "simpleaudio": "speaker",
-            "ctypes": "speaker"}
+            "serial": "serial", "termios": "terminal", "ctypes": "speaker"}
 #: Builds the daemon as `timerd run --simulate` does (app.build, gpiozero's mock pins) with the
 #: config file argv[1] and the `-o` overrides after it, then names every module imported. The
 #: state and runtime directories come from the test's environment (conftest).
@@ -42,7 +41,7 @@ def test_the_composition_root_imports_no_optional_library() -> None:
 
 @pytest.mark.parametrize(("switched_on", "expected"), [
     ((), []),
-    (("speaker",), ["simpleaudio", "ctypes"]),
+    (("speaker",), ["ctypes"]),
 ])
 def test_a_built_daemon_imports_an_optional_library_only_for_an_adapter_switched_on(
         tmp_path: Path, switched_on: tuple[str, ...], expected: list[str]) -> None:

@@ -353,6 +353,7 @@ async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factor
     async with contextlib.AsyncExitStack() as stack:
         board = None if factory is None else await _board(stack, config, service, factory)
         speaker = await _speaker(stack, config, service, board)
+        await speaker.settled()  # the playback thread has opened the device, or said why not
         for kind in kinds:
             out = config.signals.get(kind, SignalOutput())
             wait_s = 0.0
@@ -374,7 +375,7 @@ async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factor
                 wait_s = max(wait_s, edges[-1][1])
             deadline = time.monotonic() + wait_s + 5.0
             await asyncio.sleep(wait_s)
-            # simpleaudio has no completion callback to wait on: poll it.
+            # The playback thread marks a sound done; poll it.
             while speaker.playing() and time.monotonic() < deadline:  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
             await asyncio.sleep(0.3)  # a breath between signals, so each is heard on its own

@@ -1,14 +1,15 @@
-"""Real playback: simpleaudio into ALSA, captured by ALSA's file plugin, with no sound card.
+"""Real playback: the speaker's playback thread into libasound, captured by ALSA's file plugin,
+with no sound card.
 
 ALSA reads `ALSA_CONFIG_PATH` when the library initialises, so every playback runs in a fresh
-`python` with that variable set. The file plugin writes exactly the PCM that was played (each
-open truncates the file); the null sink behind it is not paced, so these tests prove what was
-played, not when (timing is bench/audio_latency.py's job).
+`python` with that variable set. The file plugin writes exactly the PCM that was played, one
+sound after another into one file (the device stays open); the null sink behind it is not
+paced, so these tests prove what was played, not when (timing is bench/'s job).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import ctypes
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import require
-from timerd.adapters.audio import BUILTIN_DIR
+from timerd.adapters.audio import ALSA_LIBRARY, BUILTIN_DIR
 from timerd.config import Config
 from timerd.core.effects import SignalKind
 from timerd.core.pulses import pulses
@@ -30,13 +31,13 @@ RATE = 44100
 #: USB sound card is unplugged. ALSA prints a line to stderr for each failed open.
 NO_CARD = '{ type hw; card "unplugged" }'
 
-# Plays every signal kind through the Speaker adapter and the real simpleaudio player, one at a
-# time, and keeps a copy of what ALSA captured for each.
+# Plays every signal kind through the Speaker adapter and the real player, one at a time, and
+# keeps a copy of what ALSA captured for each (the part of the capture it added).
 PLAY_EVERY_SIGNAL = r"""
-import asyncio, dataclasses, shutil, sys, time
+import asyncio, dataclasses, sys, time
 from pathlib import Path
 from timerd import config
-from timerd.adapters.audio import SimpleaudioPlayer, SoundBank, Speaker
+from timerd.adapters.audio import AlsaPlayer, SoundBank, Speaker
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 
@@ -47,17 +48,18 @@ async def main():
     loop = asyncio.get_running_loop()
     match = Match(cfg.profile())
     status = match.status(loop.time())
-    speaker = Speaker(SoundBank.load(cfg.signals, cfg.speaker), SimpleaudioPlayer(), loop,
+    speaker = Speaker(SoundBank.load(cfg.signals, cfg.speaker), AlsaPlayer(5.0), loop,
                       lambda: status)
+    await speaker.settled()
 
     def sound(name, kind, **changes):
         at = dataclasses.replace(status, **changes)
-        capture.unlink(missing_ok=True)
+        before = capture.stat().st_size
         speaker.notify(Signal(kind, loop.time(), beeps=changes.pop("beeps", 1)), at)
         deadline = time.monotonic() + 10
         while speaker.playing() and time.monotonic() < deadline:
             time.sleep(0.005)
-        shutil.copy(capture, out / f"{name}.raw")
+        (out / f"{name}.raw").write_bytes(capture.read_bytes()[before:])
 
     if cfg.speaker.last_30 == "music":
         running = dict(phase=Phase.RUNNING, clock_running=True)
@@ -67,20 +69,22 @@ async def main():
     else:
         for kind in SignalKind:
             sound(kind.value, kind)
+    await speaker.__aexit__(None, None, None)
     print("played", flush=True)
 
 asyncio.run(main())
 """
 
-# A whole match on virtual time with simulated GPIO pins and the real simpleaudio, whose
-# default device is a sound card that is not there.
+# A whole match on virtual time with simulated GPIO pins and the real player, whose default
+# device is a sound card that is not there; its thread retries it every 10 ms, and goes on
+# retrying for 0.3 s after the match.
 MATCH_WITHOUT_CARD = r"""
-import asyncio, json, logging
+import asyncio, json, logging, time
 from gpiozero.pins.mock import MockFactory
 from timerd.adapters.audio import Speaker
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
-from timerd.config import Config
+from timerd.config import Config, SpeakerConfig
 from timerd.core.effects import Signal
 from timerd.core.match import Match
 from timerd import profiles
@@ -94,7 +98,7 @@ logging.getLogger().handlers[0].emit = records.append
 
 async def main():
     factory = MockFactory()
-    config = Config()
+    config = Config(speaker=SpeakerConfig(retry_s=0.01))
     service = Service(Match(profiles.load("ithf")))
     signals = []
     class Keep:
@@ -107,11 +111,13 @@ async def main():
         async with Speaker.for_service(config, service, board.buzzers) as speaker:
             service.outputs.append(speaker)
             attach(service, speaker)
+            await speaker.settled()
             task = asyncio.create_task(service.run())
             service.execute("start")
             await asyncio.sleep(330)
             task.cancel()
             status = service.status_dict()
+            await asyncio.to_thread(time.sleep, 0.3)
         states = [s.state for s in factory.pin(22).states]
     print(json.dumps({
         "signals": signals, "phase": status["phase"], "speaker": status["speaker"],
@@ -124,8 +130,12 @@ with asyncio.Runner(loop_factory=virtual_loop) as runner:
 """
 
 
-def _simpleaudio() -> bool:
-    return importlib.util.find_spec("simpleaudio") is not None
+def _libasound() -> bool:
+    try:
+        ctypes.CDLL(ALSA_LIBRARY)
+    except OSError:
+        return False
+    return True
 
 
 def _alsa_env(tmp_path: Path, pcm: str) -> dict[str, str]:
@@ -152,7 +162,7 @@ def _frames(name: str) -> bytes:
 
 
 def _play_all(tmp_path: Path, *options: str) -> Path:
-    require(_simpleaudio(), "simpleaudio (pip install simpleaudio-patched)")
+    require(_libasound(), "libasound2 (apt install libasound2)")
     capture, env = _capture_env(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
@@ -190,27 +200,27 @@ def test_volume_is_applied_to_what_alsa_gets(tmp_path: Path) -> None:
 
 
 def test_sound_test_command_plays_the_signal_on_speaker_and_buzzer(tmp_path: Path) -> None:
-    require(_simpleaudio(), "simpleaudio (pip install simpleaudio-patched)")
+    require(_libasound(), "libasound2 (apt install libasound2)")
     capture, env = _capture_env(tmp_path)
     done = _run(["-m", "timerd", "sound-test", "pause", "--simulate"], env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["pause: speaker plays built-in pause.wav (0.25 s)",
                                         "pause: buzzer on GPIO22 (0.05 s)"]
-    assert capture.read_bytes() == _frames("pause")
+    assert capture.read_bytes() == _frames("pause")  # the device opened once, played once
 
 
 def test_sound_test_without_a_sound_card_says_so_and_fails(tmp_path: Path) -> None:
-    require(_simpleaudio(), "simpleaudio (pip install simpleaudio-patched)")
+    require(_libasound(), "libasound2 (apt install libasound2)")
     env = _alsa_env(tmp_path, NO_CARD)
     done = _run(["-m", "timerd", "sound-test", "resume", "--simulate"], env)
     assert done.returncode == 1
     assert done.stdout.splitlines() == ["resume: speaker did not play (see the messages above)",
                                         "resume: buzzer on GPIO22 (0.18 s)"]
-    assert "speaker: cannot play resume: Error opening PCM device." in done.stderr
+    assert "speaker: the sound device fails: No such device" in done.stderr
 
 
 def test_a_match_without_a_sound_card_finishes_with_every_buzzer_signal(tmp_path: Path) -> None:
-    require(_simpleaudio(), "simpleaudio (pip install simpleaudio-patched)")
+    require(_libasound(), "libasound2 (apt install libasound2)")
     env = _alsa_env(tmp_path, NO_CARD)
     done = _run(["-c", MATCH_WITHOUT_CARD], env)
     assert done.returncode == 0, done.stderr
@@ -224,10 +234,10 @@ def test_a_match_without_a_sound_card_finishes_with_every_buzzer_signal(tmp_path
         len(pulses(patterns[SignalKind(k)].pattern_s, n, patterns[SignalKind(k)].gap_s))
         for k, n in result["signals"])
     audio = [(level, message) for level, name, message in result["log"] if name == "timerd.audio"]
-    failures = [m for _, m in audio if "cannot play" in m]
-    assert len(failures) == 1
-    assert failures[0].startswith("speaker: cannot play pre_signal: Error opening PCM device.")
-    # About 65 retries over the match, none logged above debug, and the device never came back.
+    failures = [m for _, m in audio if "fails" in m]
+    assert failures == ["speaker: the sound device fails: No such device. The match and the "
+                        "buzzer go on without the speaker; trying it again every 0.01 s"]
+    # Some 30 retries on the player's thread, none logged, and the device never came back.
     assert [level for level, _ in audio] == ["INFO", "WARNING"]
     assert not any("works again" in m for _, m in audio)
     # ALSA's own error line was printed for the first failure only, not for each retry.

@@ -12,18 +12,19 @@ match's way:
   that cannot be used is logged with its key path and the built-in plays instead. A built-in
   sound at full volume is mapped from its file rather than copied into the daemon's memory
   (`read_wav(mapped=True)`): its pages are the page cache's, shared and dropped under memory
-  pressure, and only the sounds that play are ever paged in, by simpleaudio's playback thread
-  (it reads the buffer there, never on the event loop). The kinds whose sound is repeated on
+  pressure, and only the sounds that play are ever paged in, by the playback thread (it
+  reads the buffer there, never on the event loop). The kinds whose sound is repeated on
   the loop (`COUNTED`) and a user's WAV (rewriting a mapped file in place would crash the
   daemon with SIGBUS) are copied into memory as before.
-- Playback goes through `simpleaudio.play_buffer`, which opens the device, starts a C thread
-  that feeds ALSA and returns. It holds the GIL while it opens the device, so a Python thread
-  would not take that time off the event loop; it is measured instead (bench/audio_latency.py)
-  and the speaker comes after the buzzer among the outputs, so the buzzer is already on.
+- The device is owned by one playback thread for the daemon's life (`AlsaPlayer`): it opens
+  ALSA's PCM at startup and keeps it open, and is handed each sound. Its ALSA calls go through
+  ctypes, which releases the interpreter's lock, so an open that parses ALSA's configuration,
+  a retry, or a write waiting for the card never holds the event loop: no buzzer edge waits
+  for the speaker (issue 33; chosen by measurement against a helper process, docs/sound.md).
 - One voice: a new sound cuts the one still playing, as on the buzzer, so the device never needs
   to mix two streams.
 - A failing device (no card, unplugged mid-match) is logged once; the match and the buzzer go on,
-  a background task tries the device again every `retry_s` and logs when it is back.
+  the playback thread tries the device again every `retry_s` and it is logged when it is back.
 - The last-30 music starts where it must to end exactly at 0:00, from the match status's
   `remaining_s`; it stops on a pause and goes on from the same sample on resume (ITHF 10.2).
 """
@@ -34,6 +35,7 @@ import asyncio
 import contextlib
 import logging
 import mmap
+import threading
 import time
 import wave
 from array import array
@@ -247,55 +249,276 @@ class Playback(Protocol):
     def stop(self) -> None: ...
 
 
+#: A player's word on its device, called on the event loop: None when it works (opened, or
+#: back), else why it fails.
+Report = Callable[[str | None], None]
+
+
 class Player(Protocol):
+    def open(self, report: Report) -> None:
+        """Start owning the device (off the loop) and `report` how it goes, on the loop."""
+
     def play(self, sound: Sound, start_frame: int = 0) -> Playback:
-        """Start `sound` from `start_frame` and return at once; raise if the device fails."""
+        """Hand `sound` over to play from `start_frame`, cutting the one playing; return at
+        once, never touching the device on the caller's thread."""
 
-    def quiet(self, on: bool) -> None:
-        """Keep the sound library's own error printing off stderr (while retrying)."""
+    def close(self) -> None:
+        """Stop playing, close the device and end the player's thread (at shutdown)."""
 
 
-#: The ALSA library simpleaudio is linked with, by its soname: loaded as is, it is the copy
-#: already in the process (ctypes.util.find_library would run `ldconfig -p` to find it).
+#: The ALSA library, by its soname (libasound2 on Debian and Raspberry Pi OS).
 ALSA_LIBRARY = "libasound.so.2"
+SND_PCM_STREAM_PLAYBACK = 0
+SND_PCM_FORMAT_S16_LE = 2
+SND_PCM_ACCESS_RW_INTERLEAVED = 3
+#: ALSA's buffer: what a cut or a new sound waits for at most, and what the device holds.
+LATENCY_US = 50_000
+#: A sound that starts later than this after it was asked for starts at the sample it would
+#: have reached (the music still ends at 0:00; ITHF 4.4); on time, it plays whole.
+LATE_S = 0.05
 
 
-class SimpleaudioPlayer:
-    """ALSA's default device through simpleaudio (the simpleaudio-patched package).
+class AlsaError(Exception):
+    """A libasound call failed; the message is ALSA's (snd_strerror)."""
 
-    simpleaudio and ctypes are imported here, so a daemon without the speaker carries
-    neither (issue 16)."""
 
-    def __init__(self) -> None:
-        import simpleaudio  # noqa: PLC0415 (an optional extra: timerd[sound])
+class AlsaPcm:
+    """ALSA's PCM through libasound with ctypes, whose calls release the interpreter's lock:
+    an open that parses ALSA's configuration, or a write that waits for the device, runs beside
+    the event loop, never in its way. Used only on `AlsaPlayer`'s thread."""
 
-        self._play_buffer = simpleaudio.play_buffer
-        import ctypes  # noqa: PLC0415 (once simpleaudio is there)
+    def __init__(self, device: str = "default") -> None:
+        import ctypes  # noqa: PLC0415 (only a daemon with the speaker on carries ctypes)
 
-        # ALSA's error handler: (file, line, function, err, fmt, ...); the varargs are ignored.
+        self._c = ctypes
+        self.device = device
+        lib: Any = ctypes.CDLL(ALSA_LIBRARY)
+        lib.snd_strerror.restype = ctypes.c_char_p
+        lib.snd_pcm_writei.restype = ctypes.c_long
+        lib.snd_pcm_writei.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong]
+        for name in ("snd_pcm_drop", "snd_pcm_drain", "snd_pcm_prepare", "snd_pcm_close",
+                     "snd_pcm_delay", "snd_pcm_recover", "snd_pcm_set_params",
+                     "snd_pcm_get_params"):
+            getattr(lib, name).argtypes = None
+        self._lib = lib
         handler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                                    ctypes.c_int, ctypes.c_char_p)
         self._ignore = handler(lambda *_: None)  # kept alive while installed
-        try:
-            self._alsa: Any = ctypes.CDLL(ALSA_LIBRARY)
-        except OSError:
-            self._alsa = None
+        self._pcm: Any = None
+        self.format: tuple[int, int] | None = None  # (channels, rate) while open
+        self.period_frames = 0
 
-    def play(self, sound: Sound, start_frame: int = 0) -> Playback:
-        playback: Playback = self._play_buffer(sound.from_frame(start_frame), sound.channels,
-                                               SAMPLE_BYTES, sound.rate_hz)
-        return playback
+    def _check(self, result: int) -> int:
+        if result < 0:
+            raise AlsaError(self._lib.snd_strerror(result).decode(errors="replace"))
+        return result
+
+    def open(self, channels: int, rate_hz: int) -> None:
+        c = self._c
+        pcm = c.c_void_p()
+        self._check(self._lib.snd_pcm_open(c.byref(pcm), self.device.encode(),
+                                           SND_PCM_STREAM_PLAYBACK, 0))
+        try:
+            self._check(self._lib.snd_pcm_set_params(
+                pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, c.c_uint(channels),
+                c.c_uint(rate_hz), 1, c.c_uint(LATENCY_US)))
+            buffer, period = c.c_ulong(), c.c_ulong()
+            self._check(self._lib.snd_pcm_get_params(pcm, c.byref(buffer), c.byref(period)))
+        except AlsaError:
+            self._lib.snd_pcm_close(pcm)
+            raise
+        self._pcm, self.format = pcm, (channels, rate_hz)
+        self.period_frames = max(period.value, 64)
+
+    def write(self, chunk: bytes, frames: int) -> int:
+        """Write up to `frames` frames, waiting for room; an underrun is recovered."""
+        written = self._lib.snd_pcm_writei(self._pcm, chunk, frames)
+        if written < 0:
+            self._check(self._lib.snd_pcm_recover(self._pcm, int(written), 1))
+            return 0
+        return int(written)
+
+    def delay_frames(self) -> int:
+        frames = self._c.c_long()
+        if self._lib.snd_pcm_delay(self._pcm, self._c.byref(frames)) < 0:
+            return 0
+        return max(frames.value, 0)
+
+    def drop(self) -> None:
+        """Throw away what the device still holds and be ready for the next sound."""
+        self._lib.snd_pcm_drop(self._pcm)
+        self._check(self._lib.snd_pcm_prepare(self._pcm))
+
+    def close(self) -> None:
+        if self._pcm is not None:
+            self._lib.snd_pcm_close(self._pcm)
+        self._pcm, self.format = None, None
 
     def quiet(self, on: bool) -> None:
-        # ALSA prints every failed open to stderr; once the failure is logged, a retry every
-        # few seconds must not fill the journal. None restores ALSA's own handler.
-        if self._alsa is not None:
-            self._alsa.snd_lib_error_set_handler(self._ignore if on else None)
+        """ALSA prints every failed open to stderr: once a failure is logged, the retries must
+        not fill the journal. Off restores ALSA's own handler."""
+        self._lib.snd_lib_error_set_handler(self._ignore if on else None)
 
 
-def silence(seconds: float, rate_hz: int = 44100) -> Sound:
-    """Quiet PCM: what the device is probed with while it is being retried."""
-    return Sound("probe", "silence", bytes(SAMPLE_BYTES * round(seconds * rate_hz)), 1, rate_hz)
+class ThreadPlayback:
+    """One sound handed to `AlsaPlayer`; the player's thread marks it done."""
+
+    def __init__(self, player: AlsaPlayer, sound: Sound, start_frame: int, asked: float) -> None:
+        self.player = player
+        self.sound = sound
+        self.start_frame = start_frame
+        self.asked = asked
+        self.done = False
+
+    def is_playing(self) -> bool:
+        return not self.done
+
+    def stop(self) -> None:
+        self.player.cut(self)
+
+
+class AlsaPlayer:
+    """ALSA's default device, owned for the daemon's life by one playback thread.
+
+    The thread opens the device at startup and keeps it open; between sounds it is left
+    prepared and stopped (no silence is fed: that would wake the thread every period for
+    nothing, issue 16's CPU budget). `play` only hands the sound over: the event loop never
+    opens, retries or writes to the device. A device that fails to open, or fails under a
+    write (a card unplugged), is closed and tried again every `retry_s` on the thread, quietly
+    after the first failure; each change is reported once. `clock` is the loop's clock.
+    """
+
+    def __init__(self, retry_s: float, clock: Callable[[], float] = time.monotonic,
+                 pcm: AlsaPcm | None = None) -> None:
+        self.retry_s = retry_s
+        self.clock = clock
+        self.pcm = pcm or AlsaPcm()
+        self._cond = threading.Condition()
+        self._next: ThreadPlayback | None = None  # handed over, not yet taken by the thread
+        self._playing: ThreadPlayback | None = None
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        self._report: Report = lambda _why: None
+
+    def open(self, report: Report) -> None:
+        self._report = report
+        self._thread = threading.Thread(target=self._run, name="speaker", daemon=True)
+        self._thread.start()
+
+    def play(self, sound: Sound, start_frame: int = 0) -> ThreadPlayback:
+        playback = ThreadPlayback(self, sound, start_frame, self.clock())
+        with self._cond:
+            if self._next is not None:
+                self._next.done = True  # superseded before it started: one voice
+            self._next = playback
+            self._cond.notify()
+        return playback
+
+    def cut(self, playback: ThreadPlayback) -> None:
+        with self._cond:
+            if self._next is playback:
+                self._next = None
+            playback.done = True
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+    # -- the playback thread ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        down: str | None = None  # why the device failed, while it does
+        opened = False  # reported working at least once
+        fmt = (1, 44100)  # every built-in's; a sound in another format reopens the device
+        try:
+            while not self._closing:
+                if self.pcm.format is None:
+                    try:
+                        self.pcm.open(*fmt)
+                    except AlsaError as exc:
+                        self._drop_pending()  # a cue is not played late; the music rejoins
+                        if down is None:
+                            down = str(exc)
+                            self._report(down)
+                            self.pcm.quiet(True)
+                        self._wait(self.retry_s)
+                        continue
+                    if down is not None or not opened:
+                        down, opened = None, True
+                        self.pcm.quiet(False)
+                        self._report(None)
+                playback = self._take()
+                if playback is None:
+                    continue
+                sound = playback.sound
+                if (sound.channels, sound.rate_hz) != self.pcm.format:
+                    fmt = (sound.channels, sound.rate_hz)
+                    self.pcm.close()
+                    self._put_back(playback)
+                    continue
+                try:
+                    self._play(playback)
+                except AlsaError as exc:
+                    playback.done = True
+                    self.pcm.close()
+                    down = str(exc)
+                    self._report(down)
+                    self.pcm.quiet(True)
+                    self._wait(self.retry_s)
+        finally:
+            self.pcm.close()
+
+    def _wait(self, seconds: float | None) -> None:
+        with self._cond:
+            if not self._closing:
+                self._cond.wait(seconds)
+
+    def _take(self) -> ThreadPlayback | None:
+        with self._cond:
+            while self._next is None and not self._closing:
+                self._cond.wait()
+            playback, self._next = self._next, None
+            self._playing = playback
+            return playback
+
+    def _drop_pending(self) -> None:
+        with self._cond:
+            if self._next is not None:
+                self._next.done = True
+                self._next = None
+
+    def _put_back(self, playback: ThreadPlayback) -> None:
+        with self._cond:
+            if self._next is None and not playback.done:
+                self._next = playback
+
+    def _interrupted(self, playback: ThreadPlayback) -> bool:
+        return playback.done or self._next is not None or self._closing
+
+    def _play(self, playback: ThreadPlayback) -> None:
+        sound = playback.sound
+        frame = playback.start_frame
+        late = self.clock() - playback.asked
+        if late > LATE_S:
+            frame += round(late * sound.rate_hz)
+        pcm, step = self.pcm, self.pcm.period_frames
+        try:
+            while frame < sound.frames and not self._interrupted(playback):
+                count = min(step, sound.frames - frame)
+                chunk = bytes(sound.from_frame(frame)[:count * sound.frame_bytes])
+                frame += pcm.write(chunk, count)
+            if not self._interrupted(playback):
+                # Let the device play what it still holds, unless something cuts it short.
+                with self._cond:
+                    self._cond.wait_for(lambda: self._interrupted(playback),
+                                        pcm.delay_frames() / sound.rate_hz)
+        finally:
+            pcm.drop()
+            playback.done = True
 
 
 # -- the speaker output ---------------------------------------------------------------------
@@ -319,18 +542,20 @@ class Speaker:
         self.retry_s = retry_s
         self.muted = muted
         self.buzzers = buzzers  # for `mute buzzer on|off`
-        self.down = False  # the device failed and is being retried
+        self.down = False  # the device fails; the player tries it again on its thread
         self._current: Playback | None = None
         self._music_later: asyncio.TimerHandle | None = None
-        self._retry: asyncio.Task[None] | None = None
+        self._heard = asyncio.Event()  # the player has said once how its device is
         #: Commands beside the match's: `timerd.app` hands them to the service.
         self.commands: dict[str, ExtraCommand] = {"mute": self.mute}
+        if player is not None:
+            player.open(self._from_player)
 
     @classmethod
     def for_service(cls, config: Config, service: Control, buzzers: Buzzer | None,
                     player: Player | None = None) -> Speaker:
         """The speaker from `[speaker]` and `[signals]`, with its `mute` command (in
-        `commands`) and the mutes in its `status_extra`. `player` defaults to simpleaudio's."""
+        `commands`) and the mutes in its `status_extra`. `player` defaults to `AlsaPlayer`."""
         bank = SoundBank()
         if not config.speaker.enabled:
             player = None
@@ -339,10 +564,10 @@ class Speaker:
             for problem in bank.problems:
                 log.warning("%s", problem)
             try:
-                player = player or SimpleaudioPlayer()
-            except ImportError:
-                log.warning("speaker: simpleaudio is not installed (pip install 'timerd[sound]'); "
-                            "the buzzer sounds alone")
+                player = player or AlsaPlayer(config.speaker.retry_s, service.loop.time)
+            except OSError as exc:
+                log.warning("speaker: the ALSA library %s cannot be loaded (%s; apt install "
+                            "libasound2); the buzzer sounds alone", ALSA_LIBRARY, exc)
         window = max((p.remaining_s for p in service.profile.signals
                       if p.signal is SignalKind.LAST_30), default=0.0)
         speaker = cls(bank, player, service.loop, service.status, music_window_s=window,
@@ -361,10 +586,15 @@ class Speaker:
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         self._cancel_music_later()
         self._stop()
-        if self._retry is not None:
-            self._retry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._retry
+        if self.player is not None:
+            # Joins the playback thread, which may be in a write or an open: not on the loop.
+            await asyncio.to_thread(self.player.close)
+
+    async def settled(self, timeout_s: float = 5.0) -> None:
+        """Wait until the player has said whether its device works (`timerd sound-test`)."""
+        if self.player is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._heard.wait(), timeout_s)
 
     # -- match effects ---------------------------------------------------------------------
 
@@ -426,64 +656,44 @@ class Speaker:
     # -- playback --------------------------------------------------------------------------
 
     def _play(self, sound: Sound, start_frame: int = 0) -> bool:
-        """Start `sound` now, cutting the one playing; False if muted or the device failed."""
+        """Hand `sound` to the player, cutting the one playing; False if muted or the device
+        fails. Never touches the device: the player's thread does."""
         self._cancel_music_later()
         if self.player is None or self.muted or self.down:
             return False
         self._stop()
-        started = time.perf_counter()
-        try:
-            self._current = self.player.play(sound, start_frame)
-        except Exception as exc:  # whatever the device does, the match goes on
-            self._failed(sound, exc)
-            return False
-        log.debug("speaker: %s from frame %d (%s), %.2f ms to start", sound.name, start_frame,
-                  sound.source, (time.perf_counter() - started) * 1000)
+        self._current = self.player.play(sound, start_frame)
+        log.debug("speaker: %s from frame %d (%s)", sound.name, start_frame, sound.source)
         return True
 
     def _stop(self) -> None:
         current, self._current = self._current, None
         if current is not None:
-            try:
-                current.stop()
-            except Exception:
-                log.debug("speaker: stopping a sound failed", exc_info=True)
+            current.stop()
 
     def playing(self) -> bool:
-        try:
-            return self._current is not None and self._current.is_playing()
-        except Exception:
-            return False
+        return self._current is not None and self._current.is_playing()
 
-    def _failed(self, sound: Sound, exc: Exception) -> None:
-        self._current = None
-        self.down = True
-        if self._retry is not None and not self._retry.done():
+    def _from_player(self, why: str | None) -> None:
+        """The player's report, from its thread: handled on the loop."""
+        self.loop.call_soon_threadsafe(self._device, why)
+
+    def _device(self, why: str | None) -> None:
+        """The player's report, on the loop: each change logged once; back in the last 30 s,
+        the music joins where the clock is."""
+        self._heard.set()
+        if why is not None:
+            if not self.down:
+                self.down = True
+                self._current = None
+                log.warning("speaker: the sound device fails: %s. The match and the buzzer go "
+                            "on without the speaker; trying it again every %g s", why,
+                            self.retry_s)
             return
-        log.warning("speaker: cannot play %s: %s. The match and the buzzer go on without the "
-                    "speaker; trying the sound device again every %g s", sound.name, exc,
-                    self.retry_s)
-        self._retry = self.loop.create_task(self._retry_device(), name="speaker-retry")
-
-    async def _retry_device(self) -> None:
-        assert self.player is not None
-        probe = silence(0.01)
-        self.player.quiet(True)
-        try:
-            while True:
-                await asyncio.sleep(self.retry_s)
-                try:
-                    self._current = self.player.play(probe)
-                except Exception as exc:
-                    log.debug("speaker: the sound device still fails: %s", exc)
-                    continue
-                break
-        finally:
-            self.player.quiet(False)
-        self.down = False
-        self._retry = None
-        log.info("speaker: the sound device works again")
-        self._music_now()  # inside the last 30 s the music joins at the right place
+        if self.down:
+            self.down = False
+            log.info("speaker: the sound device works again")
+            self._music_now()
 
     # -- mute and the sound test -----------------------------------------------------------
 
@@ -522,7 +732,6 @@ class Speaker:
     def test_sound(self, kind: SignalKind, beeps: int = 1) -> Sound | None:
         """Play `kind`'s sound now, mute or not (for `timerd sound-test`); the last-30 signal
         plays the whole music in music mode. None if nothing played."""
-        self.down = False  # each test tries the device anew, and says so if it fails
         music = self.bank.music if kind is SignalKind.LAST_30 else None
         sound = music or self.bank.sound(kind, beeps)
         muted, self.muted = self.muted, False

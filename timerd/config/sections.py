@@ -162,7 +162,7 @@ def _default_signals() -> Mapping[SignalKind, SignalOutput]:
 
 @dataclass(frozen=True)
 class SpeakerConfig:
-    """The speaker beside the buzzer: ALSA's default device, through simpleaudio.
+    """The speaker beside the buzzer: ALSA's default device, through libasound (issue 33).
 
     The buzzer stays the signal that cannot fail; the speaker adds the jingle, the horn and the
     last-30-seconds music (ITHF 4.4). Which signals it plays is `signals.<kind>.speaker`.

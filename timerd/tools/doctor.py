@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes.util
 import glob
 import grp
-import importlib.util
 import os
 import shutil
 import sys
@@ -157,9 +157,9 @@ def check_sound() -> list[Check]:
         if denied:
             out.append(Check(FAIL, "sound access", f"cannot open {denied[0]}: add this user "
                                                    "to the audio group"))
-    if importlib.util.find_spec("simpleaudio") is None:
-        out.append(Check(WARN, "sound library", "simpleaudio is not installed: no speaker "
-                                                "sounds (`pip install 'timerd[sound]'`)"))
+    if ctypes.util.find_library("asound") is None:
+        out.append(Check(WARN, "sound library", "libasound2 is not installed: no speaker "
+                                                "sounds (`apt install libasound2`)"))
     return out
 
 

@@ -2,7 +2,7 @@
 
 Install: first a platform check (Raspberry Pi OS, or Debian with apt) and the plan in plain
 words, then one question (`--yes` skips it), and only then: the system packages
-(python3-lgpio where apt has it, and what simpleaudio builds with), the groups gpio, audio and
+(python3-lgpio where apt has it, and libasound2 for the speaker), the groups gpio, audio and
 dialout if missing, a system user `timerd` in them (its own group `timerd` is the socket
 group: its members may use the control socket), the installing (sudo) user added to that
 group, a virtual environment in /opt/timerd/venv (with the system's site packages, for lgpio)
@@ -66,7 +66,8 @@ UDEV_TRIGGER = ("udevadm", "trigger", "--settle", "--subsystem-match=misc",
                 "--sysname-match=cpu_dma_latency")
 STATE_PATH = Path("/var/lib/timerd")
 SOCKET_PATH = Path("/run/timerd/control.sock")
-#: python3-dev, gcc and libasound2-dev: simpleaudio builds; python3-venv: the venv.
+#: libasound2-dev brings libasound2, which the speaker calls; python3-dev and gcc build a
+#: dependency without a wheel for the Pi; python3-venv: the venv.
 APT_PACKAGES = ("python3-venv", "python3-dev", "gcc", "libasound2-dev")
 #: The pin factory on every Pi; Raspberry Pi OS has it, plain Debian does not.
 LGPIO_PACKAGE = "python3-lgpio"
