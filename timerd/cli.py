@@ -18,7 +18,7 @@ from timerd import profiles, version
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
-from timerd.tools import hall_args, install
+from timerd.tools import desk_link, hall_args, install
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -456,6 +456,22 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
+def _desk() -> int:
+    """`timerctl desk`: the score desk's link with the token, as a QR code and as text."""
+    try:
+        web = config_mod.load().web
+    except SchemaError as exc:  # unreadable (root:timerd 0640) or broken
+        print(f"timerctl: cannot read the config for web.token: {exc.problems[0]} (members "
+              "of the group timerd may read it: `sudo usermod -aG timerd $USER`)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if problem := desk_link.problem(web):
+        print(f"timerctl: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    desk_link.print_desk(web, sys.stdout)
+    return 0
+
+
 def _usage(name: str, args: list[str]) -> str:
     """A command as `timerctl help` lists it: `goal <side> [scorer] [assist...]`."""
     words = [f"[{a[:-1]}]" if a.endswith("?") else f"[{a}]" if a.endswith("...") else f"<{a}>"
@@ -488,7 +504,8 @@ def _ctl_parser() -> argparse.ArgumentParser:
     _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
     top.add_argument("command", nargs="?",
-                     help="help | status | start | pause | resume | toggle | reset | ...")
+                     help="help | status | start | pause | resume | toggle | reset | ... "
+                     "(desk: the score desk's link and QR code, to pair a phone)")
     top.add_argument("args", nargs="*", help="the command's arguments")
     return top
 
@@ -508,6 +525,8 @@ def timerctl(argv: list[str] | None = None) -> int:
     if problem := _set_instance(args.instance):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "desk":
+        return _desk()
     path = find_socket(args.socket)
     listing = args.help or args.command == "help"
     try:

@@ -194,6 +194,13 @@ BUTTON_RECTS = """() => { window.scrollTo(0, 0);
     })); }"""
 
 
+def nothing_moved(page: Page, rects: dict[str, Any]) -> None:
+    """Every button is where it was (`rects`), no layout shift moved one, no script error."""
+    assert page.evaluate(BUTTON_RECTS) == rects
+    assert page.evaluate("window.buttonShifts") == []
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("language", ["en", "sl", "sk"])
 def test_no_button_moves_under_the_thumb_over_a_match(
         browser: Browser, tmp_path: Path, language: str) -> None:
@@ -236,9 +243,7 @@ def test_no_button_moves_under_the_thumb_over_a_match(
         button("toggle").tap()
         expect(page.locator("#phase")).to_have_class("phase running")
         assert page.locator("#where").bounding_box() == where
-        assert page.evaluate(BUTTON_RECTS) == rects
-        assert page.evaluate("window.buttonShifts") == []
-        assert page.errors == []  # type: ignore[attr-defined]
+        nothing_moved(page, rects)
         ctx.close()
     finally:
         daemon.stop()
@@ -302,9 +307,51 @@ def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_chan
         numbers = sorted((p["side"], p["number"]) for p in daemon.state()["penalties"])
         assert numbers == [("home", 1), ("home", 3)]
         expect(items.nth(1)).not_to_have_class(re.compile(r"\bwaiting\b"))  # 3 takes its place
-        assert page.evaluate(BUTTON_RECTS) == rects
-        assert page.evaluate("window.buttonShifts") == []
-        assert page.errors == []  # type: ignore[attr-defined]
+        nothing_moved(page, rects)
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """The link `timerctl desk` shows (its QR code) stores the token and leaves the address
+    bar and the history without it; the TV scoreboard never shows it. A wrong token is told
+    wholly in the page's language (no HTTP words)."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, speed=SPEED).start()
+    try:
+        in_play(daemon)
+        ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                                  is_mobile=True, locale="en-GB")
+        ctx.set_default_timeout(TIMEOUT_MS)
+        page = ctx.new_page()
+        page.goto(f"{daemon.url}/control?lang={language}#token={daemon.token}")
+        expect(page.locator("#link")).to_have_class("link up")
+        assert "token" not in page.url  # replaced in the history, not a new entry
+        assert page.evaluate("localStorage.getItem('timerd.token')") == daemon.token
+        expect(page.locator("#token-form")).to_be_hidden()
+        page.locator("button[data-command=goal][data-side=home]").tap()
+        expect(page.locator("#home")).to_have_text("1")
+        assert daemon.state()["score"] == {"home": 1, "away": 0}
+        board = ctx.new_page()
+        board.goto(f"{daemon.url}/?kiosk=1&lang={language}")
+        expect(board.locator("#home")).to_have_text("1")
+        assert daemon.token not in board.content()
+        assert daemon.token not in board.evaluate("document.body.innerText")
+
+        wrong = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                                    is_mobile=True, locale="en-GB")
+        wrong.set_default_timeout(TIMEOUT_MS)
+        phone2 = wrong.new_page()
+        phone2.goto(f"{daemon.url}/control?lang={language}#token=not-the-token")
+        expect(phone2.locator("#link")).to_have_class("link up")
+        phone2.locator("button[data-command=goal][data-side=away]").tap()
+        expect(phone2.locator("#reply")).to_have_text(texts("ctl.need_token"))
+        expect(phone2.locator("#token-form")).to_be_visible()
+        assert daemon.state()["score"] == {"home": 1, "away": 0}
+        wrong.close()
         ctx.close()
     finally:
         daemon.stop()

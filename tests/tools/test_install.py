@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -308,7 +309,10 @@ def test_an_image_gets_the_files_and_a_first_boot_step_and_says_what_is_left(
     out = result.stdout
     assert "Not done now, under --root" in out
     assert "timerd-firstboot.service" in out
-    config_mod.load(image / "etc/timerd/timerd.toml")
+    # The image's config has the desk's token (issue 31), readable by root alone until the
+    # first boot's install makes it root:timerd 0640.
+    assert len(config_mod.load(image / "etc/timerd/timerd.toml").web.token) >= 32
+    assert (image / "etc/timerd/timerd.toml").stat().st_mode & 0o077 == 0
     unit = (image / "etc/systemd/system/timerd-firstboot.service").read_text()
     assert ("ExecStart=/usr/bin/python3 -m timerd.tools.install install --yes --source "
             "/opt/timerd/src --user alice") in unit
@@ -429,3 +433,29 @@ def test_an_installed_timerd_updates_from_the_checkout_it_is_run_in(
     assert install.source_tree() == REPO
     monkeypatch.chdir(tmp_path)
     assert install.source_tree() is None
+
+
+def test_a_new_config_gets_a_random_desk_token_only_root_and_timerd_read(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31: the score desk works from the first start: the new config holds a random
+    web.token (43 URL-safe characters), written 0600 and then made root:timerd 0640; an
+    existing config keeps its own; each install draws its own."""
+    code, out = run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    assert code == 0, out
+    path = machine / "etc/timerd/timerd.toml"
+    token = config_mod.load(path).web.token
+    assert len(token) >= 32
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", token)
+    assert path.stat().st_mode & 0o077 == 0  # nobody else, before the chown below
+    done = calls(machine)
+    assert done.index("chown root:timerd /etc/timerd/timerd.toml") < done.index(
+        "chmod 0640 /etc/timerd/timerd.toml")
+    run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)  # an upgrade
+    assert config_mod.load(path).web.token == token
+    # A table instance's config has its port and its own token in one [web] table.
+    assert run_installer(machine, "install", "--instance", "t2", "--yes",
+                         monkeypatch=monkeypatch)[0] == 0
+    web = config_mod.load(machine / "etc/timerd/t2.toml").web
+    assert web.port == 8081
+    assert len(web.token) >= 32
+    assert web.token != token

@@ -33,6 +33,7 @@ import json
 import os
 import pwd
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -163,6 +164,20 @@ def instance_config(example: str, name: str, port: int) -> str:
             f"[web]\nport = {port}\n")
 
 
+def with_desk_token(config: str) -> str:
+    """A new config with a random `web.token` (issue 31): the score desk works from the first
+    start, and `timerctl desk` pairs a phone by one scan. 43 URL-safe characters (256 bits);
+    the file is written 0600 and then made root:timerd 0640."""
+    token = secrets.token_urlsafe(32)
+    line = ("# The score desk's token (made by the installer; `timerctl desk` shows the link\n"
+            "# with it). Anyone who has it may run the match from a browser.\n"
+            f"token = \"{token}\"\n")
+    if re.search(r"^\[web\]\s*$", config, re.MULTILINE):
+        return re.sub(r"^\[web\]\s*$", lambda m: f"[web]\n{line}", config, count=1,
+                      flags=re.MULTILINE)
+    return f"{config}\n[web]\n{line}"
+
+
 @dataclass(frozen=True)
 class Step:
     """One thing the installer does, said in plain words: run a command, write, link, copy
@@ -175,6 +190,7 @@ class Step:
     copy: tuple[Path, Path] | None = None  # (a source tree, where it goes)
     remove: Path | None = None
     keep_existing: bool = False  # write only if the file is not there yet (the config)
+    private: bool = False  # written 0600: it holds a secret (the web token)
     done: Callable[[], bool] | None = None  # True: nothing to do (the user exists already)
 
 
@@ -308,6 +324,7 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
     if target.instance:
         example = instance_config(example, target.instance, web_port)
         unit = instance_template(unit)
+    example = with_desk_token(example)
     steps = []
     if apt:
         steps.append(Step("install the system packages timerd builds on",
@@ -335,8 +352,9 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
              (str(venv / "bin" / "pip"), "install", "--upgrade", f"{source}[{EXTRAS}]")),
         *(Step(f"put {name} on everyone's PATH: {BIN / name}",
                link=(BIN / name, venv / "bin" / name)) for name in COMMANDS),
-        Step(f"write the example config {target.config} (an existing one is kept as it is)",
-             write=(target.config, example), keep_existing=True),
+        Step(f"write the example config {target.config}, with a random token for the score "
+             "desk (an existing one is kept as it is)",
+             write=(target.config, example), keep_existing=True, private=True),
         Step(f"let the service read the config and nobody else but root and the group "
              f"{SOCKET_GROUP} (it may hold the web token)",
              ("chown", f"root:{SOCKET_GROUP}", str(target.config))),
@@ -376,10 +394,11 @@ def firstboot_unit(options: list[str]) -> str:
 def image_steps(source: Path, options: list[str]) -> list[Step]:
     """The steps for an SD card image: the files now, the rest at the Pi's first boot."""
     return [
-        Step(f"write the example config {CONFIG_PATH} (edit it before the first boot; an "
-             "existing one is kept)",
-             write=(CONFIG_PATH, (source / "systemd" / "timerd.toml").read_text()),
-             keep_existing=True),
+        Step(f"write the example config {CONFIG_PATH}, with a random token for the score desk "
+             "(edit it before the first boot; an existing one is kept)",
+             write=(CONFIG_PATH, with_desk_token((source / "systemd" / "timerd.toml")
+                                                 .read_text())),
+             keep_existing=True, private=True),
         Step(f"copy the timerd source to {IMAGE_SOURCE}", copy=(source, IMAGE_SOURCE)),
         Step(f"write {FIRSTBOOT_PATH}: it runs this installer at the first boot",
              write=(FIRSTBOOT_PATH, firstboot_unit(options))),
@@ -514,6 +533,9 @@ def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO
             print(f"   write {path}", file=out)
             if not dry_run:
                 path.parent.mkdir(parents=True, exist_ok=True)
+                if step.private:  # never readable by others, not even for a moment
+                    path.touch(mode=0o600)
+                    path.chmod(0o600)
                 path.write_text(step.write[1])
     elif step.link is not None:
         path = _under(root, step.link[0])

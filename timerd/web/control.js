@@ -55,10 +55,12 @@
       } else {
         say(t("ctl.done", { what: label }), true);
       }
-    } else if (reply.http === 401) {
-      say(t("ctl.need_token", { error: reply.error }), false);
+    } else if (reply.http === 401) { // wholly in the page's language, never the HTTP words
+      say(t("ctl.need_token"), false);
       showToken(true);
       $("token").focus();
+    } else if (reply.http === 403 || reply.http === 429) {
+      say(t(reply.http === 403 ? "ctl.control_off" : "ctl.too_many_tries"), false);
     } else {
       // The reason in the page's language when the daemon gave its code (every refusal of
       // the match does), else its English text.
@@ -70,6 +72,14 @@
   // -- the token -----------------------------------------------------------------------------
 
   function showToken(visible) { $("token-form").hidden = !visible; }
+  // A link from `timerctl desk` (its QR code) carries the token in the fragment
+  // (#token=...): kept in this browser, then dropped from the address bar and the history, so
+  // it is not shown, bookmarked or shared with the page's address.
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromLink) {
+    timerd.setToken(fromLink);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
   $("token").value = timerd.token();
   showToken(!timerd.token());
   $("token-form").addEventListener("submit", (e) => {
