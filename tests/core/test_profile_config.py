@@ -70,3 +70,55 @@ def test_overrides_layer_over_the_file(tmp_path):
     assert cfg.signals[SignalKind.INTERVAL].gap_s == 0.5
     assert cfg.signals[SignalKind.FINAL].pattern_s == (2.5,)
     assert 'profile = "ithf-thirds"' in cfg.to_toml()
+
+
+# -- issue 28 item 5: ITHF 4.4 checked exactly for an ITHF-conformant profile ---------------
+
+ITHF_SIGNALS = """
+name = "mine"
+extends = "ithf"
+signals = [{signals}]
+"""
+MINUTES = ('{ signal = "interval", remaining_s = 240, beeps = 4 }, '
+           '{ signal = "interval", remaining_s = 180, beeps = 3 }, '
+           '{ signal = "interval", remaining_s = 120, beeps = 2 }, '
+           '{ signal = "interval", remaining_s = 60, beeps = 1 }')
+
+
+def ithf_problems(tmp_path, signals: str) -> str:
+    path = tmp_path / "mine.toml"
+    path.write_text(ITHF_SIGNALS.format(signals=signals))
+    with pytest.raises(SchemaError) as refused:
+        profiles.load(str(path))
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("left", [10, 45])
+def test_ithf_4_4_a_last_30_cue_elsewhere_than_30_s_left_is_refused(tmp_path, left):
+    """Old code: accepted, and the daemon ran a 0:10 cue as `last_30`."""
+    told = ithf_problems(tmp_path, f'{MINUTES}, {{ signal = "last_30", remaining_s = {left} }}')
+    assert f"signals[4] last_30 at 0:{left:02d} left: ITHF 4.4" in told
+
+
+def test_ithf_4_4_minute_signals_have_as_many_beeps_as_minutes_left(tmp_path):
+    """Old code: four one-beep minute signals were accepted."""
+    one_beep = MINUTES.replace("beeps = 4", "beeps = 1").replace("beeps = 3", "beeps = 1") \
+        .replace("beeps = 2", "beeps = 1")
+    told = ithf_problems(tmp_path, f'{one_beep}, {{ signal = "last_30", remaining_s = 30 }}')
+    assert "signals[0] interval at 4:00 left has 1 beep(s): ITHF 4.4" in told
+    assert "signals[2] interval at 2:00 left has 1 beep(s)" in told
+    assert "signals[3]" not in told  # one minute left: one beep is right
+
+
+def test_ithf_4_4_intervals_are_at_thirds_or_every_minute(tmp_path):
+    """Old code: a single interval at 2:30 was accepted."""
+    told = ithf_problems(tmp_path, '{ signal = "interval", remaining_s = 150, beeps = 2 }, '
+                                   '{ signal = "last_30", remaining_s = 30 }')
+    assert ("the interval signals (at 2:30 left) are neither at the thirds of the period "
+            "(3:20, 1:40 left) nor at every whole minute left") in told
+    assert "ITHF 4.4" in told
+
+
+def test_ithf_4_4_the_built_in_ithf_profiles_conform():
+    for name in ("ithf", "ithf-thirds", "ithf-playoff"):
+        assert profiles.load(name).ithf_conformant

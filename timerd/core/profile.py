@@ -8,6 +8,7 @@ where in each period the timed signals sound. Built-in profiles are TOML files i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,6 +34,50 @@ MAX_STAGES = 10
 #: Timeouts per team, rounds of a shootout, penalties of a team running at once (ISBHF 412:
 #: one timeout; 414b: five rounds; two penalties): a team has no more players than this.
 MAX_COUNT = 20
+
+
+#: ITHF 4.4: the cue for the last 30 seconds sounds at this much time left.
+ITHF_LAST_30_S = 30.0
+_NOT_ITHF = "(set ithf_conformant = false for a training profile)"
+
+
+def _left(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+def ithf_4_4_signal_problems(signals: tuple[PlacedSignal, ...], period_s: float) -> list[str]:
+    """ITHF 4.4, checked exactly for a profile that says it conforms (issue 28): one
+    last-30 cue, at 0:30 left; interval signals either at the thirds of the period, or at
+    every whole minute left with as many beeps as minutes are left (the fifths of a 5-minute
+    match). Each line names the signal and the clause."""
+    out = []
+    cues = [(i, s) for i, s in enumerate(signals) if s.signal is SignalKind.LAST_30]
+    if not cues:
+        out.append(f"signals: ITHF 4.4 asks for the cue for the last 30 seconds at "
+                   f"{_left(ITHF_LAST_30_S)} left {_NOT_ITHF}")
+    out += [f"signals[{i}] last_30 at {_left(s.remaining_s)} left: ITHF 4.4 gives the cue "
+            f"for the last 30 seconds at {_left(ITHF_LAST_30_S)} left {_NOT_ITHF}"
+            for i, s in cues if abs(s.remaining_s - ITHF_LAST_30_S) > 1e-6]
+    if len(cues) > 1:
+        out.append(f"signals: {len(cues)} last_30 cues; ITHF 4.4 has one {_NOT_ITHF}")
+    intervals = [(i, s) for i, s in enumerate(signals) if s.signal is SignalKind.INTERVAL]
+    at = sorted((round(s.remaining_s, 6) for _, s in intervals), reverse=True)
+    thirds = [round(period_s * 2 / 3, 6), round(period_s / 3, 6)]
+    minutes = [float(60 * m) for m in range(math.ceil(period_s / 60) - 1, 0, -1)]
+    if at == thirds:
+        return out
+    if at != minutes:
+        shown = ", ".join(_left(a) for a in at) or "none"
+        out.append(f"signals: the interval signals (at {shown} left) are neither at the "
+                   f"thirds of the period ({', '.join(_left(t) for t in thirds)} left) nor "
+                   f"at every whole minute left ({', '.join(_left(m) for m in minutes)}): "
+                   f"ITHF 4.4 {_NOT_ITHF}")
+        return out
+    out += [f"signals[{i}] interval at {_left(s.remaining_s)} left has {s.beeps} beep(s): "
+            f"ITHF 4.4 gives as many beeps as minutes are left, {round(s.remaining_s) // 60} "
+            f"{_NOT_ITHF}" for i, s in intervals if s.beeps != round(s.remaining_s) // 60]
+    return out
 
 
 @dataclass(frozen=True)
@@ -311,11 +356,8 @@ class Profile:
                 out.append(f"{where}.beeps = {s.beeps}: at least one beep")
             out += at_most(MAX_BEEPS, "ITHF 4.4: a beep for each minute left; more cannot be "
                            "counted by ear", **{f"{where}.beeps": s.beeps})
-        placed = {s.signal for s in self.signals}
-        if self.ithf_conformant and not {SignalKind.INTERVAL, SignalKind.LAST_30} <= placed:
-            out.append("signals: ITHF 4.4 asks for interval signals (every minute or at "
-                       "thirds) and the cue for the last 30 seconds "
-                       "(set ithf_conformant = false for a training profile)")
+        if self.ithf_conformant:
+            out += ithf_4_4_signal_problems(self.signals, self.period_s)
         if len(self.signals) > MAX_SIGNALS:
             out.append(f"signals: at most {MAX_SIGNALS} placed signals (one a minute of an "
                        "hour's period)")
