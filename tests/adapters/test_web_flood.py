@@ -2,8 +2,8 @@
 
 Clients speak the WebSocket protocol by hand (RFC 6455: a handshake, then masked frames), so
 a test can do what a hostile peer does: open WebSockets until refused, flood pings. Other
-hosts are other loopback addresses (127.0.0.2, ...). The server and its clients share a loop
-on virtual time, as in test_web_limits.py.
+hosts are other loopback addresses (127.0.0.2, ...). The server and its clients share a loop,
+on virtual time where a test waits for a limit's time to pass, as in test_web_limits.py.
 """
 
 from __future__ import annotations
@@ -80,17 +80,19 @@ def test_one_address_gets_a_few_websockets_and_the_control_api_stays_reachable()
             status, stream = await ws_open(server.url, f"127.0.0.{n}")
             others.append(status)
             held.append(stream)
+        await asyncio.sleep(0)
+        streams = len(server.clients)
         async with aiohttp.ClientSession() as session, \
                 session.get(f"{server.url}control") as page:
             control_page = page.status
         out = {"one": answers, "others": others, "page": control_page,
-               "command": await command_status(server.url), "streams": len(server.clients)}
+               "command": await command_status(server.url), "streams": streams}
         for _, writer in held:
             writer.close()
         return out
 
     config = WebConfig(host="127.0.0.1", port=0, token=TOKEN, max_connections=32)
-    out = serve(config, body)
+    out = serve(config, body, run=lambda main: asyncio.run(main()))  # real time: no timer
     ok, busy = b"HTTP/1.1 101 Switching Protocols", b"HTTP/1.1 503 Service Unavailable"
     assert out["one"] == [ok] * WS_PER_PEER + [busy] * 4
     assert out["streams"] == 28  # 32 less the eighth kept for requests
