@@ -125,6 +125,9 @@ def parser() -> argparse.ArgumentParser:
     _config_args(cfg)
     cfg.add_argument("--show-secrets", action="store_true",
                      help="print web.token and hall.password as they are (masked by default)")
+    cfg.add_argument("--annotated", action="store_true",
+                     help="every key with its meaning, default and bounds as comments "
+                          "(the reference, docs/config.md)")
     shown = sub.add_parser("profiles", help="list the built-in rule profiles, or show one")
     shown.add_argument("show", nargs="?", choices=["show"], help="print a profile as TOML")
     shown.add_argument("name", nargs="?", help="the built-in profile to print")
@@ -182,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "config" and args.annotated:
+        from timerd.config.reference import annotated  # noqa: PLC0415 (only for --annotated)
+
+        sys.stdout.write(annotated(config, secrets=args.show_secrets))
+        return 0
     if args.command == "config":
         sys.stdout.write(config.to_toml(secrets=args.show_secrets))
         return 0

@@ -45,30 +45,49 @@ class GpioConfig:
 
     #: auto: gpiozero's order (lgpio, rpigpio, pigpio, native); mock: simulated pins.
     pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native", "mock"] = "auto"
+    #: The START/PAUSE button: starts, pauses and resumes the match.
     start_pause_pin: int | None = 17
+    #: The RESET button: held `long_press_s`, it resets the match (a stray touch never ends
+    #: one).
     reset_pin: int | None = 27
+    #: The buzzers (driven together): every signal's pattern, the one output that cannot fail.
     buzzer_pins: tuple[int, ...] = (22,)
+    #: false: the buzzers sound while their pins are low (an active-low driver board).
     buzzer_active_high: bool = True
+    #: The green LED: the clock runs.
     led_running_pin: int | None = 5
+    #: The yellow LED: paused.
     led_paused_pin: int | None = 6
+    #: The red LED: the last 30 seconds (ITHF 4.4); it flashes while timerd cannot write
+    #: what it must keep (hw/README.md).
     led_last_30_pin: int | None = 13
-    # Scoring (ITHF 5.6, 8.3): goal, faceoff, undo (long press) and passive-play buttons,
-    # the faceoff-guard LED (lit while a goal cannot count) and the passive-warning LED.
+    #: Scoring (ITHF 5.6, 8.3): the home side's GOAL button.
     goal_home_pin: int | None = 23
+    #: The away side's GOAL button.
     goal_away_pin: int | None = 24
+    #: The FACEOFF button: the puck is dropped, the face-off guard starts (ITHF 5.6).
     faceoff_pin: int | None = 25
+    #: The UNDO button: a long press takes back the last goal.
     undo_pin: int | None = 12
+    #: The home side's PASSIVE button (passive play, ITHF 8.3).
     passive_home_pin: int | None = 16
+    #: The away side's PASSIVE button.
     passive_away_pin: int | None = 20
+    #: The face-off guard LED: lit while a goal cannot count (ITHF 5.6).
     led_faceoff_guard_pin: int | None = 19
+    #: The passive-play warning LED (ITHF 8.3).
     led_passive_pin: int | None = 4
-    # Ball hockey: the horn relay (a loud 12 V horn for period ends and the final signal,
-    # pulses from the profile's [horn]; `horn_active_high = false` for a relay module that
-    # switches on while its input is low) and the LINE CHANGE button (ISBHF 404b).
+    #: Ball hockey: the horn relay (a loud 12 V horn for period ends and the final signal,
+    #: pulses from the profile's [horn]).
     horn_pin: int | None = 26
+    #: false for a relay module that switches on while its input is low.
     horn_active_high: bool = True
-    line_change_pin: int | None = 7  # SPI CE1 when SPI is on: then choose another
+    #: Ball hockey: the LINE CHANGE button (ISBHF 404b); pin 7 is SPI CE1 when SPI is on:
+    #: then choose another.
+    line_change_pin: int | None = 7
+    #: An edge is taken once the button has been still this long (contact bounce).
     debounce_ms: float = 30.0
+    #: How long RESET or UNDO is held to act (a short touch does nothing).
     long_press_s: float = 2.0
 
     def pins(self) -> dict[str, int]:
@@ -105,8 +124,11 @@ class SignalOutput:
     many as minutes are left) repeats it N times, `gap_s` apart.
     """
 
+    #: Sound this signal on the buzzers.
     buzzer: bool = True
+    #: One beep: on, off, on, ... seconds.
     pattern_s: tuple[float, ...] = (0.25,)
+    #: The pause between the beeps of a signal with several.
     gap_s: float = 0.35
     #: Also play a WAV on the speaker ([speaker], docs/sound.md).
     speaker: bool = True
@@ -168,6 +190,7 @@ class SpeakerConfig:
     last-30-seconds music (ITHF 4.4). Which signals it plays is `signals.<kind>.speaker`.
     """
 
+    #: false: no speaker (the buzzer alone signals).
     enabled: bool = True
     #: Start with the speaker muted (`timerctl mute off` unmutes).
     muted: bool = False
@@ -224,9 +247,11 @@ class WebConfig:
     off). Write 127.0.0.1 to serve only a browser on the Pi itself (the HDMI screen).
     """
 
+    #: false: no scoreboard page and no HTTP API.
     enabled: bool = True
+    #: The address to listen on: 0.0.0.0 every interface, 127.0.0.1 only the Pi itself.
     host: str = "0.0.0.0"
-    #: 0: any free port (it is logged).
+    #: The TCP port; 0: any free port (it is logged).
     port: int = 8080
     #: The bearer token for POST /api/command; the config file is root:timerd 0640.
     token: str = ""
@@ -274,12 +299,16 @@ class SerialConfig:
     replugging into another USB socket; /dev/ttyUSB0 or /dev/ttyACM0 may change.
     """
 
+    #: The display's serial device (/dev/serial/by-id/... is stable); empty: no display.
     port: str = ""
+    #: The line speed, as the display's firmware sets it.
     baud: int = 115200
     #: The frame format on the wire, as printed in the display's manual (8N1 is the default
     #: of every Arduino and of most scoreboards).
     data_bits: Literal[5, 6, 7, 8] = 8
+    #: The frame's parity bit.
     parity: Literal["none", "even", "odd"] = "none"
+    #: The frame's stop bits.
     stop_bits: Literal[1, 2] = 1
     #: The whole state is sent again at least this often, so a display can tell a dead link.
     keepalive_s: float = 1.0
@@ -340,6 +369,7 @@ class UiConfig:
 
 @dataclass(frozen=True)
 class LogConfig:
+    #: The least important log lines written (to the journal, or stderr by hand).
     level: Literal["debug", "info", "warning", "error"] = "info"
 
 
@@ -355,13 +385,19 @@ class HallConfig:
     The desk (`timerd hall ...`) reads the same section for the broker and the hall name.
     """
 
+    #: true: this table joins the hall (the desk sees it, results go to the broker).
     enabled: bool = False
+    #: The MQTT broker's host name or address.
     host: str = "localhost"
+    #: The broker's port (1883; 8883 is usual with TLS).
     port: int = 1883
+    #: Talk to the broker over TLS (its certificate checked against `ca_file`).
     tls: bool = False
     #: CA bundle to check the broker's certificate with; empty: the system's CAs.
     ca_file: str = ""
+    #: The broker's user name for this table; empty: none.
     username: str = ""
+    #: That user's password (masked by `timerd config`); the config file is root:timerd 0640.
     password: str = ""
     #: Every topic is under timerd/<hall>/.
     hall: str = "hall"
@@ -380,6 +416,7 @@ class HallConfig:
     #: Where chrony is not installed, systemd-timesyncd is asked through this (Raspberry Pi
     #: OS's default); "none": do not ask.
     timedatectl: str = "timedatectl"
+    #: How often the table's clock offset is asked for and reported to the desk.
     clock_check_s: float = 60.0
     #: The desk warns about a table whose clock is further off than this, or unsynchronised.
     max_offset_ms: float = 20.0
