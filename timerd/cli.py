@@ -18,7 +18,7 @@ from timerd import profiles, version
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve
-from timerd.tools import desk_link, hall_args, install
+from timerd.tools import completion, desk_link, hall_args, install
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -152,6 +152,8 @@ def parser() -> argparse.ArgumentParser:
     _config_args(sub.add_parser("doctor", help="check pins, sound, serial, config and state "
                                                "directories, in plain words"))
     hall_args.add_parser(sub, _config_args)
+    completion.add_arguments(sub.add_parser(
+        "completion", help="shell completion for timerd and timerctl (bash, zsh, tcsh)"))
     return top
 
 
@@ -172,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in profiles.builtin_names():
             print(f"{name:16} {profiles.load(name).description}")
         return 0
+    if args.command == "completion":
+        return completion.main(args, {"timerd": parser, "timerctl": _ctl_parser}, sys.stdout)
     if args.command in ("install", "uninstall"):
         return install.main(args)
     if args.command == "doctor":

@@ -116,6 +116,7 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
         "usermod --append --groups timerd alice",
         f"python3 -m venv --system-site-packages {venv}",
         f"pip install --upgrade {REPO}[sound,hall]",
+        "timerd completion --install",  # tab completion (issue 30 item 12)
         "chown root:timerd /etc/timerd/timerd.toml",
         "chmod 0640 /etc/timerd/timerd.toml",
         "udevadm trigger --settle --subsystem-match=misc --sysname-match=cpu_dma_latency",

@@ -7,7 +7,7 @@ dialout if missing, a system user `timerd` in them (its own group `timerd` is th
 group: its members may use the control socket), the installing (sudo) user added to that
 group, a virtual environment in /opt/timerd/venv (with the system's site packages, for lgpio)
 holding timerd from this source tree with its sound and hall extras, `timerd` and `timerctl`
-linked into /usr/local/bin, the example config at /etc/timerd/timerd.toml (an existing one is
+linked into /usr/local/bin with their bash and zsh completion, the example config at /etc/timerd/timerd.toml (an existing one is
 kept; either is made root:timerd 0640, it may hold the web token), the unit at
 /etc/systemd/system/timerd.service, a udev rule that lets the group timerd hold the CPUs'
 wake-up latency (/etc/udev/rules.d/60-timerd.rules), then `systemctl enable` and
@@ -42,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+
+from timerd.tools import completion
 
 USER = "timerd"
 #: The service user's own group: members may use the control socket (/run/timerd is 0750
@@ -352,6 +354,9 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
              (str(venv / "bin" / "pip"), "install", "--upgrade", f"{source}[{EXTRAS}]")),
         *(Step(f"put {name} on everyone's PATH: {BIN / name}",
                link=(BIN / name, venv / "bin" / name)) for name in COMMANDS),
+        Step("install tab completion of timerd and timerctl for bash and zsh: "
+             + ", ".join(str(d) for d, _ in completion.INSTALLED.values()),
+             (str(venv / "bin" / "timerd"), "completion", "--install")),
         Step(f"write the example config {target.config}, with a random token for the score "
              "desk (an existing one is kept as it is)",
              write=(target.config, example), keep_existing=True, private=True),
@@ -440,6 +445,8 @@ def uninstall_plan(venv: Path, purge: bool, root: Path, target: Target) -> Plan:
         Step("", remove=WANTS / FIRSTBOOT_NAME),
         Step("tell systemd the unit is gone", ("systemctl", "daemon-reload")),
         *(Step(f"remove {BIN / name}", remove=BIN / name) for name in COMMANDS),
+        Step("remove the tab completion of timerd and timerctl"),
+        *(Step("", remove=path) for path in completion.installed_paths()),
         Step(f"remove the virtual environment {venv}", remove=venv),
     ]
     if not purge:
