@@ -30,6 +30,13 @@ label says the priority asked for and whether it was granted or refused (`loop_t
 client (`bench.flood`) that floods its event stream with pings, reconnecting whenever it is
 closed (issue 36): its budget is idle's.
 
+"Speaker" phases give the timerd player its speaker (issue 33), on ALSA's file plugin with the
+null sink behind it (the way the tests capture sound; `speaker_device`): its device owned by
+the playback thread as in the daemon, or by a helper process (the candidate it was chosen
+against, `bench.speaker_process`); and each of them with a device whose every open takes
+300 ms and fails (strace's fault injection on ALSA's configuration file and the plugin's
+file), tried again every 0.5 s through the runs.
+
 "Slow storage" runs every player under strace, which delays each fsync and fdatasync by
 200 ms (an SD card on a bad day); timerd has its match journal and results file, and the
 presses come shortly before signals are due: goals (GOAL HOME) and pauses whose resume comes
@@ -45,6 +52,7 @@ import argparse
 import contextlib
 import datetime
 import json
+import os
 import random
 import shutil
 import socket
@@ -127,6 +135,10 @@ class Phase:
     slow_storage: bool = False
     #: timerd serves its web scoreboard, and one client floods the stream (`bench.flood`).
     stream_flood: bool = False
+    #: timerd with its speaker, its device owned by a "thread" or a "process" (issue 33).
+    speaker: str | None = None
+    #: Every open of the speaker's device takes 300 ms and fails (`speaker_device`).
+    speaker_fault: bool = False
     #: timerd holds the CPUs' wake-up latency as the daemon does (`[service]
     #: cpu_latency_us`, system-wide: the baselines of the phase get it too); False: the CPUs
     #: idle as the kernel chooses.
@@ -146,7 +158,44 @@ PHASES = {
     "busy-same-session-priority": Phase(burners_own_session=False),
     "slow-storage": Phase(slow_storage=True),
     "stream-flood": Phase(stream_flood=True),
+    "speaker": Phase(speaker="thread"),
+    "speaker-open-fails": Phase(speaker="thread", speaker_fault=True),
+    "speaker-process": Phase(speaker="process"),
+    "speaker-process-open-fails": Phase(speaker="process", speaker_fault=True),
 }
+
+
+# -- the speaker phases (issue 33) ----------------------------------------------------------
+
+#: ALSA's default device in a speaker phase: the file plugin, with the null sink behind it.
+SPEAKER_PCM = ('pcm.!default {{ type file; slave.pcm {{ type null }}; file "{out}"; '
+               'format "raw" }}\n')
+#: How often the speaker tries a failing device again in the fault phases ([speaker] retry_s).
+SPEAKER_RETRY_S = 0.5
+
+
+@contextlib.contextmanager
+def speaker_device(phase: Phase) -> Iterator[tuple[list[str], list[str], dict[str, str] | None]]:
+    """For the timerd player of a speaker phase: the command that wraps it, its options and
+    its environment (ALSA_CONFIG_PATH). The plugin writes into RAM (/dev/shm), so the disk
+    plays no part. With `speaker_fault`, strace makes every open of ALSA's configuration and
+    of the plugin's file take 300 ms and fail: each of the speaker's opens is slow and fails,
+    again every SPEAKER_RETRY_S."""
+    if phase.speaker is None:
+        yield [], [], None
+        return
+    with tempfile.TemporaryDirectory(prefix="timerd-bench-speaker-", dir="/dev/shm") as tmp:
+        conf, out = Path(tmp) / "asound.conf", Path(tmp) / "speaker.raw"
+        conf.write_text(SPEAKER_PCM.format(out=out))
+        wrap = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null", "-P", str(conf),
+                "-P", str(out), "-e", "trace=openat",
+                "-e", "inject=openat:error=ENOENT:delay_enter=300000"] \
+            if phase.speaker_fault else []
+        options = ["--speaker", phase.speaker,
+                   *(["--speaker-retry-s", str(SPEAKER_RETRY_S)] if phase.speaker_fault else [])]
+        yield wrap, options, {**os.environ, "ALSA_CONFIG_PATH": str(conf)}
+
+# -- end of the speaker phases --------------------------------------------------------------
 
 
 def match_end_s(profile_name: str, presses: tuple[float, ...]) -> float:
@@ -175,15 +224,26 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
     own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else []),
            *([] if phase.cpu_latency else ["--cpu-latency-us", "-1"]),
            *([] if port is None else ["--web-port", str(port)])]
-    procs = {d: subprocess.Popen(
-        [*wrap, sys.executable, "-m", "bench.play", d, "--profile", profile,
-         "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
-         "--presses", _instants(presses), "--goals", _instants(goals),
-         "--until-s", str(until_s), *(own if d == "timerd" else [])],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for i, d in enumerate(designs)}
-    if meanwhile is not None:
-        meanwhile(t0_ns)
+    with contextlib.ExitStack() as stack:
+        # timerd's speaker, in a speaker phase: its wrapper, options and ALSA environment.
+        speaker_wrap, speaker_options, speaker_env = stack.enter_context(speaker_device(phase))
+        timerd_cmd = [*wrap, *speaker_wrap, sys.executable, "-m", "bench.play"]
+        procs = {d: subprocess.Popen(
+            [*(timerd_cmd if d == "timerd" else [*wrap, sys.executable, "-m", "bench.play"]),
+             d, "--profile", profile, "--t0-ns", str(t0_ns + round(i * STAGGER_S * 1e9)),
+             "--presses", _instants(presses), "--goals", _instants(goals),
+             "--until-s", str(until_s), *(own + speaker_options if d == "timerd" else [])],
+            cwd=REPO, env=speaker_env if d == "timerd" else None, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+            for i, d in enumerate(designs)}
+        if meanwhile is not None:
+            meanwhile(t0_ns)
+        return _collect(procs, port, until_s)
+
+
+def _collect(procs: dict[str, subprocess.Popen[str]], port: int | None,
+             until_s: float) -> dict[str, dict[str, Any]]:
+    """Every player's result, once it has played (the flood beside it, in that phase)."""
     with flooding(port) as flood:
         out = {}
         for design, proc in procs.items():
@@ -279,10 +339,14 @@ def onset(mode: Mode, name: str, phase: Phase, workdir: Path) -> dict[str, Any]:
                             played["timerd"]["cpu_latency_held"])
     if "flood" in played["timerd"]:
         out["flood"] = played["timerd"]["flood"]
+    if phase.speaker is not None:  # how many signals found the speaker's device ok or down
+        states = [s.get("speaker") for s in played["timerd"]["signals"]]
+        out["speaker_states"] = {state: states.count(state) for state in sorted(set(states))}
     print(f"  onset {name}: " + ", ".join(
         f"{d} p99 {out[d].get('p99', float('nan')):.3f} ms" for d in played)
         + f"; pulse length p99 {out['timerd']['pulses']['length'].get('p99', float('nan')):.3f}"
-        " ms", flush=True)
+        " ms" + (f"; speaker at the signals {out['speaker_states']}"
+                 if "speaker_states" in out else ""), flush=True)
     return out
 
 

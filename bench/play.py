@@ -25,7 +25,11 @@ as in the daemon; `--cpu-latency-us N` holds the CPUs' wake-up latency as
 `[service] cpu_latency_us` does (the daemon's default without it; -1 does not hold it; the
 result's `cpu_latency_held` says whether it was); `--goals` presses GOAL HOME (GPIO23) at
 those instants; `--web-port N` serves the web scoreboard and its event stream on 127.0.0.1:N,
-as the daemon does, after the buzzer (the stream-flood phase floods it).
+as the daemon does, after the buzzer (the stream-flood phase floods it); `--speaker thread`
+adds the speaker as the daemon has it, its device owned by a playback thread (`--speaker
+process`: by a helper process, `bench.speaker_process`, the candidate it was chosen against),
+playing on ALSA's default device (the bench points ALSA_CONFIG_PATH at a file plugin), tried
+again every `--speaker-retry-s` while it fails.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from gpiozero.pins.mock import MockFactory, MockPin
 
 from bench.baselines import DESIGNS as BASELINES
 from timerd import priority, profiles
+from timerd.adapters.audio import AlsaPlayer, Player, Speaker
 from timerd.adapters.gpio import GpioBoard
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
@@ -163,10 +168,12 @@ class _Hook:
 
 async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
                       played: Callable[[], Awaitable[None]], state: Path | None, *,
-                      web_port: int | None = None) -> list[dict[str, Any]]:
+                      web_port: int | None = None, speaker: str | None = None,
+                      speaker_retry_s: float = 5.0) -> list[dict[str, Any]]:
     """timerd composed as `timerd.app.serve` does: Service + GpioBoard, default wiring; with
     `state`, also the results file and the match journal, in the daemon's order; with
-    `web_port`, the web scoreboard on it."""
+    `web_port`, the web scoreboard on it; with `speaker` ("thread" or "process"), the
+    speaker."""
     config = Config()
     log = SignalLog(buzzer, config)
     async with contextlib.AsyncExitStack() as stack:
@@ -189,6 +196,21 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
                 replace(config.web, host="127.0.0.1", port=web_port), service))
             attach(service, web)
             storage.append(web)
+        if speaker is not None:
+            loop = asyncio.get_running_loop()
+            player: Player = AlsaPlayer(speaker_retry_s, loop.time)
+            if speaker == "process":
+                from bench.speaker_process import ProcessPlayer  # noqa: PLC0415
+
+                player = ProcessPlayer(speaker_retry_s, loop.time)
+            sound = await stack.enter_async_context(
+                Speaker.for_service(config, service, board.buzzers, player))
+            attach(service, sound)
+            # The daemon's order: the buzzers, the LEDs, the speaker; then each signal notes
+            # the speaker's state ("ok", or "down" while its device fails).
+            storage[:0] = [sound, _Hook(lambda effect, _status, sound=sound: isinstance(
+                effect, Signal) and log.signals[-1].update(speaker=sound.status_extra()[
+                    "speaker"]))]
         service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after),
                             *storage]
         task = asyncio.create_task(service.run(), name="match-loop")
@@ -219,7 +241,8 @@ async def play_baseline(design: str, profile: Profile, factory: MockFactory, buz
 async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float],
                until_s: float, *, goals_s: list[float] | None = None,
                loop_priority: ServiceConfig | None = None, state: Path | None = None,
-               web_port: int | None = None) -> dict[str, Any]:
+               web_port: int | None = None, speaker: str | None = None,
+               speaker_retry_s: float = 5.0) -> dict[str, Any]:
     prioritised = loop_priority is not None and loop_priority.priority != "off" \
         and priority.apply(loop_priority)
     # As the daemon does (`timerd.app.serve`): held to the end of this process.
@@ -244,7 +267,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
 
     if design == "timerd":
         signals = await play_timerd(profile, factory, buzzer, played, state,
-                                    web_port=web_port)
+                                    web_port=web_port, speaker=speaker,
+                                    speaker_retry_s=speaker_retry_s)
     else:
         signals = await play_baseline(design, profile, factory, buzzer, played)
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
@@ -286,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state", type=Path, help="journal and results file here (timerd)")
     parser.add_argument("--web-port", type=int, help="the web scoreboard on 127.0.0.1:PORT "
                         "(timerd)")
+    parser.add_argument("--speaker", choices=["thread", "process"],
+                        help="timerd: the speaker, its device owned by a thread or a process")
+    parser.add_argument("--speaker-retry-s", type=float, default=5.0,
+                        help="timerd: [speaker] retry_s")
     args = parser.parse_args(argv)
     service = replace(args.priority, cpu_latency_us=args.cpu_latency_us)
     profile = profiles.load(args.profile)
@@ -293,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     goals = [float(p) for p in args.goals.split(",") if p]
     result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
                               goals_s=goals, state=args.state, web_port=args.web_port,
+                              speaker=args.speaker, speaker_retry_s=args.speaker_retry_s,
                               loop_priority=service if args.design == "timerd" else None))
     json.dump(result, sys.stdout)
     return 0

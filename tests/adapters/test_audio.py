@@ -260,16 +260,18 @@ def test_mute_defaults_from_config_and_bad_words_are_refused() -> None:
 
 # -- a device that fails --------------------------------------------------------------------
 
+def fail(_s: Service, _sp: Speaker, player: RecordingPlayer) -> None:
+    player.fail()
+
+
+def back(_s: Service, _sp: Speaker, player: RecordingPlayer) -> None:
+    player.back()
+
+
 def test_a_failing_device_is_logged_once_and_back_in_time_for_the_music(
         caplog: pytest.LogCaptureFixture) -> None:
     # The player's thread reports its device (it retries it there, off the loop): failing
     # from the start, failing again (no second warning), back at 300 s in the last 30 s.
-    def fail(_s: Service, _sp: Speaker, player: RecordingPlayer) -> None:
-        player.fail()
-
-    def back(_s: Service, _sp: Speaker, player: RecordingPlayer) -> None:
-        player.back()
-
     caplog.set_level(logging.INFO, logger="timerd.audio")
     rig = match_with_speaker(
         [(0.001, "start")], 330, config=MUSIC,
@@ -384,3 +386,16 @@ def test_bad_speaker_config_is_an_error_with_its_key_path(option: str, problem: 
     with pytest.raises(SchemaError) as err:
         config_mod.load(None, [option])
     assert err.value.problems == [problem]
+
+
+def test_a_flapping_device_is_logged_once_per_interval_with_a_count(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # A device that opens and then fails at every write (a loose USB cable): failing at 1, 11,
+    # 21 and 41 s, back in between. The first failure is logged at once; the next line, 30 s
+    # on, counts the ones left out (timerd.limits.RateLimitedLog).
+    caplog.set_level(logging.INFO, logger="timerd.audio")
+    at = tuple((t, fail) for t in (1, 11, 21, 41)) + tuple((t, back) for t in (5, 15, 25))
+    match_with_speaker([(0, "start")], 60, at=at)
+    fails = [r.getMessage() for r in caplog.records if "fails" in r.getMessage()]
+    assert len(fails) == 2
+    assert fails[1].endswith("[2 more like this since the last such line]")

@@ -50,6 +50,7 @@ from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.profile import PLACEABLE
 from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
+from timerd.limits import RateLimitedLog
 from timerd.ports import Buzzer, Control, ExtraCommand
 
 log = logging.getLogger("timerd.audio")
@@ -546,6 +547,9 @@ class Speaker:
         self._current: Playback | None = None
         self._music_later: asyncio.TimerHandle | None = None
         self._heard = asyncio.Event()  # the player has said once how its device is
+        #: A device that flaps (fails at each write, opens again) is logged once per
+        #: LOG_EVERY_S (30 s), with a count of what was left out.
+        self._log = RateLimitedLog(log, clock=loop.time)
         #: Commands beside the match's: `timerd.app` hands them to the service.
         self.commands: dict[str, ExtraCommand] = {"mute": self.mute}
         if player is not None:
@@ -686,13 +690,13 @@ class Speaker:
             if not self.down:
                 self.down = True
                 self._current = None
-                log.warning("speaker: the sound device fails: %s. The match and the buzzer go "
-                            "on without the speaker; trying it again every %g s", why,
-                            self.retry_s)
+                self._log.warning("fails", "speaker: the sound device fails: %s. The match and "
+                                  "the buzzer go on without the speaker; trying it again "
+                                  "every %g s", why, self.retry_s)
             return
         if self.down:
             self.down = False
-            log.info("speaker: the sound device works again")
+            self._log.info("back", "speaker: the sound device works again")
             self._music_now()
 
     # -- mute and the sound test -----------------------------------------------------------
