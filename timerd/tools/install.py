@@ -7,8 +7,9 @@ dialout if missing, a system user `timerd` in them (its own group `timerd` is th
 group: its members may use the control socket), the installing (sudo) user added to that
 group, a virtual environment in /opt/timerd/venv (with the system's site packages, for lgpio)
 holding timerd from this source tree with its sound and hall extras, `timerd` and `timerctl`
-linked into /usr/local/bin with their bash and zsh completion, the example config at /etc/timerd/timerd.toml (an existing one is
-kept; either is made root:timerd 0640, it may hold the web token), the unit at
+linked into /usr/local/bin with their bash and zsh completion, the example config at
+/etc/timerd/timerd.toml (an existing one is kept; either is made root:timerd 0640, it may hold
+the web token), the unit at
 /etc/systemd/system/timerd.service, a udev rule that lets the group timerd hold the CPUs'
 wake-up latency (/etc/udev/rules.d/60-timerd.rules), then `systemctl enable` and
 `systemctl restart`: an
