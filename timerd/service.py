@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
-from timerd.core.display import next_change, tenth_only
 from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
-from timerd.core.status import Status
+from timerd.core.status import Status, check, next_shown_change
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
 from timerd.ports import ButtonBinding, Cancellable, ExtraCommand, Output, StatusExtra
@@ -194,6 +193,7 @@ class Service:
         when = now if at is None else min(now, max(at, self._told_until))
         try:
             effects = self.match.handle(command, when, *args)
+            check(self.match, now)
         except CommandRefused as exc:
             told = refusal(exc)
             self._log.info("refused", "%s", LOG_TEXT.notice(told.code, told.params))
@@ -202,12 +202,29 @@ class Service:
             self._dispatch([*self.match.poll(when), told], now)
             self._wake()
             raise
+        except Exception as exc:
+            raise self._failed(command, args, exc) from exc
         self._told_until = when
         self._log.info(f"command {command}", "command %s %s", command, " ".join(args))
         effects.append(Applied(command, args, at=when))
         self._dispatch(effects, now)
         self._wake()
         return self.match.status(now)
+
+    def _failed(self, command: str, args: tuple[str, ...], exc: Exception) -> CommandRefused:
+        """A command the core raised on, or took but cannot show or time (`core.status.check`): a
+        defect. It reached no output, so it is not journalled; the match object may be
+        half-changed, so the daemon stops as for any defect in the loop (systemd restarts it,
+        and the journal restores the match as it was before this command), and the tool that
+        sent it is told (`refused.failed`) instead of getting no reply (issue 34)."""
+        log.error("command %s %s failed inside timerd; not applied, not journalled; the "
+                  "daemon stops and restarts from its journal", command,
+                  " ".join(a[:40] for a in args[:8]), exc_info=exc)
+        if self._running is not None and not self._running.done():
+            self._running.set_exception(exc)
+        failed = CommandRefused("failed")
+        failed.command = command
+        return failed
 
     def command(self, request: Any) -> dict[str, Any]:
         """A command from a tool, `{"command": name, "args": [...]}`, answered as a reply dict.
@@ -444,7 +461,7 @@ class Service:
                 done()
             except Exception:
                 log.exception("an output failed after a dispatch; the match goes on")
-        self._next_tick = _next_shown_change(status, now, self.tenths)
+        self._next_tick = next_shown_change(status, now, self.tenths)
 
     def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:
         for effect in effects:
@@ -462,19 +479,3 @@ class Service:
                 except Exception:
                     log.exception("output %s failed on %s; the match goes on",
                                   type(output).__name__, effect)
-
-
-def _next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, bool] | None:
-    """When the shown clock (or pre-signal countdown, or interruption length) next changes,
-    and whether only its tenths will (`Tick.tenth`); tenths only where `tenths` are shown."""
-    if status.phase is Phase.RUNNING and status.count_up and status.overtime_s is not None:
-        return now + 1.0 - (status.overtime_s % 1.0), False  # ITHF 4.8: overtime counts up
-    counting_down = (Phase.SCHEDULED, Phase.PRE_SIGNAL, Phase.BREAK)
-    left = status.remaining_s if status.phase is Phase.RUNNING else \
-        status.start_in_s if status.phase in counting_down else None
-    if left is not None:
-        step = next_change(left, tenths)
-        return now + step, tenth_only(left - step)
-    if status.phase is Phase.PAUSED and status.interruption_s is not None:
-        return now + 1.0 - (status.interruption_s % 1.0), False
-    return None

@@ -23,6 +23,9 @@ ITHF_LEAD_RANGE_S = (15.0, 30.0)
 #: Signals whose place a profile may choose. The start, period ends and final are implied.
 PLACEABLE = frozenset({SignalKind.INTERVAL, SignalKind.LAST_30})
 
+#: The longest `start_horizon_s` a profile may set: a day.
+MAX_START_HORIZON_S = 86400.0
+
 #: ITHF 4.4 counts the minutes left in beeps; more than this cannot be counted by ear.
 MAX_BEEPS = 20
 #: Periods, placed signals, penalty kinds and line-change stages a profile may have at most:
@@ -253,6 +256,10 @@ class Profile:
     periods: int = 1
     period_s: float = 300.0  # ITHF 4.1: five minutes
     pre_signal_lead_s: float = 20.0  # ITHF 4.4
+    #: The furthest ahead a start may be scheduled (`start_in`, hall mode's `start_round`):
+    #: a round starts within the hour it is called; an instant beyond is a typo or a forged
+    #: command, and 1e308 s once bricked a table (issue 34).
+    start_horizon_s: float = 3600.0
     signals: tuple[PlacedSignal, ...] = ()
     #: ITHF 5.6: goals within this many seconds of a faceoff do not count (none: no guard).
     faceoff_guard_s: float | None = None
@@ -376,6 +383,10 @@ class Profile:
                        "(0: a finished match is never reopened)")
         if len(set(self.rules)) < len(self.rules):
             out.append("rules: a rule module is listed twice")
+        if not 0 < self.start_horizon_s <= MAX_START_HORIZON_S:
+            out.append(f"start_horizon_s = {self.start_horizon_s:g}: longer than 0 s and at "
+                       f"most {MAX_START_HORIZON_S:g} s (a day: a start is called the day of "
+                       "the round)")
         rounds = None if self.overtime is None else self.overtime.shootout_rounds
         if ("shootout" in self.rules) != (rounds is not None):
             out.append("rules: a shootout (ISBHF 414b) needs both `shootout` in rules and "

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from timerd.core.clock import MatchClock
-from timerd.core.display import ClockFace, clock_face
+from timerd.core.display import ClockFace, clock_face, next_change, tenth_only
 from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
@@ -166,3 +166,42 @@ def snapshot(match: Shown, now: float) -> Status:
         match_id=match.match_id,
         **shown,
     )
+
+
+def next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, bool] | None:
+    """When the shown clock (or pre-signal countdown, or interruption length) next changes,
+    and whether only its tenths will (`Tick.tenth`); tenths only where `tenths` are shown."""
+    if status.phase is Phase.RUNNING and status.count_up and status.overtime_s is not None:
+        return now + 1.0 - (status.overtime_s % 1.0), False  # ITHF 4.8: overtime counts up
+    counting_down = (Phase.SCHEDULED, Phase.PRE_SIGNAL, Phase.BREAK)
+    left = status.remaining_s if status.phase is Phase.RUNNING else \
+        status.start_in_s if status.phase in counting_down else None
+    if left is not None:
+        step = next_change(left, tenths)
+        return now + step, tenth_only(left - step)
+    if status.phase is Phase.PAUSED and status.interruption_s is not None:
+        return now + 1.0 - (status.interruption_s % 1.0), False
+    return None
+
+
+class Timed(Protocol):
+    """A match as `check` sees it."""
+
+    def status(self, now: float) -> Status: ...
+
+    def next_deadline(self) -> float | None: ...
+
+
+def check(match: Timed, now: float) -> None:
+    """Raise (a defect: never CommandRefused) unless `match`, as it stands at `now`, can be
+    shown and timed: its status and the document made of it, the shown clock's next change,
+    a finite next deadline. The service asks this of every command the match accepted before
+    it hands the command to any output (the journal among them), and the journal's replay of
+    every record it restores: a command the core took but cannot live with is never
+    journalled, and a journal never holds what a restart would die of (issue 34)."""
+    status = match.status(now)
+    status.to_dict()
+    next_shown_change(status, now, tenths=True)
+    deadline = match.next_deadline()
+    if deadline is not None and not math.isfinite(deadline):
+        raise ValueError(f"the match's next deadline is {deadline!r}")

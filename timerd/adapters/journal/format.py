@@ -26,7 +26,7 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
-from timerd.core.status import Status
+from timerd.core.status import Status, check
 from timerd.i18n import LOG_TEXT
 
 log = logging.getLogger("timerd.journal")
@@ -184,7 +184,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
     except SchemaError as exc:
         return Recovery("unreadable", match_id=match_id, report={
             "outcome": "unreadable", "match": match_id,
-            **_told("unreadable", problems="; ".join(exc.problems))})
+            **told("unreadable", problems="; ".join(exc.problems))})
 
     crash_t, crash_wall, bound = records[-1]["t"], records[-1]["wall"], "journal"
     if heartbeat is not None and heartbeat["run"] == header["run"] \
@@ -212,7 +212,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         outcome = {Phase.FINISHED: "finished", Phase.PRE_SIGNAL: "not_started"}.get(was)
         if outcome is None:
             return Recovery("none", match_id=match_id, warnings=warnings)
-        report.update(outcome=outcome, **_told(outcome))
+        report.update(outcome=outcome, **told(outcome))
         if was is not Phase.FINISHED:
             return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
         match.match_id = match_id or None  # its result carries the match's id
@@ -220,7 +220,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
                         started_wall=_started_wall(records), goal_walls=replayed.goal_walls,
                         final=match.status(now), final_wall=records[-1]["wall"])
     if down_s > resume_within_s:
-        report.update(outcome="abandoned", **_told(
+        report.update(outcome="abandoned", **told(
             "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
             **_where(match.status(now))))
         return Recovery("abandoned", match_id=match_id, report=report, warnings=warnings)
@@ -235,7 +235,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         except CommandRefused as exc:
             warnings.append(f"could not pause the restored match: {LOG_TEXT.refusal(exc)}")
     status = match.status(now)
-    report.update(outcome="restored", status=status.to_dict(), **_told(
+    report.update(outcome="restored", status=status.to_dict(), **told(
         "restored_paused" if status.phase is Phase.PAUSED else "restored",
         was=was.value, down=_duration(down_s), **_where(status)))
     # The journal goes on in this run's time. Commands the replay refused (or undid, for a
@@ -267,14 +267,26 @@ class _Replayed:
 
 def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
             now: float) -> _Replayed:
+    """Replay `commands` into a new match. A record the match refuses is skipped; so is one
+    it raises on or cannot live with (`core.status.check`: a journal written by an older timerd,
+    which took `start_in 1e308`, issue 34), and the match is made again from the records
+    before it: recovery never dies on a record, it restores the rest."""
     out = _Replayed(Match(profile), [], [], [])
     for record in commands:
+        at = record["t"] + shift
+        words = " ".join([record["command"], *record["args"]])[:120]
         try:
-            effects = out.match.handle(record["command"], record["t"] + shift, *record["args"])
+            effects = out.match.handle(record["command"], at, *record["args"])
+            check(out.match, at)
         except CommandRefused as exc:
-            words = " ".join([record["command"], *record["args"]])
             out.warnings.append(f"command `{words}` refused in the replay "
                                 f"({LOG_TEXT.refusal(exc)}), skipped")
+            continue
+        except Exception as exc:
+            out.warnings.append(f"command `{words}` failed in the replay ({exc!r:.200}), "
+                                "skipped")
+            again = _replay(profile, out.applied, shift, at)
+            out.match, out.goal_walls = again.match, again.goal_walls
             continue
         out.applied.append(record)
         out.goal_walls += [(e.to_dict(), record["wall"]) for e in effects if isinstance(e, Goal)]
@@ -307,7 +319,7 @@ def _where(status: Status) -> dict[str, Any]:
             "period": "overtime" if status.overtime else f"{status.period}/{status.periods}"}
 
 
-def _told(outcome: str, **params: Any) -> dict[str, Any]:
+def told(outcome: str, **params: Any) -> dict[str, Any]:
     """A recovery report's words: its notice (`notice.recovery_<outcome>` and its values, for
     every surface in its language) and the English message the log and the status keep."""
     code = f"notice.recovery_{outcome}"

@@ -75,6 +75,7 @@ from timerd.adapters.journal.format import (
     parse_journal,
     read_heartbeat,
     recover,
+    told,
 )
 from timerd.config import INSTANCE_HINT, InUse
 from timerd.config.schema import to_plain
@@ -213,14 +214,26 @@ class Journal:
                         self.heartbeat_path.parent)
         self._found = data
         records, warnings = parse_journal(data)
-        self.recovery = recover(
-            records, read_heartbeat(self.heartbeat_path), now=self.loop.time(),
-            wall_now=time.time(), run=self.run, resume_within_s=self.resume_within_s)
+        try:
+            self.recovery = recover(
+                records, read_heartbeat(self.heartbeat_path), now=self.loop.time(),
+                wall_now=time.time(), run=self.run, resume_within_s=self.resume_within_s)
+        except Exception as exc:  # a defect: the journal is set aside, never a start refused
+            aside = self.path.with_name(self.path.name + ".bad")
+            log.exception("recovery failed; journal set aside as %s, not restored", aside.name)
+            os.replace(self.path, aside)
+            self._found = False
+            self.recovery = Recovery("none", warnings=[f"recovery failed ({exc!r:.200}); the "
+                                                       f"journal was set aside as {aside.name}"])
         for warning in warnings + self.recovery.warnings:
             log.warning("journal %s: %s", self.path, warning)
+        skipped = len(warnings) + len(self.recovery.warnings)
+        if self.recovery.report is None and skipped:  # nothing to restore, but say what went
+            self.recovery.report = {"outcome": "none", "match": self.recovery.match_id,
+                                    **told("skipped", skipped=skipped)}
         report = self.recovery.report
         if report is not None:
-            report["skipped"] = len(warnings) + len(self.recovery.warnings)
+            report["skipped"] = skipped
             level = logging.WARNING if self.recovery.outcome != "restored" else logging.INFO
             log.log(level, "recovery: %s", report["message"])
         if self.recovery.match is not None:

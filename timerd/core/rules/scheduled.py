@@ -36,14 +36,21 @@ class ScheduledStart(RuleModule):
         `min_pre_signal_lead_s` away, the pre-signal sounds at once with the shorter lead, so
         every table of the round still starts at the same instant; closer than that, the start
         is refused. A start that is due at once (a zero lead) is fired by `Match.handle`.
+        A start further ahead than the profile's `start_horizon_s` (an hour), or a number
+        that is not finite, is refused: no instant a tool sends can put the clock beyond what
+        it can show or time (issue 34: `start_in 1e308` once bricked a table).
         """
         try:
             lead_s = float(seconds)
         except ValueError:
-            raise CommandRefused("not_seconds", given=seconds) from None
+            raise CommandRefused("not_seconds", given=seconds[:20]) from None
         if not math.isfinite(lead_s):
-            raise CommandRefused("not_seconds", given=seconds)
+            raise CommandRefused("not_seconds", given=seconds[:20])
         match = self.match
+        horizon_s = match.profile.start_horizon_s
+        if lead_s > horizon_s:
+            raise CommandRefused("start_too_far", lead_s=f"{lead_s:g}",
+                                 horizon_s=f"{horizon_s:g}")
         if match.phase is not Phase.IDLE:
             raise match.why_not("start")
         shortest = min_pre_signal_lead_s(match.profile)
