@@ -222,7 +222,7 @@ class Journal:
             aside = self.path.with_name(self.path.name + ".bad")
             log.exception("recovery failed; journal set aside as %s, not restored", aside.name)
             os.replace(self.path, aside)
-            self._found = False
+            self._found = b""
             self.recovery = Recovery("none", warnings=[f"recovery failed ({exc!r:.200}); the "
                                                        f"journal was set aside as {aside.name}"])
         for warning in warnings + self.recovery.warnings:
