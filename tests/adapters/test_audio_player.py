@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 from typing import Any
 
 from gpiozero.pins import mock
@@ -146,3 +147,83 @@ def test_failing_slow_opens_are_retried_off_the_loop_and_the_pattern_holds(
     assert not any(on_loop for _, _, on_loop in pcm.opens)
     # The cue asked for while the device failed is dropped, not played late.
     assert pcm.written == b""
+
+
+class GatedPcm:
+    """A PCM that notes what it is asked, one chunk per write; `gate` cleared holds every
+    write after the first (a sound in progress, as on a card that takes its time)."""
+
+    def __init__(self) -> None:
+        self.format: tuple[int, int] | None = None
+        self.period_frames = 1024
+        self.calls: list[tuple[Any, ...]] = []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def open(self, channels: int, rate_hz: int) -> None:
+        self.format = (channels, rate_hz)
+        self.calls.append(("open", channels, rate_hz))
+
+    def write(self, chunk: bytes, frames: int) -> int:
+        if self.calls[-1][0] == "write":
+            assert self.gate.wait(10)
+        self.calls.append(("write", chunk))
+        return frames
+
+    def delay_frames(self) -> int:
+        return 0
+
+    def drop(self) -> None:
+        self.calls.append(("drop",))
+
+    def close(self) -> None:
+        self.format = None
+        self.calls.append(("close",))
+
+    def quiet(self, on: bool) -> None:
+        pass
+
+
+def _finished(playback: Any) -> None:
+    for _ in range(1000):
+        if not playback.is_playing():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("the playback thread did not finish the sound")
+
+
+def test_a_new_sound_cuts_the_one_playing_and_another_format_reopens_the_device() -> None:
+    pcm = GatedPcm()
+    reports: list[str | None] = []
+    player = AlsaPlayer(5.0, pcm=pcm)
+    player.open(reports.append)
+    final, pause = builtin("final"), builtin("pause")
+    stereo = replace(pause, channels=2, rate_hz=48000)
+    try:
+        pcm.gate.clear()
+        long = player.play(final)
+        while len(pcm.calls) < 2:  # opened, and the first chunk written
+            threading.Event().wait(0.001)
+        short = player.play(pause)  # one voice: the horn is cut where it is
+        pcm.gate.set()
+        _finished(short)
+        assert not long.is_playing()
+        _finished(player.play(stereo))
+    finally:
+        player.close()
+    assert reports == [None]  # opened once; a reopen for a format is not news
+    # What each sound wrote, up to the drop that ended it.
+    sounds, names = [b""], []
+    for call in pcm.calls:
+        names.append(call[0])
+        if call[0] == "write":
+            sounds[-1] += call[1]
+        elif call[0] == "drop":
+            sounds.append(b"")
+    horn, chirp, chirp_stereo, _ = sounds
+    assert 0 < len(horn) < len(final.pcm)
+    assert bytes(final.pcm).startswith(horn)  # cut where it was
+    assert chirp == bytes(pause.pcm)
+    assert chirp_stereo == bytes(stereo.pcm)[:stereo.frames * stereo.frame_bytes]
+    opens = [c for c in pcm.calls if c[0] in ("open", "close")]
+    assert opens == [("open", 1, 44100), ("close",), ("open", 2, 48000), ("close",)]
