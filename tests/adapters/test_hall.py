@@ -521,3 +521,17 @@ def test_a_table_talks_tls_to_a_broker_it_can_verify_and_not_to_one_it_cannot(
         assert asyncio.run(asyncio.wait_for(main(), 60)) == (True, False)
     finally:
         broker.stop()
+
+
+def test_isbhf_407_1_start_round_says_a_stop_clock_table_waits_for_the_faceoff() -> None:
+    """Issue 28 item 6: the desk's `start-round` reply says per table what it did."""
+    async def main() -> tuple[str, Phase]:
+        svc = Service(Match(profiles.load("isbhf")))
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")), wall=lambda: 1000.0)
+        reply = send(link, command="start_round", at=1030.0, round="R1")
+        svc.match.poll(svc.now() + 30.0)
+        return reply["detail"], svc.match.phase
+
+    detail, phase = asyncio.run(main())
+    assert detail.startswith("scheduled: ready for the referee's faceoff in 30.000 s")
+    assert phase is Phase.PAUSED  # ready for the faceoff: the clock stands

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.conftest import refused, said
@@ -112,3 +114,31 @@ def test_start_in_is_the_command_form_relative_to_now() -> None:
     for bad in ("soon", "nan", "inf"):
         with refused("number of seconds"):
             ithf().handle("start_in", 0.0, bad)
+
+
+# -- issue 28 item 6: a scheduled ball-hockey start waits for the referee's faceoff ----------
+
+def test_isbhf_401_407_1_a_scheduled_start_waits_for_the_referees_faceoff() -> None:
+    """Old code: the scheduled instant started the net time by itself (an ITHF start), so a
+    ball dropped 15 s late cost 15 s of play."""
+    match = Match(profiles.load("isbhf"))
+    assert match.handle("start_in", 100.0, "60") == [PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
+    assert match.next_deadline() == 160.0
+    effects = match.poll(160.0)
+    assert PhaseChanged(Phase.PAUSED, Phase.SCHEDULED) in effects
+    assert Notice("notice.ready_for_faceoff") in effects
+    assert signals(effects) == []  # isbhf has no pre-signal
+    status = match.status(175.0)  # the referee drops the ball 15 s late
+    assert (status.phase, status.clock_running, status.elapsed_s) == (Phase.PAUSED, False, 0.0)
+    assert status.interruptions == 0
+    assert signals(match.handle("start", 175.0)) == [(SignalKind.START, 175.0)]
+    assert match.status(475.0).elapsed_s == 300.0  # net time from the faceoff
+    assert match.interruptions == []
+
+
+def test_isbhf_407_1_a_stop_clock_profile_with_a_pre_signal_sounds_it_when_ready() -> None:
+    match = Match(replace(profiles.load("isbhf"), pre_signal_lead_s=10.0))
+    match.handle("start_in", 0.0, "30")
+    assert signals(match.poll(20.0)) == []  # no lead: the clock waits for the ball anyway
+    assert signals(match.poll(30.0)) == [(SignalKind.PRE_SIGNAL, 30.0)]
+    assert match.phase is Phase.PAUSED

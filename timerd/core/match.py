@@ -198,6 +198,8 @@ class Match:
             raise CommandRefused("resume_how", given=how)
         if self.phase is not Phase.PAUSED:
             raise self.why_not("resume")
+        if self.paused_since is None and self.play_s(now) == 0:  # a scheduled stop clock's
+            return self._begin_play(now)  # first faceoff (`rules.scheduled`): its start signal
         self.close_interruption(now)
         self.clock = self.clock.started(now)
         effects = self.goto(Phase.RUNNING)

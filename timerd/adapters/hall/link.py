@@ -483,6 +483,9 @@ class HallLink:
         phase = self._execute("start_in", repr(lead_s))
         if round_id is not None:
             self.round = round_id
+        if self.service.profile.clock == "stop":  # ISBHF 407 !1: the clock waits for the ball
+            return (f"{reset}{phase}: ready for the referee's faceoff in "
+                    f"{lead_s / self.rate:.3f} s (START starts the clock)")
         return f"{reset}{phase}: start signal in {lead_s / self.rate:.3f} s"
 
     def _result_state(self) -> str:

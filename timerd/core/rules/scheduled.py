@@ -3,13 +3,18 @@
 `start_in <seconds>` schedules the start signal; the pre-signal is planned the profile's lead
 before it. Every match has this module (`timerd.core.rules.BUILT_IN`): the tournament desk
 sends the command to whatever profile a table runs.
+
+A stop clock (ball hockey, ISBHF 407 !1) runs only from the referee's faceoff: its scheduled
+instant brings the match to "ready for the faceoff", the clock standing as at every later
+period start (415a, ISBHF 401), with the profile's pre-signal then if it has one (no lead);
+START, the faceoff, starts the clock and sounds the start signal.
 """
 
 from __future__ import annotations
 
 import math
 
-from timerd.core.effects import Effect, Notice, Phase
+from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
@@ -58,7 +63,7 @@ class ScheduledStart(RuleModule):
             raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
                                  shortest_s=f"{shortest:g}")
         match.start_at = now + lead_s
-        if lead_s > match.profile.pre_signal_lead_s:
+        if lead_s > match.profile.pre_signal_lead_s or match.profile.clock == "stop":
             return match.goto(Phase.SCHEDULED)
         effects = match.pre_signal(now)
         if lead_s < match.profile.pre_signal_lead_s:
@@ -70,4 +75,18 @@ class ScheduledStart(RuleModule):
         match = self.match
         if match.phase is not Phase.SCHEDULED or match.start_at is None:
             return None
+        if match.profile.clock == "stop":
+            return match.start_at, self.ready_for_faceoff
         return match.start_at - match.profile.pre_signal_lead_s, match.pre_signal
+
+    def ready_for_faceoff(self, at: float) -> list[Effect]:
+        """ISBHF 401, 407 !1: the scheduled instant of a stop clock's match: stopped, ready
+        for the referee's faceoff (START), which starts the clock (`Match.resume`)."""
+        match = self.match
+        match.start_at = None
+        effects = match.goto(Phase.PAUSED)
+        if match.profile.pre_signal_lead_s > 0:  # the profile's own signal for it
+            effects.append(match.sound(SignalKind.PRE_SIGNAL, at,
+                                       remaining_s=match.profile.period_s))
+        effects.append(Notice("notice.ready_for_faceoff"))
+        return effects
