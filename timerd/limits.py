@@ -9,7 +9,9 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
 - `RateLimitedLog` writes at most one line per kind of event per interval and says how many
   were left out. It is only for lines about untrusted input: a line that must never be lost
   (a result that could not be written) goes to its logger directly.
-- `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many.
+- `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many,
+  and all of them together: too many from anywhere lock out every peer not known to hold the
+  token.
 - `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
 - `idle_longest` picks the connection a surface at its connection cap hangs up on to take a
   new one (the control socket, HTTP).
@@ -142,36 +144,66 @@ class RateLimitedLog:
 class TokenGuard:
     """Wrong tokens per peer: after `max_failures` within `window_s`, refused for `lockout_s`.
 
-    At most `max_peers` peers are remembered (the oldest forgotten first), so a scan from many
-    addresses costs bounded memory.
+    And from all peers together (`max_total` within `window_s`, None: no such limit): a
+    guesser with many addresses (a NATed guest Wi-Fi, a scan) then locks out every peer for
+    `lockout_s`, except those that gave the right token within `trusted_s` (`succeeded`):
+    the scorekeeper's phone keeps control, and a new address learns nothing, not even
+    whether its token is right. At most `max_peers` peers of each kind are remembered (the
+    oldest forgotten first), so a scan from many addresses costs bounded memory.
     """
 
     def __init__(self, clock: Clock, max_failures: int = 5, window_s: float = 60.0,
-                 lockout_s: float = 60.0, max_peers: int = 1024) -> None:
+                 lockout_s: float = 60.0, max_peers: int = 1024, *,
+                 max_total: int | None = None, trusted_s: float = 3600.0) -> None:
         self.clock = clock
         self.max_failures = max_failures
         self.window_s = window_s
         self.lockout_s = lockout_s
         self.max_peers = max_peers
+        self.max_total = max_total
+        self.trusted_s = trusted_s
         #: peer -> (failures in the window, the window's start, locked until)
         self._peers: OrderedDict[str, tuple[int, float, float]] = OrderedDict()
+        #: the same, for every peer together (the key "")
+        self._all: OrderedDict[str, tuple[int, float, float]] = OrderedDict()
+        #: peer -> when it last gave the right token
+        self._trusted: OrderedDict[str, float] = OrderedDict()
 
     def locked_for(self, peer: str) -> float:
         """Seconds `peer` is still locked out; 0 when it may try."""
+        now = self.clock()
         entry = self._peers.get(peer)
-        return max(0.0, entry[2] - self.clock()) if entry is not None else 0.0
+        alone = max(0.0, entry[2] - now) if entry is not None else 0.0
+        known = self._trusted.get(peer)
+        if known is not None and now - known <= self.trusted_s:
+            return alone
+        total = self._all.get("")
+        return max(alone, total[2] - now if total is not None else 0.0)
 
     def failed(self, peer: str) -> None:
         now = self.clock()
-        failures, since, until = self._peers.pop(peer, (0, now, 0.0))
+        self._count(self._peers, peer, self.max_failures, now)
+        if self.max_total is not None:
+            self._count(self._all, "", self.max_total, now)
+
+    def succeeded(self, peer: str) -> None:
+        """`peer` gave the right token: the lock of all peers spares it for `trusted_s`."""
+        self._trusted.pop(peer, None)
+        self._trusted[peer] = self.clock()
+        while len(self._trusted) > self.max_peers:
+            self._trusted.popitem(last=False)
+
+    def _count(self, table: OrderedDict[str, tuple[int, float, float]], key: str,
+               most: int, now: float) -> None:
+        failures, since, until = table.pop(key, (0, now, 0.0))
         if now - since > self.window_s:
             failures, since = 0, now
         failures += 1
-        if failures >= self.max_failures:
+        if failures >= most:
             failures, since, until = 0, now, now + self.lockout_s
-        self._peers[peer] = (failures, since, until)
-        while len(self._peers) > self.max_peers:
-            self._peers.popitem(last=False)
+        table[key] = (failures, since, until)
+        while len(table) > self.max_peers:
+            table.popitem(last=False)
 
 
 class TokenBucket:

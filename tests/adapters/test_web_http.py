@@ -26,7 +26,7 @@ from timerd.config import WebConfig
 from timerd.core.match import Match
 from timerd.service import Service
 
-TOKEN = "s3cret"
+TOKEN = "s3cret-but-long-enough"
 
 
 def serve(body: Callable[[WebServer], Awaitable[Any]], **config: Any) -> Any:

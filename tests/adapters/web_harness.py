@@ -79,7 +79,7 @@ def free_port() -> int:
 class Daemon:
     tmp: Path
     speed: float = 1.0
-    token: str = "test-token"
+    token: str = "test-token-0123456789"
     profile: str = "ithf"
     #: More of the config file: `[table]`, `[ui]` sections.
     extra_config: str = ""

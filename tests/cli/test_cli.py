@@ -182,13 +182,13 @@ def test_sigterm_hangs_up_on_connected_tools_cleanly(daemon):
 
 def test_config_masks_the_secrets_unless_asked(tmp_path: Path) -> None:
     path = tmp_path / "timerd.toml"
-    path.write_text('[web]\ntoken = "s3cret-token"\n[hall]\npassword = "hunter2"\n')
+    path.write_text('[web]\ntoken = "s3cret-token-abcdef"\n[hall]\npassword = "hunter2"\n')
     run = [sys.executable, "-m", "timerd", "config", "--config", str(path)]
     shown = subprocess.run(run, capture_output=True, text=True, check=True).stdout
-    assert "s3cret-token" not in shown
+    assert "s3cret-token-abcdef" not in shown
     assert "hunter2" not in shown
     assert shown.count('"********"') == 2
     assert 'username = ""' in shown  # an empty one stays empty: nothing to hide
     full = subprocess.run([*run, "--show-secrets"], capture_output=True, text=True,
                           check=True).stdout
-    assert 'token = "s3cret-token"' in full
+    assert 'token = "s3cret-token-abcdef"' in full

@@ -8,6 +8,7 @@ TOML and reports every problem at once.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
 
 #: Why an idle timeout is at most an hour: an idle connection holds one of the capped places.
+#: The shortest `web.token` taken (issue 36: a token is a secret; the installer's are longer).
+MIN_TOKEN = 16
 IDLE_WHY = "an idle connection holds one of the places of max_connections"
 
 
@@ -265,6 +268,14 @@ class WebConfig:
     #: A connection must send a whole request's headers within this many seconds of
     #: connecting or of its previous response, else it is closed (slowloris, idle sockets).
     idle_timeout_s: float = 15.0
+    #: Addresses of reverse proxies (the TLS proxy of docs/api.md) whose X-Forwarded-For is
+    #: believed: a request through one counts as from the client it names, for the
+    #: wrong-token lockout and the WebSocket caps. Empty: the header is ignored.
+    trusted_proxies: tuple[str, ...] = ()
+    #: Who may show the scoreboard (`/`) in a frame, as CSP `frame-ancestors` sources (e.g.
+    #: "'self' http://192.168.1.20:8000" for a stream overlay). Empty: nobody. The control
+    #: page and the API are never framable.
+    scoreboard_frame_ancestors: str = ""
 
     def control_address(self) -> tuple[str, int] | None:
         """`control` as (host, port), or None when control shares the scoreboard's port."""
@@ -288,6 +299,18 @@ class WebConfig:
             out.append("host: give an address to listen on (0.0.0.0: every interface)")
         if any(not 33 <= ord(c) <= 126 for c in self.token):
             out.append("token: use printable ASCII without spaces (it travels in an HTTP header)")
+        elif self.token and len(self.token) < MIN_TOKEN:
+            out.append(f"token: {len(self.token)} characters, too short to be a secret: use at "
+                       f"least {MIN_TOKEN} (`timerd install` writes a random one; or "
+                       "python3 -c 'import secrets; print(secrets.token_urlsafe(24))')")
+        for proxy in self.trusted_proxies:
+            try:
+                ipaddress.ip_address(proxy)
+            except ValueError:
+                out.append(f"trusted_proxies: {proxy!r} is not an IP address")
+        if any(c in self.scoreboard_frame_ancestors for c in ";,\r\n"):
+            out.append("scoreboard_frame_ancestors: CSP sources separated by spaces, without "
+                       "';' or ','")
         return out
 
 

@@ -52,6 +52,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
@@ -59,12 +60,15 @@ from typing import Any
 
 from timerd import i18n
 from timerd.adapters.web.server import (
+    Answer,
+    Handler,
     HttpServer,
     Request,
     Response,
     Router,
     Upgrade,
     WebSocket,
+    forwarded_client,
 )
 from timerd.config import INSTANCE_HINT, InUse, WebConfig
 from timerd.core.effects import Effect, Tick
@@ -96,6 +100,12 @@ SEND_TIMEOUT_S = 10.0
 HEARTBEAT_S = 20.0
 #: Commands that end or throw away a match or a goal: the control page asks before sending.
 CONFIRM = frozenset({"reset", "undo", "forfeit", "walkout", "replay"})
+#: Wrong tokens within a minute, from all addresses together, that lock out every address
+#: not known to hold the token for a minute (issue 36: a guesser with many addresses).
+WRONG_TOKENS_TOTAL = 20
+#: Every answer but the scoreboard's: no page may show the desk in a frame (clickjacking).
+NOT_FRAMABLE = [("X-Frame-Options", "DENY"),
+                ("Content-Security-Policy", "frame-ancestors 'none'")]
 #: Largest WebSocket message taken from a browser (the stream is one-way; it sends none).
 MAX_WS_MESSAGE = 4096
 #: The share of the process's file descriptors each listener's connections may take.
@@ -210,7 +220,8 @@ class WebServer:
         self._pushed = False  # a dispatch's messages wait for its end (`after_dispatch`)
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
-        self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate)
+        self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate,
+                                  max_total=WRONG_TOKENS_TOTAL)
 
     def app(self, *, control: bool = True) -> Router:
         """The routes: all of them, or (`control=False`) the scoreboard and the read-only
@@ -251,11 +262,13 @@ class WebServer:
         """Serve `app` on host:port with the connection cap; its URL, or None if the port
         cannot be bound (logged: the daemon runs on, the buzzer matters more). A port in use
         raises InUse instead: a second daemon on one port refuses to start (issue 30)."""
-        server = HttpServer(app, error=_error, log=self._log,
+        server = HttpServer(self._framing(app), error=_error, log=self._log,
                             max_connections=self.max_connections,
                             idle_timeout_s=self.config.idle_timeout_s * self.rate,
                             max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
-                            heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate)
+                            heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate,
+                            client=partial(forwarded_client,
+                                           proxies=frozenset(self.config.trusted_proxies)))
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
@@ -267,6 +280,20 @@ class WebServer:
             return None
         self._servers.append(server)
         return f"http://{bound_host}:{bound_port}/"
+
+    def _framing(self, app: Router) -> Handler:
+        """`app` with the headers that keep its answers out of other sites' frames: none may
+        frame the control page or the API; the scoreboard (`/`) only as
+        `web.scoreboard_frame_ancestors` allows (a stream overlay)."""
+        overlay = self.config.scoreboard_frame_ancestors
+
+        async def framed(request: Request) -> Answer:
+            answer = await app(request)
+            if isinstance(answer, Response):
+                answer.headers += [("Content-Security-Policy", f"frame-ancestors {overlay}")] \
+                    if overlay and request.path == "/" else NOT_FRAMABLE
+            return answer
+        return framed
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -375,6 +402,7 @@ class WebServer:
             self._log.info("401", "web command refused: missing or wrong token from %s", peer)
             return _error(401, "missing or wrong token (Authorization: Bearer TOKEN)",
                           [("WWW-Authenticate", 'Bearer realm="timerd"')])
+        self._tokens.succeeded(peer)
         try:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -282,6 +283,23 @@ class HttpServer:
             await asyncio.gather(*pending, return_exceptions=True)
         if self._listener is not None:
             await self._listener.wait_closed()
+
+
+def forwarded_client(peer: str, headers: dict[str, str], proxies: frozenset[str]) -> str:
+    """The address a request comes from: its peer's, or, when the peer is a trusted proxy
+    (`web.trusted_proxies`), the last address in X-Forwarded-For that is not one (each proxy
+    appends the address it was reached from; anything left of that the client may have
+    written itself). A header that is malformed there leaves the proxy's own address."""
+    if peer not in proxies:
+        return peer
+    for hop in (h.strip() for h in reversed(headers.get("x-forwarded-for", "").split(","))):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return peer
+        if hop not in proxies:
+            return hop
+    return peer
 
 
 def _websocket_request(request: h11.Request) -> bool:
