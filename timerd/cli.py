@@ -391,7 +391,8 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     lines.extend(_score_lines(status, msg))
     lines.extend(_ball_hockey_lines(status, msg))
     if "speaker" in status:
-        lines.append(row("st.sound", msg("st.speaker", state=status["speaker"])
+        state = msg.get(f"st.speaker.{status['speaker']}", status["speaker"])
+        lines.append(row("st.sound", msg("st.speaker", state=state)
                          + (f" ({msg('st.muted')})" if status["speaker_muted"] else "")
                          + (f", {msg('st.buzzer_muted')}" if status["buzzer_muted"] else "")))
     storage = status.get("storage") or {"ok": True}
@@ -403,10 +404,19 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     return "\n".join(lines)
 
 
+#: The labels of `timerctl status`'s rows: their column is as wide as the longest in the
+#: language (at least 9), so the values line up in every language (issue 31).
+ROW_KEYS = ("st.profile", "st.phase", "st.clock", "st.next_profile", "st.version", "st.table",
+            "st.teams", "st.start_in", "st.paused", "st.stopped", "st.last", "st.score",
+            "st.overtime", "st.result", "st.timeouts", "st.sound")
+
+
 def _row(msg: Messages) -> Any:
-    """A status line: the label in a column of ten, then the value."""
+    """A status line: the label in its column, then the value."""
+    width = max(9, *(len(msg(key)) for key in ROW_KEYS))
+
     def row(key: str, value: object) -> str:
-        return f"{msg(key):<9} {value}"
+        return f"{msg(key):<{width}} {value}"
     return row
 
 
@@ -415,14 +425,15 @@ def _ball_hockey_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     from timerd.core.display import shown_clock  # noqa: PLC0415
 
     lines = []
+    teams = status.get("teams")  # a side by its team's name when it has one
     if timeouts := status.get("timeouts"):
         lines.append(_row(msg)("st.timeouts", ", ".join(
-            msg("st.timeout_left", side=msg.side(side), n=t["left"])
+            msg("st.timeout_left", side=msg.side(side, teams), n=t["left"])
             + (f" ({msg('st.running', time=shown_clock(t['remaining_s']))})"
                if t["remaining_s"] is not None else "")
             for side, t in timeouts.items())))
     for p in status.get("penalties") or []:
-        lines.append(msg("st.penalty", number=p["number"], side=msg.side(p["side"]),
+        lines.append(msg("st.penalty", number=p["number"], side=msg.side(p["side"], teams),
                          player=f" #{p['player']}" if p["player"] else "",
                          kind=msg.get(f"kind.{p['kind']}", p["kind"]),
                          time=shown_clock(p["remaining_s"]))
@@ -433,7 +444,8 @@ def _ball_hockey_lines(status: dict[str, Any], msg: Messages) -> list[str]:
                          n=change["number"], of=change["stages"],
                          time=shown_clock(change["remaining_s"])))
     for side, left in (status.get("goalie_change") or {}).items():
-        lines.append(msg("st.goalie_change", side=msg.side(side), time=shown_clock(left)))
+        lines.append(msg("st.goalie_change", side=msg.side(side, teams),
+                         time=shown_clock(left)))
     return lines
 
 

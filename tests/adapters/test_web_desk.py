@@ -50,18 +50,20 @@ PANELS = """() => [...document.querySelectorAll("details")].filter((d) => !d.clo
   .map((d) => d.id || d.className)"""
 
 
-def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str,
-          ) -> tuple[BrowserContext, Page]:
-    """A phone held upright, touch only, with the desk's token stored, showing `/control`."""
+def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str, *,
+          stored: bool = True, link: str = "") -> tuple[BrowserContext, Page]:
+    """A phone held upright, touch only, showing `/control`: with the desk's token stored
+    (`stored`), or opened from `link` (a fragment: `#token=...`)."""
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True,
                               is_mobile=True, device_scale_factor=2, locale="en-GB")
     ctx.set_default_timeout(TIMEOUT_MS)
-    ctx.add_init_script(f"localStorage.setItem('timerd.token', '{daemon.token}')")
+    if stored:
+        ctx.add_init_script(f"localStorage.setItem('timerd.token', '{daemon.token}')")
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors  # type: ignore[attr-defined]
-    page.goto(f"{daemon.url}/control?lang={language}")
+    page.goto(f"{daemon.url}/control?lang={language}{link}")
     expect(page.locator("#link")).to_have_class("link up")
     expect(page.locator("button[data-command=toggle]")).to_be_visible()
     return ctx, page
@@ -104,6 +106,7 @@ def test_every_tap_on_every_phone_sends_its_own_buttons_command(
             panels: list[str | None] = [None, *page.evaluate(PANELS), "token-form"]
             for panel in panels:
                 check_panel(page, daemon, panel, f"{profile} {size} {language} {panel}")
+            check_more_in_words(page, Messages(language))
             assert page.errors == []  # type: ignore[attr-defined]
             ctx.close()
     finally:
@@ -128,6 +131,24 @@ def open_only(page: Page, panel: str | None) -> None:
       }
       document.getElementById("token-form").hidden = panel !== "token-form";
     }""", panel)
+
+
+#: The commands under "More": each button's command and label, and its inputs' placeholders.
+MORE = """() => [...document.querySelectorAll("#more-commands .generic")].map((row) => ({
+  command: row.querySelector("button").dataset.command,
+  label: row.querySelector("button").textContent,
+  placeholders: [...row.querySelectorAll("input")].map((i) => i.placeholder) }))"""
+
+
+def check_more_in_words(page: Page, texts: Messages) -> None:
+    """Issue 31 item 6: "More" names each command and each argument in the page's language
+    (its catalogue's words), never by the daemon's raw names (`faceoff?`, `args...`)."""
+    rows = page.evaluate(MORE)
+    assert rows
+    for row in rows:
+        assert row["label"] == texts(f"ctl.cmd.{row['command']}"), row
+        for placeholder in row["placeholders"]:
+            assert not re.search(r"[?|]|\.\.\.$", placeholder), row
 
 
 def check_panel(page: Page, daemon: Daemon, panel: str | None, where: str) -> None:
@@ -323,12 +344,8 @@ def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language
     daemon = Daemon(tmp_path, speed=SPEED).start()
     try:
         in_play(daemon)
-        ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
-                                  is_mobile=True, locale="en-GB")
-        ctx.set_default_timeout(TIMEOUT_MS)
-        page = ctx.new_page()
-        page.goto(f"{daemon.url}/control?lang={language}#token={daemon.token}")
-        expect(page.locator("#link")).to_have_class("link up")
+        ctx, page = phone(browser, daemon, (390, 844), language, stored=False,
+                          link=f"#token={daemon.token}")
         assert "token" not in page.url  # replaced in the history, not a new entry
         assert page.evaluate("localStorage.getItem('timerd.token')") == daemon.token
         expect(page.locator("#token-form")).to_be_hidden()
@@ -341,12 +358,8 @@ def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language
         assert daemon.token not in board.content()
         assert daemon.token not in board.evaluate("document.body.innerText")
 
-        wrong = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
-                                    is_mobile=True, locale="en-GB")
-        wrong.set_default_timeout(TIMEOUT_MS)
-        phone2 = wrong.new_page()
-        phone2.goto(f"{daemon.url}/control?lang={language}#token=not-the-token")
-        expect(phone2.locator("#link")).to_have_class("link up")
+        wrong, phone2 = phone(browser, daemon, (390, 844), language, stored=False,
+                              link="#token=not-the-token")
         phone2.locator("button[data-command=goal][data-side=away]").tap()
         expect(phone2.locator("#reply")).to_have_text(texts("ctl.need_token"))
         expect(phone2.locator("#token-form")).to_be_visible()

@@ -369,3 +369,71 @@ def test_no_button_word_breaks_on_the_smallest_phone(
         page.close()
     finally:
         ctx.close()
+
+
+#: Sizes on a TV, in the page: the font of the team names, the header (the period), the
+#: penalty rows, as a share of the height; whether each is inside the screen; the colours.
+TV_READING = """() => {
+  const vh = window.innerHeight, vw = document.documentElement.clientWidth;
+  const size = (el) => parseFloat(getComputedStyle(el).fontSize) / vh;
+  const inside = (el) => { const r = el.getBoundingClientRect();
+    return r.left >= 0 && r.right <= vw + 0.5 && r.bottom <= vh + 0.5; };
+  const rows = [...document.querySelectorAll(".box > div")];
+  const names = [...document.querySelectorAll("#score .team")];
+  const css = getComputedStyle(document.documentElement);
+  return { team: Math.min(...names.map(size)), header: size(document.querySelector("header")),
+    penalty: Math.min(...rows.map(size)), rows: rows.length,
+    inside: [...names, ...rows, document.getElementById("period")].every(inside),
+    sidesOfClock: names.every((n) => { const c = document.getElementById("clock")
+      .getBoundingClientRect(), r = n.getBoundingClientRect();
+      return r.right <= c.left + 1 || r.left >= c.right - 1; }),
+    colours: Object.fromEntries(["home", "away", "paused", "last30"]
+      .map((k) => [k, css.getPropertyValue(`--${k}`).trim()])) };
+}"""
+
+
+def lab(colour: str) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of a #rrggbb colour."""
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_the_tv_reads_from_five_metres_using_the_side_thirds(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """Issue 31: at 1920x1080 and 1280x720 the team names (at least 6% of the height; 5%
+    before), the header with the period (5%) and the penalty rows (3.8%) sit in the side
+    thirds, beside the clock, inside the screen; paused and the last 30 s have colours far
+    from both teams' (CIE76 distance at least 40: the old paused blue was 34 from the away
+    blue, the old amber 22 from the home yellow)."""
+    daemon = Daemon(tmp_path, speed=SPEED, profile="isbhf").start()
+    try:
+        for command in (["teams", "HK Olimpija Ljubljana", "HC Košice", "2"], ["start"],
+                        ["stop"], ["penalty", "home", "minor", "17"],
+                        ["penalty", "home", "minor", "4"], ["penalty", "home", "major", "9"],
+                        ["penalty", "away", "misconduct", "22"]):
+            assert daemon.command(*command)[0] == 200, command
+        for size in sorted(TV_SIZES):
+            ctx = context(browser, daemon, size)
+            page = open_page(ctx, daemon, f"/?kiosk=1&lang={language}")
+            expect(page.locator("#home-box > div")).to_have_count(3)
+            m = page.evaluate(TV_READING)
+            assert m["team"] >= 0.06, (size, m)
+            assert m["header"] >= 0.05, (size, m)
+            assert m["penalty"] >= 0.038, (size, m)
+            assert m["inside"], (size, m)
+            assert m["sidesOfClock"], (size, m)
+            assert page.evaluate(LAYOUT)["poor"] == []
+            ctx.close()
+        for state in ("paused", "last30"):
+            for team in ("home", "away"):
+                a, b = lab(m["colours"][state]), lab(m["colours"][team])
+                assert sum((p - q) ** 2 for p, q in zip(a, b, strict=True)) ** 0.5 >= 40, (
+                    state, team, m["colours"])
+    finally:
+        daemon.stop()

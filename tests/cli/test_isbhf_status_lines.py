@@ -100,3 +100,35 @@ def test_the_key_help_names_only_the_keys_of_the_profiles_commands() -> None:
                              "home/away  [u] undo (held)  [l] line change  [?] keys  [q] quit")
     assert "vhadzovanie" not in keys("isbhf", "sk")
     assert "striedanie" in keys("isbhf", "sk")
+
+
+def test_status_columns_align_and_every_word_is_translated_in_every_language() -> None:
+    """Issue 31 item 6: the values of `timerctl status`'s rows start in one column in every
+    language (Slovenian's "ustavljeno", Slovak's "oddych. č." are wider than the old
+    column), the speaker's state is a word of the language ("off"), and a running timeout
+    says whose it is by team name."""
+    match = Match(profiles.load("isbhf"))
+    match.handle("teams", 0.0, "HK Olimpija", "HC Košice", "2")
+    match.handle("start", 0.0)
+    match.handle("stop", 10.0)
+    match.handle("timeout", 12.0, "away")
+    status = match.status(14.0).to_dict() | {"speaker": "off", "speaker_muted": False,
+                                             "clock_rule": "stop",
+                                             "buzzer_muted": False, "version": "1.0"}
+    for language in LANGUAGES:
+        msg = Messages(language)
+        lines = format_status(status, msg).splitlines()
+        labels = {msg(k) for k in ("st.profile", "st.phase", "st.clock", "st.version",
+                                   "st.teams", "st.stopped", "st.last", "st.score",
+                                   "st.timeouts", "st.sound")}
+        rows = [line for line in lines if any(line.startswith(f"{label} ") for label in labels)]
+        assert len(rows) == len(labels), (language, lines)
+        starts = {len(row) - len(row[len(next(la for la in labels if row.startswith(la))):]
+                                  .lstrip()) for row in rows}
+        assert len(starts) == 1, (language, lines)
+        sound = next(row for row in rows if row.startswith(msg("st.sound")))
+        assert sound.endswith(msg("st.speaker", state=msg("st.speaker.off"))), sound
+        if language != "en":
+            assert msg("st.speaker.off") != "off"
+        timeouts = next(row for row in rows if row.startswith(msg("st.timeouts")))
+        assert msg("st.timeout_left", side="HC Košice", n=0) in timeouts, timeouts

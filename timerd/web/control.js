@@ -64,7 +64,7 @@
     } else {
       // The reason in the page's language when the daemon gave its code (every refusal of
       // the match does), else its English text.
-      const why = reply.code ? timerd.said(reply.code, reply.params) : reply.error;
+      const why = reply.code ? timerd.said(reply.code, reply.params, now().teams) : reply.error;
       say(t("ctl.refused", { what: label, error: why }), false);
     }
   }
@@ -238,9 +238,19 @@
       .filter(Boolean).join(" · ");
   }
 
-  // A command of "More": its name and an input or a side choice per argument.
+  // An argument's words on the desk: the command's own (`ctl.arg.correct.number`: a goal's
+  // number), the argument's (`ctl.arg.seconds`), or the desk's field of that name
+  // (`ctl.scorer`); the raw name only for a command no catalogue knows (a plugin's).
+  function argText(command, name, raw) {
+    const key = [`ctl.arg.${command}.${name}`, `ctl.arg.${name}`, `ctl.${name}`]
+      .find((k) => t(k) !== k);
+    return key ? t(key) : raw;
+  }
+
+  // A command of "More": its name in words, on its own line, then an input or a side choice
+  // per argument (however many, none is squeezed).
   function genericRow({ command, args, confirm }) {
-    const row = el("div", "row generic");
+    const row = el("div", "generic");
     const inputs = args.map((arg) => {
       const name = arg.replace(/[?.]+$/, "");
       if (arg === "home|away") {
@@ -250,13 +260,17 @@
         return select;
       }
       const input = el("input");
-      input.placeholder = timerd.textOr(`ctl.arg.${name}`, arg);
+      input.placeholder = argText(command, name, arg);
       input.setAttribute("aria-label", input.placeholder);
       return input;
     });
     const label = () => timerd.textOr(`ctl.cmd.${command}`, command);
     row.append(button(label, (what) => send(command, values(inputs), what),
-      { confirm, cls: confirm ? "destructive" : "", data: { command } }), ...inputs);
+      { confirm, cls: confirm ? "destructive" : "", data: { command } }));
+    if (inputs.length) {
+      row.append(el("div", "row inputs"));
+      row.lastChild.append(...inputs);
+    }
     return row;
   }
 
