@@ -326,3 +326,67 @@ def check_export_against_the_docs(csv_text: str, document: dict[str, Any]) -> No
     for column, value in real_row.items():
         assert type(documented_row[column]) is type(value) or None in (
             value, documented_row[column]), column
+
+
+# -- issue 30 item 2: the next round loaded early does not relabel the one about to start ----
+
+NEXT_ROUND = """round,table,home,away
+R3,a1,Åsa Müller,Jiří Novák
+R3,a2,Cene Three,Dora Three
+R4,a1,Łukasz Żółw,Søren Ødegård
+R4,a2,Ema Four,Fran Four
+"""
+
+
+def test_the_next_round_loaded_early_is_refused_per_table_and_taken_after_the_match(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Both orders: R4's names during R3's countdown (a1 scheduled, a2 in its pre-signal)
+    are refused by each table and the desk says so; after a2's R3 match has ended they are
+    taken, and R4 starts under them while R3's result keeps R3's names. Old code: both tables
+    answered `ok` and played R3 under R4's names and round."""
+    schedule = tmp_path / "rounds.csv"
+    schedule.write_text(NEXT_ROUND, encoding="utf-8")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=1.5, lead_s=10) as (
+            observer, tables):
+        loaded = desk(mosquitto, "round", "load", str(schedule), "--round", "R3")
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        assert desk(mosquitto, "start-round", "--round", "R3", "--in", "60s", "--table",
+                    "a1").returncode == 0
+        assert desk(mosquitto, "start-round", "--round", "R3", "--in", "12s", "--table",
+                    "a2").returncode == 0
+        tables[1].wait_event(lambda e: e.get("state") == "pre_signal", 10, "pre-signal")
+
+        early = desk(mosquitto, "round", "load", str(schedule), "--round", "R4")
+        assert early.returncode == 1, early.stdout + early.stderr
+        rows = lines_of(early)
+        assert rows["a1"].split(None, 2)[1:] == [
+            "REFUSED", "teams refused: the match of round R3 is scheduled; names for round R4 "
+            "after it"]
+        assert "the match of round R3 is pre-signal; names for round R4" in rows["a2"]
+        assert ("the match before round R4 is not over on a1, a2: their names for round R4 "
+                "were not taken; load round R4 again once it has ended") in early.stdout
+
+        tables[1].wait_event(lambda e: e.get("state") == "finished", 30, "a2 finished")
+        got = desk(mosquitto, "results", "--round", "R3", "--timeout", "5")
+        assert "a2     Cene Three  Dora Three" in got.stdout, got.stdout + got.stderr
+        assert "missing: a1" in got.stdout  # a1 is still counting down to its R3 start
+
+        after = desk(mosquitto, "round", "load", str(schedule), "--round", "R4")
+        rows = lines_of(after)
+        assert rows["a2"].split(None, 2)[1:] == ["ok", "Ema Four - Fran Four, round R4"]
+        assert "REFUSED" in rows["a1"]
+        started = desk(mosquitto, "start-round", "--in", "30s", "--round", "R4", "--table",
+                       "a2")
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert "ok       reset (result acknowledged), scheduled" in lines_of(started)["a2"]
+
+        def a2_state() -> dict[str, Any] | None:
+            found = observer.last("a2", "state")
+            state = None if found is None else found.json()
+            return state if state and state["phase"] == "scheduled" else None
+
+        state = wait_until(a2_state, 10, "a2 scheduled for R4")
+        assert state["teams"] == {"home": "Ema Four", "away": "Fran Four"}
+        assert state["hall"]["round"] == "R4"
+        again = desk(mosquitto, "results", "--round", "R3", "--timeout", "0.3")
+        assert "a2     Cene Three  Dora Three" in again.stdout  # R3's result keeps its names

@@ -400,6 +400,7 @@ class Outcome:
     table: str
     word: str
     detail: str = ""
+    code: str = ""  # a refusal's catalogue key (`refused.teams_in_play`)
 
     @property
     def failed(self) -> bool:
@@ -513,9 +514,10 @@ class Desk:
             elif reply is None:
                 out.append(Outcome(name, "no answer", f"within {timeout_s:g} s"))
             elif reply.get("ok"):
-                out.append(Outcome(name, "ok", str(reply.get("detail", ""))))
+                out.append(Outcome(name, "ok", clean(reply.get("detail") or "", 160)))
             else:
-                out.append(Outcome(name, "REFUSED", str(reply.get("error", ""))))
+                out.append(Outcome(name, "REFUSED", clean(reply.get("error") or "", 160),
+                                   clean(reply.get("code") or "")))
         return out
 
     def targets(self, asked: list[str]) -> tuple[list[str], list[Outcome]]:
@@ -717,7 +719,13 @@ async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
         outcomes = await desk.ask(orders, args.timeout)
         idle = [Outcome(t, "-", f"no match in round {round_id}") for t in desk.hall.tables
                 if t not in orders]
-        return report(outcomes + idle)
+        code = report(outcomes + idle)
+        busy = sorted(o.table for o in outcomes if o.code == "refused.teams_in_play")
+        if busy:  # issue 30 item 2: the table refuses; the round it plays keeps its names
+            print(f"the match before round {round_id} is not over on {few(busy, 10)}: their "
+                  f"names for round {round_id} were not taken; load round {round_id} again "
+                  "once it has ended")
+        return code
 
 
 async def results(config: Config, args: argparse.Namespace) -> int:

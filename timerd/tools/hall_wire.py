@@ -60,7 +60,8 @@ RESULT = Obj({
         "played_s": "number?", "started": "text?", "finished": "text?", "profile": "text?",
         "match_id": "text?", "revision": "integer?"})}, required=("id", "table"))
 #: A table's answer to a desk command on its `events` topic (protocol.reply_record).
-REPLY = Obj({"id": "text", "ok": "flag?", "detail": "text?", "error": "text?"})
+REPLY = Obj({"id": "text", "ok": "flag?", "detail": "text?", "error": "text?",
+             "code": "text?"})
 
 
 def _fits(value: Any, kind: str) -> bool:

@@ -87,6 +87,10 @@ RESULT_IDS = 100
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
+#: The match's round is fixed: in play, and from the moment its start is set (scheduled, or
+#: in its pre-signal, ITHF 4.4). Names for another round are refused until the match is over,
+#: so the next round loaded early never relabels the one about to start (issue 30 item 2).
+ROUND_FIXED = IN_PLAY | {Phase.SCHEDULED, Phase.PRE_SIGNAL}
 
 
 # -- the clock offset (chrony) ------------------------------------------------------------
@@ -499,7 +503,7 @@ class HallLink:
         home, away, round_id = (message.get(k, "") for k in ("home", "away", "round"))
         if not all(isinstance(v, str) for v in (home, away, round_id)):
             raise CommandRefused("teams_strings")
-        if round_id != (self.round or "") and self._phase() in IN_PLAY:
+        if round_id != (self.round or "") and self._phase() in ROUND_FIXED:
             raise CommandRefused("teams_in_play", round=self.round or "-",
                                  phase=self._phase().value, next=round_id)
         self._execute("teams", home, away, round_id)
