@@ -108,6 +108,7 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
     expected = [
         "apt-cache show python3-lgpio",
         "systemctl is-active --quiet timerd.service",
+        "apt-get update",  # a card's first boot has no package lists yet (issue 30 item 9)
         "apt-get install -y --no-install-recommends python3-venv python3-lgpio python3-dev "
         "gcc libasound2-dev",
         "useradd --system --user-group --home-dir /var/lib/timerd --no-create-home "
@@ -301,14 +302,14 @@ def test_each_table_instance_gets_its_unit_config_socket_state_and_web_port(
 
 def test_an_image_gets_the_files_and_a_first_boot_step_and_says_what_is_left(
         machine: Path, tmp_path: Path) -> None:
-    image = tmp_path / "image"
-    (image / "etc").mkdir(parents=True)
-    (image / "etc/rpi-issue").write_text("Raspberry Pi reference 2024-11-19\n")
+    image = card(tmp_path)
     result = timerd("install", "--root", str(image), "--user", "alice")
     assert result.returncode == 0, result.stdout + result.stderr
     assert calls(machine) == []  # nothing ran on this machine
     out = result.stdout
     assert "Not done now, under --root" in out
+    assert ("At the first boot the Pi will update apt's package lists, install the packages, "
+            "create the user timerd and add alice to the group timerd") in out
     assert "timerd-firstboot.service" in out
     # The image's config has the desk's token (issue 31), readable by root alone until the
     # first boot's install makes it root:timerd 0640.
@@ -327,6 +328,50 @@ def test_an_image_gets_the_files_and_a_first_boot_step_and_says_what_is_left(
                            timeout=60, check=False, env={**os.environ, "PYTHONPATH": ""})
     assert first.returncode == 0, first.stdout + first.stderr
     assert "systemctl restart timerd.service" in first.stdout
+
+
+def card(tmp_path: Path) -> Path:
+    """A freshly written Raspberry Pi OS card's root partition, as mounted, with alice."""
+    image = tmp_path / "image"
+    (image / "etc").mkdir(parents=True)
+    (image / "etc/rpi-issue").write_text("Raspberry Pi reference 2024-11-19\n")
+    (image / "etc/os-release").write_text(PI_OS)
+    (image / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n"
+                                      "alice:x:1000:1000:,,,:/home/alice:/bin/bash\n")
+    return image
+
+
+@pytest.mark.parametrize("what", ["empty", "boot partition", "plain debian"])
+def test_an_image_that_is_not_a_mounted_pi_os_root_is_refused(
+        machine: Path, tmp_path: Path, what: str) -> None:
+    """Fails on the old code, which wrote a config and a first-boot unit into any directory
+    (an unmounted card's empty mount point, the boot partition)."""
+    image = tmp_path / "image"
+    image.mkdir()
+    if what == "boot partition":
+        (image / "config.txt").write_text("dtparam=audio=on\n")
+        (image / "cmdline.txt").write_text("console=serial0,115200 root=PARTUUID=x\n")
+    elif what == "plain debian":
+        (image / "etc").mkdir()
+        (image / "etc/os-release").write_text(PI_OS)
+    result = timerd("install", "--root", str(image), "--user", "alice")
+    assert result.returncode == 2
+    assert "is the card mounted?" in result.stdout
+    assert not (image / "etc/timerd").exists()
+    assert not (image / "opt").exists()
+
+
+def test_an_image_refuses_a_user_the_card_does_not_have(machine: Path, tmp_path: Path) -> None:
+    image = card(tmp_path)
+    result = timerd("install", "--root", str(image), "--user", "bob")
+    assert result.returncode == 2
+    assert "there is no user bob on the card" in result.stdout
+    assert not (image / "etc/timerd").exists()
+    # The admin user that Raspberry Pi Imager makes at the first boot, from the boot partition
+    # mounted beside the root one: known.
+    (tmp_path / "bootfs").mkdir()
+    (tmp_path / "bootfs/userconf.txt").write_text("bob:$6$salt$hash\n")
+    assert timerd("install", "--root", str(image), "--user", "bob").returncode == 0
 
 
 def test_install_for_real_needs_root_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -348,7 +393,7 @@ def test_the_installer_runs_with_the_standard_library_alone(tmp_path: Path) -> N
     code = ("import sys; sys.modules['gpiozero'] = sys.modules['tomli_w'] = None\n"
             "import runpy; sys.argv = ['x', 'install', '--dry-run', '--root', sys.argv[1]]\n"
             "runpy.run_module('timerd.tools.install', run_name='__main__')")
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=REPO,
+    result = subprocess.run([sys.executable, "-c", code, str(card(tmp_path))], cwd=REPO,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert "timerd-firstboot.service" in result.stdout

@@ -329,9 +329,10 @@ def install_steps(source: Path, venv: Path, python: str, apt: tuple[str, ...], *
         unit = instance_template(unit)
     example = with_desk_token(example)
     steps = []
-    if apt:
-        steps.append(Step("install the system packages timerd builds on",
-                          ("apt-get", "install", "-y", "--no-install-recommends", *apt)))
+    if apt:  # a card's first boot has no package lists yet: apt-get install would fail
+        steps += [Step("update apt's package lists", ("apt-get", "update")),
+                  Step("install the system packages timerd builds on",
+                       ("apt-get", "install", "-y", "--no-install-recommends", *apt))]
     steps += [Step(f"create the group {g} (Raspberry Pi OS has it; other systems may not)",
                    ("groupadd", "--system", g), done=functools.partial(_known, grp.getgrnam, g))
               for g in GROUPS]
@@ -478,15 +479,52 @@ def instance_uninstall_plan(purge: bool, root: Path, target: Target) -> Plan:
     return Plan(steps, [], _purge_question(str(target.config), root, target, ""))
 
 
+def passwd_users(root: Path) -> set[str]:
+    """The user names of the system under `root`: its /etc/passwd, and the user Raspberry Pi
+    Imager makes at the first boot (userconf.txt on the boot partition, mounted beside the
+    root one as bootfs), who exists before timerd's first-boot install runs."""
+    names = set()
+    for path in (root / "etc/passwd", root.parent / "bootfs" / "userconf.txt"):
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        names |= {line.split(":", 1)[0] for line in text.splitlines() if ":" in line}
+    return names
+
+
+def image_problem(root: Path, user: str | None) -> str:
+    """Why `root` is not a Raspberry Pi OS root to prepare (a card not mounted, the wrong
+    partition, a typo), or why `user` cannot be added there; '' when all is well."""
+    if not (root / "etc/rpi-issue").is_file() or not (root / "etc/os-release").is_file():
+        return (f"{root} is not the root of a Raspberry Pi OS card (no etc/rpi-issue and "
+                "etc/os-release there): is the card mounted? Give its root partition "
+                "(usually /media/$USER/rootfs), not the boot one (bootfs)")
+    if user and user not in passwd_users(root):
+        return (f"there is no user {user} on the card (not in {root / 'etc/passwd'}, nor in "
+                f"{root.parent / 'bootfs/userconf.txt'}, where Raspberry Pi Imager puts the "
+                "user it makes at the first boot): give --user the admin user you set in "
+                "Imager, with the boot partition mounted too, or leave --user out and run "
+                f"`sudo usermod -aG {SOCKET_GROUP} NAME` on the Pi")
+    return ""
+
+
 def install_plan(args: argparse.Namespace, source: Path, machine: bool) -> Plan | str:
     """The install plan for `args`, or why this machine cannot have it. Not on the `machine`
     itself (--root): the image's plan."""
     where = platform(args.root)
     notes = []
     if not machine:
+        if problem := image_problem(args.root, args.user):
+            return problem
         options = ([] if args.apt else ["--no-apt"]) + (["--user", args.user] if args.user
                                                          else [])
+        who = (f"add {args.user} to the group {SOCKET_GROUP} (may use timerctl)" if args.user
+               else f"add nobody to the group {SOCKET_GROUP} (no --user: later, on the Pi, "
+                    f"`sudo usermod -aG {SOCKET_GROUP} NAME`)")
         return Plan(image_steps(source, options), [
+            f"At the first boot the Pi will update apt's package lists, install the packages, "
+            f"create the user {USER} and {who}.",
             f"Not done now, under --root {args.root}: installing the system packages, the "
             f"groups and the user {USER}, the virtual environment and timerd in it, the links "
             f"in {BIN}, the unit and starting it. They need the Pi itself: {FIRSTBOOT_NAME} "
