@@ -220,3 +220,71 @@ def test_isbhf_420_3_a_correction_after_the_end_is_a_new_revision() -> None:
     assert result is not None
     assert result["revision"] == 1
     assert match.status(3930.0).goals[0]["scorer"] == "10"
+
+
+# -- issue 28 item 7: the open points, decided -------------------------------------------------
+
+def isbhf_after_period_1(profile: str = "isbhf") -> Match:
+    """Period 1 played from t=0 without a stoppage: its horn at t=900, the intermission to
+    t=1500, then the wait for period 2's faceoff."""
+    match = Match(profiles.load(profile))
+    match.handle("start", 0.0)
+    match.poll(900.0)
+    assert match.phase is Phase.BREAK
+    return match
+
+
+def test_isbhf_412_no_timeout_in_the_wait_for_a_periods_faceoff() -> None:
+    """Decision: the wait after an intermission is no stoppage of play (412: "in a
+    stoppage"); old code: the timeout was granted and ran before the faceoff."""
+    match = isbhf_after_period_1()
+    match.poll(1500.0)
+    assert match.phase is Phase.PAUSED
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("timeout", 1510.0, "home")
+    assert refused.value.code == "timeout_before_faceoff"
+    match.handle("start", 1520.0)
+    match.handle("stop", 1530.0)
+    match.handle("timeout", 1531.0, "home")  # a stoppage of period 2: granted
+    assert match.status(1532.0).timeouts["home"]["left"] == 0  # type: ignore[index]
+
+
+def test_isbhf_410_420_a_goal_of_the_last_second_entered_in_the_intermission() -> None:
+    """Old code: a goal entered after the horn was never counted."""
+    match = isbhf_after_period_1()
+    match.handle("goal", 905.0, "home")  # a plain goal in the intermission: not counted
+    assert match.sheet.score()[Side.HOME] == 0
+    match.handle("undo", 906.0)
+    effects = match.handle("late-goal", 910.0, "home", "9")
+    [goal] = [g for g in match.sheet.goals if g.counted]
+    assert goal in effects
+    assert (goal.period, goal.match_time_s, goal.scorer) == (1, 900.0, "9")
+    assert match.sheet.score()[Side.HOME] == 1
+    assert match.phase is Phase.BREAK  # the intermission runs on
+
+
+def test_isbhf_410_420_a_late_goal_after_the_last_period_corrects_the_result() -> None:
+    match = Match(profiles.load("isbhf"))
+    match.handle("start", 0.0)
+    for period_start in (1500.0, 3000.0):
+        match.poll(period_start)
+        match.handle("start", period_start)
+    match.poll(3900.0)
+    assert match.result is not None
+    assert match.result.winner is None  # 0:0, a point each (413a)
+    effects = match.handle("late-goal", 3920.0, "away")
+    assert ResultCorrected(1) in effects
+    assert match.phase is Phase.FINISHED
+    assert match.result.winner is Side.AWAY
+    assert match.sheet.goals[-1].period == 3
+
+
+def test_isbhf_410_420_a_late_goal_is_refused_during_play_and_on_a_running_clock() -> None:
+    match = isbhf_started()
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("late-goal", 10.0, "home")
+    assert refused.value.code == "late_goal_when"
+    ithf = ithf_with_goals("ithf")
+    with pytest.raises(CommandRefused) as refused:
+        ithf.handle("late-goal", 330.0, "home")
+    assert refused.value.code == "late_goal_running_clock"

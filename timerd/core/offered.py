@@ -26,4 +26,5 @@ def offered_commands(profile: Profile) -> frozenset[str]:
     if profile.intermission is None or profile.intermission.early_window_s is None:
         modules.discard("early-intermission")
     faceoff = {"faceoff"} if profile.faceoff_guard_s is not None else set()
-    return ALWAYS | modules | faceoff
+    late = {"late-goal"} if profile.clock == "stop" else set()  # ISBHF 410, 420
+    return ALWAYS | modules | faceoff | late

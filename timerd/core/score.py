@@ -75,6 +75,15 @@ def parse_side(word: str) -> Side:
     raise CommandRefused("side", given=word)
 
 
+def shirt_numbers(players: tuple[str, ...]) -> list[str]:
+    """A goal's scorer and assistants as entered (ISBHF 420-422); CommandRefused when one is
+    not a shirt number or a player is named twice."""
+    numbers = [parse_player(p) for p in players]
+    if len(set(numbers)) < len(numbers):
+        raise CommandRefused("same_player")
+    return numbers
+
+
 @dataclass(frozen=True)
 class Goal:
     """One goal entry.

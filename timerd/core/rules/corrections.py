@@ -31,10 +31,10 @@ from dataclasses import replace
 from typing import Any
 
 from timerd.core.display import elapsed_clock as mmss
-from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected
+from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
-from timerd.core.score import AWARDS, Ending, Goal, Side, parse_player
+from timerd.core.score import AWARDS, Ending, Goal, Side, shirt_numbers
 
 
 class Corrections(RuleModule):
@@ -54,7 +54,8 @@ class Corrections(RuleModule):
 
     def commands(self) -> CommandTable:
         return {"undo": (self.undo, ()),
-                "correct": (self.correct, ("number", "scorer?", "assist?", "assist?"))}
+                "correct": (self.correct, ("number", "scorer?", "assist?", "assist?")),
+                "late-goal": (self.late_goal, ("home|away", "scorer?", "assist?", "assist?"))}
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -111,18 +112,13 @@ class Corrections(RuleModule):
         goal = self._last_entry()
         if self.ended is None:
             raise match.why_not("undo")
-        state, end_at, entered = self.ended
+        _, end_at, entered = self.ended
         if goal.number > entered:  # entered after the end: the result does not change
             return self._take_back(now)
-        if now - end_at > match.profile.reopen_within_s:
-            raise CommandRefused("reopen_too_late", after=mmss(match.profile.reopen_within_s))
         golden = goal.overtime and goal.counted and goal.at == end_at
         if match.overtime and not golden:
             raise CommandRefused("reopen_not_last", number=goal.number)
-        vars(match).update(state)
-        match.phase = Phase.FINISHED  # as seen from outside, until what follows
-        self.ended = None
-        self.revision += 1
+        self._restore_end(now)
         effects: list[Effect] = [*self._take_back(now)]
         if golden:  # play stands as it was at the goal, paused for the restart (ITHF 10.4)
             match.clock = match.clock.stopped(end_at)
@@ -137,6 +133,19 @@ class Corrections(RuleModule):
                                            "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}),
                 *effects]
 
+    def _restore_end(self, now: float) -> None:
+        """The match back as it stood when it ended, within the profile's time limit; the
+        result to come is a new revision."""
+        match = self.match
+        assert self.ended is not None
+        state, end_at, _ = self.ended
+        if now - end_at > match.profile.reopen_within_s:
+            raise CommandRefused("reopen_too_late", after=mmss(match.profile.reopen_within_s))
+        vars(match).update(state)
+        match.phase = Phase.FINISHED  # as seen from outside, until what follows
+        self.ended = None
+        self.revision += 1
+
     def _state(self) -> dict[str, Any]:
         """A deep copy of the match's state; the profile and this module are shared, not
         copied (the profile is frozen; this module keeps the revision across a reopen)."""
@@ -147,6 +156,36 @@ class Corrections(RuleModule):
             value = getattr(match.profile, f.name)
             memo[id(value)] = value
         return copy.deepcopy(dict(vars(match)), memo)
+
+    # -- ISBHF 410, 420: a goal of the last second, entered after the horn --------------------
+
+    def late_goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
+        """ISBHF 410, 420 (stop clock): a ball that crossed the line in the last second of
+        the period that just ended, entered after its horn: counted for that period, at its
+        end. In the intermission or the wait for the next period's faceoff; after the last
+        period it corrects the result (a new revision) or, breaking a tie, ends the match."""
+        match = self.match
+        side = match.side(side_word)
+        if match.profile.clock != "stop":
+            raise CommandRefused("late_goal_running_clock")  # ITHF 6.5
+        names = shirt_numbers(players)
+        between = not match.overtime and match.period > 1 and (
+            (match.phase is Phase.BREAK and match.break_kind == "intermission")
+            or (match.phase is Phase.PAUSED and match.paused_since is None))
+        ended = match.phase is Phase.FINISHED and self.ended is not None \
+            and not match.overtime  # regular time ended it, not a ruling or overtime
+        if not between and not ended:
+            raise CommandRefused("late_goal_when")
+        if ended:
+            self._restore_end(now)
+        goal = match.sheet.add(Goal(side, match.play_s(now), True, None,
+                                    match.period - 1 if between else match.period, False, now,
+                                    names[0] if names else None, tuple(names[1:])))
+        effects: list[Effect] = [goal, match.sound(SignalKind.GOAL, now),
+                                 Notice("notice.late_goal", {"side": side.value,
+                                                             "period": goal.period})]
+        effects += match.goal_entered(goal, now)
+        return effects + (match.regular_time_over(now) if ended else [])
 
     # -- ISBHF 420 !3 --------------------------------------------------------------------------
 
@@ -161,9 +200,7 @@ class Corrections(RuleModule):
                  if str(g.number) == number and g.reason not in AWARDS]
         if not found:
             raise CommandRefused("no_goal_number", number=number[:8])
-        names = [parse_player(p) for p in players]
-        if len(set(names)) < len(names):
-            raise CommandRefused("same_player")
+        names = shirt_numbers(players)
         goal = match.sheet.goals[found[0]]
         sheets = [match.sheet] + ([self.ended[0]["sheet"]] if self.ended else [])
         for sheet in sheets:  # the kept end too: a later reopen keeps the correction

@@ -12,9 +12,8 @@ from __future__ import annotations
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
 from timerd.core.record import names
-from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
-from timerd.core.score import Ending, Goal, GoalReason, parse_player
+from timerd.core.score import Ending, Goal, GoalReason, shirt_numbers
 
 
 class Scoring(RuleModule):
@@ -52,9 +51,7 @@ class Scoring(RuleModule):
         side = match.side(side_word)
         if match.phase in (Phase.IDLE, Phase.SHOOTOUT):
             raise match.why_not("goal")
-        numbers = [parse_player(p) for p in players]
-        if len(set(numbers)) < len(numbers):
-            raise CommandRefused("same_player")
+        numbers = shirt_numbers(players)
         reason = self._rejection(now)
         goal = match.sheet.add(Goal(side, match.play_s(now), reason is None, reason,
                                     match.period, match.overtime, now,

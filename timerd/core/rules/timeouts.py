@@ -112,12 +112,16 @@ class TeamTimeouts(RuleModule):
 
     def timeout(self, now: float, side_word: str) -> list[Effect]:
         """`side` takes its timeout: only while the clock is stopped, one per team per match,
-        not both teams in one stoppage. Its end sounds `timeout_end`."""
+        not both teams in one stoppage. Its end sounds `timeout_end`. Decision (ISBHF 412,
+        "in a stoppage"): a stoppage is play stopped in a period; the wait after an
+        intermission (or before the match's or the overtime's first faceoff) is not one."""
         side = self.match.side(side_word)
         if self.match.phase is Phase.RUNNING:
             raise CommandRefused("timeout_in_stoppage")
         if self.match.phase is not Phase.PAUSED:
             raise self.match.why_not("timeout")
+        if self.match.paused_since is None:  # decision: the wait for a period's faceoff
+            raise CommandRefused("timeout_before_faceoff")  # is no stoppage (ISBHF 412)
         taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
         return [Notice("notice.timeout", {"side": side.value, "s": f"{taken.length_s:g}"})]
 
