@@ -61,3 +61,16 @@ def test_the_source_archive_is_a_tree_the_installer_runs_from(tmp_path: Path) ->
     assert done.returncode == 0, done.stdout + done.stderr
     assert "timerd install will:" in done.stdout
     assert f"copy {tree} to" in done.stdout  # the unpacked archive is the source it installs
+
+
+def test_the_guide_says_how_the_phone_desk_pairs_and_how_to_find_the_pis_address() -> None:
+    """Issue 30 item 10: the guide names the pairing command (`timerctl desk`, which the
+    installer's random token makes work) and the way to the Pi when `.local` does not
+    resolve; and `timerctl desk` is a command timerctl has."""
+    guide = (ROOT / "docs" / "raspberry-pi.md").read_text()
+    assert "`timerctl desk`" in guide
+    assert "`hostname -I`" in guide
+    assert ".local` names need mDNS" in guide
+    from timerd.cli import _ctl_parser  # noqa: PLC0415
+
+    assert "desk" in _ctl_parser().format_help()

@@ -149,8 +149,15 @@ def parser() -> argparse.ArgumentParser:
     install.add_arguments(
         sub.add_parser("install", help="install timerd as a systemd service (Raspberry Pi OS)"),
         sub.add_parser("uninstall", help="remove the service (--purge: config and state too)"))
-    _config_args(sub.add_parser("doctor", help="check pins, sound, serial, config and state "
-                                               "directories, in plain words"))
+    doctor = sub.add_parser("doctor", help="check pins, sound, serial, config and state "
+                                           "directories, in plain words")
+    _config_args(doctor)
+    doctor.add_argument("--service", action="store_true",
+                        help="check what the installed service sees: its unit's user, working "
+                             "directory, LG_WD, state and runtime directories, config and "
+                             "journal (run with sudo; the service may keep running)")
+    doctor.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
+                        help="with --service: the install under DIR (an SD card image)")
     hall_args.add_parser(sub, _config_args)
     completion.add_arguments(sub.add_parser(
         "completion", help="shell completion for timerd and timerctl (bash, zsh, tcsh)"))

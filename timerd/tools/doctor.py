@@ -3,9 +3,9 @@
 Each check prints one line, `ok`, `warn` or `FAIL`, and what to do about anything that is not
 ok: the config, the pin factory and access to the GPIO chip, each configured pin, the sound
 device, serial ports, the state directory (the match journal) and the runtime directory (the
-heartbeat, which belongs in RAM). The exit status is 1 if anything failed. Run it as the user
-the service runs as (`sudo -u timerd /opt/timerd/venv/bin/timerd doctor`) to see what the
-service sees; stop the service first, or its pins show as busy.
+heartbeat, which belongs in RAM). The exit status is 1 if anything failed. `--service`
+checks what the installed service sees instead (its unit's user, directories and journal:
+`doctor_service`).
 """
 
 from __future__ import annotations
@@ -206,7 +206,8 @@ def check_state(config: config_mod.Config) -> list[Check]:
         level = WARN if free < LOW_SPACE_BYTES else OK
         out.append(Check(level, "state directory", f"{state} ({source}) is writable, "
                                                    f"{free // 2**20} MiB free"))
-        out.append(_journal_summary(config, state))
+        out.append(journal_summary(state, config.runtime_directory(),
+                                   config.state.resume_within_s))
     runtime = config.runtime_directory()
     ram = on_ram(runtime) if runtime.exists() else on_ram(runtime.parent)
     if ram is False:
@@ -219,8 +220,9 @@ def check_state(config: config_mod.Config) -> list[Check]:
     return out
 
 
-def _journal_summary(config: config_mod.Config, state: Path) -> Check:
-    """What the next start would do with the journal (without changing it)."""
+def journal_summary(state: Path, runtime: Path, resume_within_s: float) -> Check:
+    """What the next start would do with the journal in `state` and the heartbeat in
+    `runtime` (without changing them)."""
     try:
         data = (state / JOURNAL_NAME).read_bytes()
     except FileNotFoundError:
@@ -228,9 +230,9 @@ def _journal_summary(config: config_mod.Config, state: Path) -> Check:
     except OSError as exc:
         return Check(FAIL, "match journal", f"cannot read it: {exc.strerror}")
     records, warnings = parse_journal(data)
-    heartbeat = read_heartbeat(config.runtime_directory() / HEARTBEAT_NAME)
+    heartbeat = read_heartbeat(runtime / HEARTBEAT_NAME)
     result = recover(records, heartbeat, now=0.0, wall_now=time.time(), run="doctor",
-                     resume_within_s=config.state.resume_within_s)
+                     resume_within_s=resume_within_s)
     skipped = f" ({len(warnings)} damaged lines will be skipped)" if warnings else ""
     if result.report is None:
         return Check(WARN if warnings else OK, "match journal",
@@ -254,7 +256,13 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     overrides = list(args.overrides)
     if args.profile:
         overrides.append(f'match.profile="{args.profile}"')
-    checks = run_checks(args.config, overrides)
+    if getattr(args, "service", False):
+        from timerd.tools import doctor_service  # noqa: PLC0415 (only for --service)
+
+        checks = doctor_service.run_checks(args.root, config_mod.instance(), args.config,
+                                           overrides)
+    else:
+        checks = run_checks(args.config, overrides)
     width = max(len(c.topic) for c in checks)
     for check in checks:
         print(f"{check.level:4}  {check.topic:{width}}  {check.message}", file=out)
