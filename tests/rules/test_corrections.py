@@ -139,6 +139,18 @@ def test_an_entry_after_the_end_is_removed_without_touching_the_result() -> None
     assert match.result.how is Ending.OVERTIME
 
 
+def play_out(match: Match, period_1_ends: float) -> None:
+    """Periods 2 and 3 of an ISBHF match without a stoppage: each after its 10:00
+    intermission, started by the referee's faceoff at once."""
+    at = period_1_ends
+    for _ in range(2):
+        at += 600.0
+        match.poll(at)
+        match.handle("start", at)
+        at += 900.0
+    match.poll(at)
+
+
 def isbhf_started() -> Match:
     match = Match(profiles.load("isbhf"))
     match.handle("start", 0.0)  # the first faceoff
@@ -209,10 +221,7 @@ def test_isbhf_420_3_a_correction_after_the_end_is_a_new_revision() -> None:
     match.handle("stop", 100.0)
     match.handle("goal", 101.0, "home", "9")
     match.handle("start", 120.0)
-    for period_start in (1520.0, 3020.0):  # 20 s stopped in period 1, 10:00 intermissions
-        match.poll(period_start)
-        match.handle("start", period_start)
-    match.poll(3920.0)
+    play_out(match, 920.0)  # 20 s stopped in period 1
     assert match.phase is Phase.FINISHED
     effects = match.handle("correct", 3930.0, "1", "10")
     assert ResultCorrected(1) in effects
@@ -266,10 +275,7 @@ def test_isbhf_410_420_a_goal_of_the_last_second_entered_in_the_intermission() -
 def test_isbhf_410_420_a_late_goal_after_the_last_period_corrects_the_result() -> None:
     match = Match(profiles.load("isbhf"))
     match.handle("start", 0.0)
-    for period_start in (1500.0, 3000.0):
-        match.poll(period_start)
-        match.handle("start", period_start)
-    match.poll(3900.0)
+    play_out(match, 900.0)
     assert match.result is not None
     assert match.result.winner is None  # 0:0, a point each (413a)
     effects = match.handle("late-goal", 3920.0, "away")
@@ -288,3 +294,33 @@ def test_isbhf_410_420_a_late_goal_is_refused_during_play_and_on_a_running_clock
     with pytest.raises(CommandRefused) as refused:
         ithf.handle("late-goal", 330.0, "home")
     assert refused.value.code == "late_goal_running_clock"
+
+
+def test_isbhf_410_420_411_a_late_goal_in_the_break_before_overtime_decides_the_match() -> None:
+    """0:0 after three periods of `isbhf-playoff`: the break before overtime runs. The goal
+    of the last second, entered then, ends the match in regular time (no overtime)."""
+    match = Match(profiles.load("isbhf-playoff"))
+    match.handle("start", 0.0)
+    play_out(match, 900.0)
+    assert match.phase is Phase.BREAK
+    assert match.overtime
+    effects = match.handle("late-goal", 3930.0, "home", "17")
+    assert match.phase is Phase.FINISHED
+    assert not match.overtime
+    assert match.result is not None
+    assert (match.result.how, match.result.winner, match.result.overtime_s) == (
+        Ending.REGULAR, Side.HOME, None)
+    assert not any(isinstance(e, ResultCorrected) for e in effects)  # the first result
+    assert match.status(3930.0).result["revision"] == 0  # type: ignore[index]
+
+
+def test_isbhf_420_1_the_last_goal_cannot_be_revoked_after_its_faceoff_once_ended() -> None:
+    match = isbhf_started()
+    match.handle("stop", 100.0)
+    match.handle("goal", 101.0, "home")
+    match.handle("start", 120.0)  # the faceoff after the goal; the periods run out
+    play_out(match, 920.0)
+    assert match.phase is Phase.FINISHED
+    with pytest.raises(CommandRefused) as refused:
+        match.handle("undo", 3930.0)
+    assert refused.value.code == "undo_after_faceoff"

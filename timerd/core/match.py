@@ -390,6 +390,8 @@ class Match:
         """The final signal at `at` (or a correction after it, `rules.corrections`): a tie
         goes to overtime after its break (ITHF 4.8, ISBHF 411), else the match ends."""
         if self.sheet.tied() and self.profile.overtime is not None:
+            for rule in self.rules:  # the match as it stood (`rules.corrections`)
+                rule.overtime_follows(at)
             ot = self.profile.overtime
             if ot.auto_start:
                 return self.start_break("overtime", at, ot.break_s, ot.break_warning_s)

@@ -149,6 +149,9 @@ class RuleModule:
         module says of it (the corrections keep the match as it stood)."""
         return []
 
+    def overtime_follows(self, at: float) -> None:
+        """Regular time ended tied at `at` and overtime follows; nothing of it entered yet."""
+
     def finish(self, at: float) -> None:
         """The match ended at `at`: stop every clock of the module."""
 

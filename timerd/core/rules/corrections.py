@@ -70,6 +70,11 @@ class Corrections(RuleModule):
             self.ended = (self._state(), at, self.match.sheet.entered)
         return [ResultCorrected(self.revision)] if self.revision else []
 
+    def overtime_follows(self, at: float) -> None:
+        """Keep the match as regular time ended tied: a goal of its last second entered in
+        the break (`late_goal`) decides it after all."""
+        self.ended = (self._state(), at, self.match.sheet.entered)
+
     def record(self) -> Mapping[str, Any]:
         return {"revision": self.revision}
 
@@ -78,12 +83,12 @@ class Corrections(RuleModule):
     def undo(self, now: float) -> list[Effect]:
         """Remove the last goal entry; of the entry that ended the match, reopen it."""
         match = self.match
-        if match.phase is Phase.FINISHED:
-            return self._reopen(now)
         goal = self._last_entry()
         if match.profile.undo_until_faceoff and goal.number <= self.faced_off_after:
             raise CommandRefused("undo_after_faceoff", number=goal.number,
                                  time=mmss(goal.match_time_s))
+        if match.phase is Phase.FINISHED:
+            return self._reopen(now)
         return self._take_back(now)
 
     def _last_entry(self) -> Goal:
@@ -133,18 +138,19 @@ class Corrections(RuleModule):
                                            "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}),
                 *effects]
 
-    def _restore_end(self, now: float) -> None:
-        """The match back as it stood when it ended, within the profile's time limit; the
-        result to come is a new revision."""
+    def _restore_end(self, now: float, correction: bool = True) -> None:
+        """The match back as it stood when it ended (`correction`: the result to come is a
+        new revision) or when regular time ended tied, within the profile's time limit."""
         match = self.match
         assert self.ended is not None
         state, end_at, _ = self.ended
         if now - end_at > match.profile.reopen_within_s:
             raise CommandRefused("reopen_too_late", after=mmss(match.profile.reopen_within_s))
+        shown = Phase.FINISHED if correction else match.phase
         vars(match).update(state)
-        match.phase = Phase.FINISHED  # as seen from outside, until what follows
+        match.phase = shown  # as seen from outside, until what follows
         self.ended = None
-        self.revision += 1
+        self.revision += 1 if correction else 0
 
     def _state(self) -> dict[str, Any]:
         """A deep copy of the match's state; the profile and this module are shared, not
@@ -174,10 +180,12 @@ class Corrections(RuleModule):
             or (match.phase is Phase.PAUSED and match.paused_since is None))
         ended = match.phase is Phase.FINISHED and self.ended is not None \
             and not match.overtime  # regular time ended it, not a ruling or overtime
-        if not between and not ended:
+        tied = match.overtime and self.ended is not None and match.clock.elapsed(now) == 0 \
+            and match.phase in (Phase.BREAK, Phase.PAUSED)  # before overtime's faceoff
+        if not (between or ended or tied):
             raise CommandRefused("late_goal_when")
-        if ended:
-            self._restore_end(now)
+        if ended or tied:
+            self._restore_end(now, correction=ended)
         goal = match.sheet.add(Goal(side, match.play_s(now), True, None,
                                     match.period - 1 if between else match.period, False, now,
                                     names[0] if names else None, tuple(names[1:])))
@@ -185,7 +193,7 @@ class Corrections(RuleModule):
                                  Notice("notice.late_goal", {"side": side.value,
                                                              "period": goal.period})]
         effects += match.goal_entered(goal, now)
-        return effects + (match.regular_time_over(now) if ended else [])
+        return effects + (match.regular_time_over(now) if ended or tied else [])
 
     # -- ISBHF 420 !3 --------------------------------------------------------------------------
 
