@@ -7,8 +7,10 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
 - `loads_bounded` parses JSON with a size and a nesting limit: a payload over the size is
   refused before it is parsed, and `[` x 100,000 is an error, never a RecursionError.
 - `RateLimitedLog` writes at most one line per kind of event per interval and says how many
-  were left out. It is only for lines about untrusted input: a line that must never be lost
-  (a result that could not be written) goes to its logger directly.
+  were left out, at the interval's end if no later line carries the count. It is for lines
+  about untrusted input and about faults that repeat (a serial display replugged, a sound
+  device or a broker that comes and goes, issue 36): a line that must never be lost (a result
+  that could not be written) goes to its logger directly.
 - `TokenGuard` counts wrong tokens per peer and locks a peer out for a while after too many,
   and all of them together: too many from anywhere lock out every peer not known to hold the
   token.
@@ -19,6 +21,7 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import resource
@@ -101,7 +104,15 @@ class Throttle:
         """Count one; returns how many to report in a log line now, or 0 to stay quiet."""
         self.total += 1
         self.unlogged += 1
-        if now < self._next_log:
+        return self.due(now)
+
+    def wait(self, now: float) -> float:
+        """How long until a line may be written again."""
+        return max(0.0, self._next_log - now)
+
+    def due(self, now: float) -> int:
+        """How many left out to report in a line now (0: none, or not yet)."""
+        if now < self._next_log or not self.unlogged:
             return 0
         self._next_log = now + self.interval_s
         reported, self.unlogged = self.unlogged, 0
@@ -126,6 +137,10 @@ class RateLimitedLog:
         self.interval_s = interval_s
         self.clock = clock
         self.kinds: dict[str, Throttle] = {}
+        #: The last line left out of each kind, and the timer that writes it with the count
+        #: at the interval's end (a storm that stops is still counted in the log).
+        self._left: dict[str, tuple[int, str, tuple[Any, ...]]] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
 
     def log(self, level: int, kind: str, message: str, *args: Any,
             exc_info: bool = False) -> None:
@@ -133,6 +148,28 @@ class RateLimitedLog:
         if reported := throttle.count(self.clock()):
             self.logger.log(level, message + _suffix(reported), *args,
                             exc_info=True if exc_info else None)
+            self._left.pop(kind, None)
+            return
+        self._left[kind] = (level, message, args)
+        if kind not in self._timers:
+            self._summary_later(kind, throttle)
+
+    def _summary_later(self, kind: str, throttle: Throttle) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another thread: the count goes with the kind's next line
+            return
+        self._timers[kind] = loop.call_later(throttle.wait(self.clock()), self._summary, kind)
+
+    def _summary(self, kind: str) -> None:
+        """The interval is over: the last line left out, with how many were."""
+        del self._timers[kind]
+        throttle = self.kinds[kind]
+        if throttle.wait(self.clock()) > 0:  # the clock is not the loop's: not yet
+            self._summary_later(kind, throttle)
+        elif (reported := throttle.due(self.clock())) and kind in self._left:
+            level, message, args = self._left.pop(kind)
+            self.logger.log(level, message + _suffix(reported), *args)
 
     def info(self, kind: str, message: str, *args: Any) -> None:
         self.log(logging.INFO, kind, message, *args)

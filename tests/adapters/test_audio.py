@@ -391,11 +391,12 @@ def test_bad_speaker_config_is_an_error_with_its_key_path(option: str, problem: 
 def test_a_flapping_device_is_logged_once_per_interval_with_a_count(
         caplog: pytest.LogCaptureFixture) -> None:
     # A device that opens and then fails at every write (a loose USB cable): failing at 1, 11,
-    # 21 and 41 s, back in between. The first failure is logged at once; the next line, 30 s
-    # on, counts the ones left out (timerd.limits.RateLimitedLog).
+    # 21 and 41 s, back in between. The first failure is logged at once; at the interval's
+    # end (31 s) the last one left out is, with the count of the others (timerd.limits.
+    # RateLimitedLog); the one at 41 s waits for the next interval's end.
     caplog.set_level(logging.INFO, logger="timerd.audio")
     at = tuple((t, fail) for t in (1, 11, 21, 41)) + tuple((t, back) for t in (5, 15, 25))
     match_with_speaker([(0, "start")], 60, at=at)
     fails = [r.getMessage() for r in caplog.records if "fails" in r.getMessage()]
     assert len(fails) == 2
-    assert fails[1].endswith("[2 more like this since the last such line]")
+    assert fails[1].endswith("[1 more like this since the last such line]")

@@ -347,6 +347,44 @@ def test_the_port_vanishes_and_comes_back(tmp_path: Path,
     assert len(opened) == 2
 
 
+def test_a_display_replugged_100_times_in_5_s_writes_a_few_lines_with_counts(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Fails on main: every replug wrote two lines (lost, open), 200 for 100 replugs in 5 s.
+    Now each kind is written once per 30 s (timerd.limits.RateLimitedLog), and the rest is
+    counted in a line at the interval's end (issue 36 item 6)."""
+    caplog.set_level(logging.INFO, "timerd.serial")
+    link = tmp_path / "display"
+    ends = [DisplayEnd(link)]
+    replugged: list[float] = []
+
+    def replug() -> None:
+        ends[-1].unplug()
+        ends.append(DisplayEnd(link))  # back before the adapter's retry: it opens at once
+        replugged.append(asyncio.get_running_loop().time())
+
+    async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
+        for n in range(100):
+            at(1.0 + n * 0.05, replug)
+        await asyncio.sleep(40)  # virtual: past every kind's interval
+        assert display.connected
+
+    try:
+        with_display(link, body)
+    finally:
+        for end in ends:
+            end.close()
+    assert [r.getMessage() for r in caplog.records if r.name != "timerd.serial"] == []
+    lines = [r.getMessage() for r in caplog.records if r.name == "timerd.serial"]
+    assert replugged[-1] - replugged[0] == pytest.approx(4.95)
+    assert len(lines) == 4, lines
+    more = " more like this since the last such line]"
+    assert ["open at" in line for line in lines] == [True, False, True, False]
+    assert ["lost" in line for line in lines] == [False, True, False, True]
+    assert [more in line for line in lines[:2]] == [False, False]  # the first open, loss
+    assert lines[2].endswith(f"[99{more}")  # the last of 100 opens, at 30 s
+    assert lines[3].endswith(f"[98{more}")  # the last of 99 more losses, at 31 s
+
+
 def test_missing_at_start_is_logged_once_and_opened_when_it_appears(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "timerd.serial")

@@ -32,7 +32,7 @@ def test_a_flood_of_refused_commands_is_one_line_per_30_s_and_the_result_line_st
             assert service.command({"command": "start", "args": []})["ok"]
             for _ in range(1000):
                 assert not service.command({"command": "resume", "args": []})["ok"]
-            await asyncio.sleep(40)  # past the interval: the next line carries the count
+            await asyncio.sleep(40)  # past the interval: its end's line carries the count
             for _ in range(1000):
                 assert not service.command({"command": "resume", "args": []})["ok"]
             await asyncio.sleep(330)  # the final signal: the match ends, its result is lost
@@ -43,8 +43,9 @@ def test_a_flood_of_refused_commands_is_one_line_per_30_s_and_the_result_line_st
     run_virtual(main)
     refused = [r.getMessage() for r in caplog.records
                if r.name == "timerd.service" and "resume" in r.getMessage()]
-    assert len(refused) == 2, refused
-    assert "[999 more like this since the last such line]" in refused[1]
+    assert len(refused) == 3, refused  # the first; each interval's end with its count
+    assert "[998 more like this since the last such line]" in refused[1]
+    assert "[999 more like this since the last such line]" in refused[2]
     lost = [r for r in caplog.records if "not written to" in r.getMessage()]
     assert lost  # at least once, and again at each retry (every 30 s): never rate-limited
     assert '"score"' in lost[0].getMessage()  # the whole result, in the log

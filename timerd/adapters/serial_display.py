@@ -96,6 +96,15 @@ class DrainingTransport(SerialTransport):
     errors after the first time the port was full. This removes the writer at that point.
     """
 
+    def _fatal_error(self, exc: BaseException,
+                     message: str = "Fatal error on serial transport") -> None:
+        """A port that fails (unplugged) is lost, and the display says so in its own line
+        (`lost`, once per 30 s with a count): not a traceback from the loop per replug."""
+        if isinstance(exc, serial.SerialException | OSError):
+            self._abort(exc)
+        else:
+            super()._fatal_error(exc, message)
+
     def _write_ready(self) -> None:
         if self._write_buffer:
             super()._write_ready()
@@ -207,13 +216,15 @@ class SerialDisplay(asyncio.Protocol):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.config.retry_max_s)
                 continue
-            log.info("serial display %s: open at %d baud", self.config.port, self.config.baud)
+            # A replugged display (or a loose cable) writes these once per 30 s, with a count.
+            self._log.info("open", "serial display %s: open at %d baud", self.config.port,
+                           self.config.baud)
             delay = RETRY_FIRST_S
             self._lost = loop.create_future()
             DrainingTransport(loop, self, port)  # calls connection_made soon
             reason = await asyncio.shield(self._lost)  # shutdown waits for it to close
-            log.warning("serial display %s: lost (%s); retrying until it is back",
-                        self.config.port, reason or "closed")
+            self._log.warning("lost", "serial display %s: lost (%s); retrying until it is back",
+                              self.config.port, reason or "closed")
             complained = True
 
     def _open(self) -> NonBlockingSerial:

@@ -314,7 +314,7 @@ class HallLink:
         self._state_due = True
         self._kick = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._log = RateLimitedLog(log)  # lines about messages from the broker
+        self._log = RateLimitedLog(log)  # lines about the broker's messages and comings
         self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
             "start_round": self._start_round,
             "pause": lambda _: self._execute("pause"),
@@ -561,8 +561,9 @@ class HallLink:
             if self.connected:
                 backoff_s = first_s  # it had worked: start the backoff over
             self.connected = False
-            log.warning("broker %s:%d: %s; retrying in %g s", self.config.host,
-                        self.config.port, why, backoff_s)
+            # A broker that comes and goes writes this once per 30 s, with a count.
+            self._log.warning("broker lost", "broker %s:%d: %s; retrying in %g s",
+                              self.config.host, self.config.port, why, backoff_s)
             await asyncio.sleep(backoff_s * self.rate)
             backoff_s = min(backoff_s * 2, self.config.reconnect_max_s)
 
@@ -572,7 +573,7 @@ class HallLink:
                              self.rate, will)
         async with client:
             self.connected = True
-            log.info("connected to %s:%d", self.config.host, self.config.port)
+            self._log.info("connected", "connected to %s:%d", self.config.host, self.config.port)
             if self._dropped:
                 log.warning("%d events dropped while the broker was away", self._dropped)
                 self._dropped = 0

@@ -437,8 +437,8 @@ class WebServer:
                         await client.ws.send_text(message)
                 client.sending = False
         except TimeoutError:
-            log.warning("stream client %s took no data for %.0f s; disconnected",
-                        client.ws.peer, SEND_TIMEOUT_S)
+            self._log.warning("stalled", "stream client %s took no data for %.0f s; "
+                              "disconnected", client.ws.peer, SEND_TIMEOUT_S)
             client.ws.abort()
         except ConnectionError:
             pass  # the browser went away; its connection cleans up
