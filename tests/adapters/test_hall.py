@@ -9,6 +9,7 @@ import logging
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,30 @@ def test_start_round_converts_the_wall_instant_once_to_the_loop_clock() -> None:
     ahead_at_command, _, round_id = asyncio.run(main())
     assert ahead_at_command == pytest.approx(60.0, abs=0.01)
     assert round_id == "R7"
+
+
+def test_start_round_refuses_an_instant_beyond_the_horizon_and_a_round_no_name_could_be(
+) -> None:
+    """Issue 34 items 0 and 3: `at: 1.7e308` (it bricked a table), an instant more than the
+    profile's `start_horizon_s` (an hour) ahead, and a `round` that `teams` would refuse (over
+    40 characters, a control or bidi character) are refused; the table stays idle and
+    answers the next start, whose round is the match's own."""
+    async def main() -> tuple[list[tuple[str | None, str | None]], Any]:
+        svc = service()
+        wall_now = 1_700_000_000.0
+        link = HallLink(hall_config(), svc, Outbox(Path("/nonexistent")), wall=lambda: wall_now)
+        codes = []
+        for at, round_id in ((1.7e308, "R1"), (wall_now + 3601, "R1"), (wall_now + 60, "R" * 41),
+                             (wall_now + 60, "R1\u202e"), (wall_now + 60, "R1\x1b[2J")):
+            reply = send(link, command="start_round", at=at, round=round_id)
+            codes.append((reply.get("code"), svc.status().round))
+        assert svc.match.phase.value == "idle"
+        started = send(link, command="start_round", at=wall_now + 3600, round="R1")
+        return codes, (started["ok"], svc.status().round, link.round)
+
+    codes, started = asyncio.run(main())
+    assert codes == [("refused.start_too_far", None)] * 2 + [("refused.round_too_long", None)] * 3
+    assert started == (True, "R1", "R1")
 
 
 def replies_of(link: HallLink) -> list[dict[str, Any]]:
@@ -234,7 +259,8 @@ def test_state_status_and_commands_over_a_real_broker(mosquitto: Broker) -> None
             # Garbage first: the link must still take the next command.
             observer.publish("timerd/hall/cmd", b"\x00garbage")
             observer.publish("timerd/hall/tables/t1/cmd", {"command": "start_round",
-                                                          "at": 9e9, "round": "R1"})
+                                                          "at": time.time() + 600,
+                                                          "round": "R1"})
             await asyncio.to_thread(observer.wait_for, lambda ms: any(
                 m.topic.endswith("t1/state") and m.json()["phase"] == "scheduled" for m in ms),
                 10, "the scheduled state")

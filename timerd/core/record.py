@@ -54,13 +54,20 @@ def names(home: str, away: str, round_name: str = "") -> tuple[dict[Side, str], 
     for side, name in teams.items():
         if len(name) > NAME_MAX or not name.isprintable():
             raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
-    if len(round_name) > NAME_MAX or not round_name.isprintable():
-        raise CommandRefused("round_too_long", max=NAME_MAX)
-    round_id = round_name.strip() or None
+    round_id = round_of(round_name)
     notice = Notice("notice.teams_round" if round_id else "notice.teams",
                     {"home": teams[Side.HOME] or "home", "away": teams[Side.AWAY] or "away",
                      "round": round_id or ""})
     return teams, round_id, notice
+
+
+def round_of(round_name: str) -> str | None:
+    """A round's name as `teams` and `start_in` take it: at most `NAME_MAX` printable
+    characters on one line (no control or bidi characters: `str.isprintable`), stripped;
+    None for none. From the wire too (hall mode's `start_round`, issue 34)."""
+    if len(round_name) > NAME_MAX or not round_name.isprintable():
+        raise CommandRefused("round_too_long", max=NAME_MAX)
+    return round_name.strip() or None
 
 
 def periods_record(periods: list[PeriodPlayed], goals: list[Goal]) -> list[dict[str, Any]]:

@@ -65,6 +65,7 @@ from timerd.tools.hall_round import (
     match_row,
     read_schedule,
     revision_of,
+    round_of,
 )
 from timerd.tools.hall_wire import REPLY, RESULT, STATE, clean, problem
 
@@ -541,7 +542,7 @@ def not_scheduled(schedule: dict[str, dict[str, dict[str, str]]],
     was loaded): its round is not in it, or its table has no match in that round."""
     if not schedule:
         return None
-    round_id, table = message.get("round"), message["table"]
+    round_id, table = round_of(message), message["table"]
     if round_id not in schedule:
         return f"round {clean(round_id, 40)} is not in the schedule loaded"
     if table not in schedule[round_id]:
@@ -784,8 +785,7 @@ def _round_known(desk: Desk, round_id: str) -> bool:
 def _rounds_known(desk: Desk) -> list[str]:
     """Every round the desk knows of: the schedule's, the tables', the stored results'."""
     rounds = {*desk.schedule, *(v.round for v in desk.hall.tables.values() if v.round)}
-    rounds.update(str(s.message.get("round")) for s in desk.store.stored()
-                  if s.message.get("round") is not None)
+    rounds.update(str(s.round) for s in desk.store.stored() if s.round is not None)
     return sorted(rounds)
 
 

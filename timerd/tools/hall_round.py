@@ -172,6 +172,11 @@ def revision_of(message: Mapping[str, Any]) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
+def round_of(message: Mapping[str, Any]) -> Any:
+    """A result message's round: its envelope's, else its results line's (issue 30)."""
+    return message.get("round") or mapping_of(message.get("result")).get("round")
+
+
 @dataclass(frozen=True)
 class Stored:
     """A result as the desk keeps it: the table's message, and when the desk received it
@@ -187,6 +192,12 @@ class Stored:
     @property
     def match_id(self) -> str:
         return str(mapping_of(self.message.get("result")).get("match_id") or self.message["id"])
+
+    @property
+    def round(self) -> Any:
+        """The result's round: the envelope's, else the one inside the results line (a table
+        before issue 30 sent `round: null` after a restart mid-round)."""
+        return round_of(self.message)
 
     @property
     def order(self) -> tuple[int, float]:
@@ -275,7 +286,7 @@ class ResultStore:
         matches: dict[str, dict[str, Stored]] = {}  # table: match id: the latest kept
         conflicts = []
         for stored in self.stored():
-            if stored.message.get("round") != round_id:
+            if stored.round != round_id:
                 continue
             mine = matches.setdefault(stored.table, {})
             if mine and stored.match_id not in mine:
@@ -340,7 +351,7 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
     result = mapping_of(message.get("result"))
     teams, score = mapping_of(result.get("teams")), mapping_of(result.get("score"))
     row = {
-        "round": message.get("round") or result.get("round"),
+        "round": round_of(message),
         "table": message.get("table"),
         "home": teams.get("home", ""),
         "away": teams.get("away", ""),

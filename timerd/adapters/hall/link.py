@@ -84,6 +84,9 @@ MAX_COMMAND_BYTES = 4096
 STOP_S = 5.0
 #: Ids of this run's earlier results an `ack` may still name (a desk that was behind).
 RESULT_IDS = 100
+#: In the outbox's directory: the latest result's state (`Outbox.keep_latest`), JSON; not a
+#: result to send (those are the `*.json` files).
+LATEST_NAME = "latest-result"
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
@@ -278,6 +281,31 @@ class Outbox:
     def pending(self) -> list[OutboxEntry]:
         return list(self._entries)
 
+    def keep_latest(self, latest: Mapping[str, Any]) -> None:
+        """Keep the latest result's id, round, revision and whether the desk acknowledged
+        it (`LATEST_NAME`), on the disk writer's thread: a table restarted after the desk
+        stored its result still knows, and resets itself for the next round (issue 30)."""
+        path, payload = self.directory / LATEST_NAME, json.dumps(dict(latest)).encode()
+        self.writer.submit("outbox", lambda: replace_file(path, payload))
+
+    def latest(self) -> dict[str, Any] | None:
+        """What `keep_latest` kept last (None: nothing, or not readable: logged)."""
+        try:
+            kept = json.loads((self.directory / LATEST_NAME).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.error("%s unreadable (%s); the latest result is not known", LATEST_NAME, exc)
+            return None
+        if not (isinstance(kept, dict) and isinstance(kept.get("id"), str)
+                and isinstance(kept.get("acked"), bool)
+                and isinstance(kept.get("revision", 0), int)
+                and isinstance(kept.get("round"), str | None)):
+            log.error("%s is not a result's state; the latest result is not known",
+                      LATEST_NAME)
+            return None
+        return kept
+
     async def done(self, entry: OutboxEntry) -> None:
         """The broker acknowledged `entry`: forget it, on disk too."""
         if entry.saved is not None:
@@ -302,7 +330,6 @@ class HallLink:
         self.outbox = outbox or Outbox(hall_outbox(config), writer)
         self.wall = wall
         self.rate = rate  # loop seconds per real second (`--speed`)
-        self.round: str | None = None
         self.connected = False
         self.clock_sync = ClockSync("none", detail="not read yet")
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
@@ -327,6 +354,11 @@ class HallLink:
     async def __aenter__(self) -> HallLink:
         mqtt = import_aiomqtt()
         left = self.outbox.load()
+        latest = self.outbox.latest()
+        if latest is not None:  # acknowledged or not, as the last run left it
+            self.result = {k: latest[k] for k in ("id", "round", "acked")}
+            self.result_revision = latest.get("revision", 0)
+            self._result_ids.append(latest["id"])
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
@@ -376,12 +408,16 @@ class HallLink:
         """
         result_id = str(result["match_id"])
         revision = int(result.get("revision") or 0)  # issue 28: a correction after the end
+        # The match's own round (its results line's): journalled with the match, so a table
+        # restarted mid-round still sends it (issue 30).
+        round_id = result.get("round")
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
                    "table": self.table, "revision": revision,
-                   "round": self.round, "wall": self.wall(), "result": dict(result)}
+                   "round": round_id, "wall": self.wall(), "result": dict(result)}
         self.outbox.add(message)
-        self.result = {"id": result_id, "round": self.round, "acked": False}
+        self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
+        self._keep_latest()
         self._result_ids.append(result_id)
         self._state_due = True
         self._kick.set()
@@ -395,6 +431,16 @@ class HallLink:
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
             self._result_ids.append(entry.id)
+
+    def _keep_latest(self) -> None:
+        if self.result is not None:
+            self.outbox.keep_latest({**self.result, "revision": self.result_revision})
+
+    @property
+    def round(self) -> str | None:
+        """The round of the match on this table: the match's own (`teams`, `start_in`), kept
+        in its journal and restored with it."""
+        return self.service.status().round
 
     def status_extra(self) -> dict[str, Any]:
         return {"hall": {"name": self.config.hall, "table": self.table, "round": self.round,
@@ -484,9 +530,8 @@ class HallLink:
             self._execute("reset")
             reset = "reset (result acknowledged), "
         lead_s = (at - self.wall()) * self.rate
-        phase = self._execute("start_in", repr(lead_s))
-        if round_id is not None:
-            self.round = round_id
+        # The round goes with the start (checked as a name, journalled with the match).
+        phase = self._execute("start_in", repr(lead_s), *([] if round_id is None else [round_id]))
         if self.service.profile.clock == "stop":  # ISBHF 407 !1: the clock waits for the ball
             return (f"{reset}{phase}: ready for the referee's faceoff in "
                     f"{lead_s / self.rate:.3f} s (START starts the clock)")
@@ -506,8 +551,7 @@ class HallLink:
         if round_id != (self.round or "") and self._phase() in ROUND_FIXED:
             raise CommandRefused("teams_in_play", round=self.round or "-",
                                  phase=self._phase().value, next=round_id)
-        self._execute("teams", home, away, round_id)
-        self.round = round_id or self.round
+        self._execute("teams", home, away, round_id or self.round or "")
         return f"{home} - {away}" + (f", round {round_id}" if round_id else "")
 
     def _ack(self, message: Mapping[str, Any]) -> str:
@@ -518,6 +562,7 @@ class HallLink:
         if self.result is not None and result_id == self.result["id"] \
                 and message.get("revision", self.result_revision) == self.result_revision:
             self.result["acked"] = True
+            self._keep_latest()
             self._state_due = True
             self._kick.set()
             return f"result {result_id} acknowledged"

@@ -16,6 +16,7 @@ import math
 
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
+from timerd.core.record import round_of
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
 
@@ -32,10 +33,13 @@ class ScheduledStart(RuleModule):
     name = "scheduled_start"
 
     def commands(self) -> CommandTable:
-        return {"start_in": (self.start_in, ("seconds",))}
+        return {"start_in": (self.start_in, ("seconds", "round?"))}
 
-    def start_in(self, now: float, seconds: str) -> list[Effect]:
-        """From idle: the start signal sounds `seconds` from now.
+    def start_in(self, now: float, seconds: str, round_name: str | None = None) -> list[Effect]:
+        """From idle: the start signal sounds `seconds` from now; `round_name`, when given,
+        names the tournament round the match is played in (hall mode's `start_round`), checked
+        as `teams` checks it and journalled with the start, so that a table restarted
+        mid-round keeps its round (issue 30).
 
         When the start is closer than the profile's lead but still at least
         `min_pre_signal_lead_s` away, the pre-signal sounds at once with the shorter lead, so
@@ -62,7 +66,10 @@ class ScheduledStart(RuleModule):
         if lead_s < shortest:
             raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
                                  shortest_s=f"{shortest:g}")
+        round_id = None if round_name is None else round_of(round_name)
         match.start_at = now + lead_s
+        if round_name is not None:
+            match.round = round_id
         if lead_s > match.profile.pre_signal_lead_s or match.profile.clock == "stop":
             return match.goto(Phase.SCHEDULED)
         effects = match.pre_signal(now)
