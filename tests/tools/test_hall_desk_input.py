@@ -57,6 +57,8 @@ def run(broker: Broker, *args: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(["hall", *args, "-o", f"hall.port={broker.port}",
                          "-o", 'hall.host="127.0.0.1"'])
+    for text in (out.getvalue(), err.getvalue()):
+        text.encode()  # a terminal or a file takes it: no lone surrogate
     return code, out.getvalue(), err.getvalue()
 
 
@@ -145,7 +147,8 @@ def test_fake_tables_published_first_cannot_hide_a_table_of_the_schedule(
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30),
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
+    | st.sampled_from(["\ud800", "\x1b[2J", "a\u202eb", "=1+1", "x" * 300]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
                                                                 max_size=4),
     max_leaves=12)
@@ -348,6 +351,13 @@ def test_text_from_the_wire_reaches_neither_a_terminal_nor_a_spreadsheet_raw(
             "t1", home=evil_home, away=evil_away))
         publish(observer, "timerd/hall/tables/t2/results", result_message(
             "t2", match="20240314T100000Z-cccccc", home="-2+3", away="\tTab\x1b[0m"))
+        publish(observer, "timerd/hall/tables/t3/state", json.dumps(
+            {**STATE, "wall": time.time(), "teams": {"home": "\ud800"}}).encode())
+        for args in (("status", "--json"), ("status", "--once")):  # a real UTF-8 pipe
+            shown = desk(mosquitto, *args)
+            assert shown.returncode == 0, shown.stderr
+            assert "\u202e" not in shown.stdout
+        assert "warning: t3: state unreadable: teams.home: a text expected" in shown.stdout
         code, out, err = run(mosquitto, "status", "--once")
         assert code == 0, err
         assert "\x1b" not in out

@@ -604,7 +604,7 @@ async def status(config: HallConfig, args: argparse.Namespace) -> int:
             now = time.time()
             if args.json:
                 print(json.dumps({n: desk.hall.tables[n].__dict__ for n in desk.hall.names()},
-                                 indent=2, default=str, ensure_ascii=False))
+                                 indent=2, default=str))  # \u escapes: no bidi raw
                 return 0
             lines, warnings = render_status(desk.hall, now, config)
             if not args.once:

@@ -65,8 +65,8 @@ REPLY = Obj({"id": "text", "ok": "flag?", "detail": "text?", "error": "text?",
 
 
 def _fits(value: Any, kind: str) -> bool:
-    if kind == "text":
-        return isinstance(value, str)
+    if kind == "text":  # and one that can be written out: no lone surrogate ("\ud800")
+        return (isinstance(value, str) and value.isascii()) or _encodable(value)
     if kind == "flag":
         return isinstance(value, bool)
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -74,6 +74,16 @@ def _fits(value: Any, kind: str) -> bool:
     if kind == "integer":
         return isinstance(value, int) or (math.isfinite(value) and value.is_integer())
     return math.isfinite(value)
+
+
+def _encodable(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def problem(value: Any, shape: Obj, where: str = "") -> str | None:
