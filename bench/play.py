@@ -55,7 +55,6 @@ from timerd.adapters.audio import AlsaPlayer, Player, Speaker
 from timerd.adapters.gpio import GpioBoard
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
-from timerd.adapters.web.adapter import WebServer
 from timerd.app import attach
 from timerd.config import Config, ServiceConfig
 from timerd.core.effects import Effect, Signal
@@ -192,6 +191,8 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
         if state is not None:
             await stack.enter_async_context(journal)
         if web_port is not None:
+            from timerd.adapters.web.adapter import WebServer  # noqa: PLC0415 (the flood only)
+
             web = await stack.enter_async_context(WebServer(
                 replace(config.web, host="127.0.0.1", port=web_port), service))
             attach(service, web)
