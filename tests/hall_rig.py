@@ -116,10 +116,12 @@ class Message:
 class Observer:
     """Every message under `timerd/#`, kept in order; resubscribes after a broker restart."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, login: tuple[str, str] | None = None) -> None:
         self.messages: list[Message] = []
         self._lock = threading.Lock()
         self.client = PahoClient(CallbackAPIVersion.VERSION2)
+        if login is not None:  # a broker without anonymous access (`timerd hall secure`)
+            self.client.username_pw_set(*login)
         self.client.on_connect = lambda c, *_: c.subscribe("timerd/#", qos=1)
         self.client.on_message = self._on_message
         self.client.reconnect_delay_set(0.05, 0.2)

@@ -208,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         return _results(args.file or config.results_path(), args.n, args.json)
     if args.command == "sound-test":
         return _sound_test(config, args)
+    if args.command == "hall" and args.hall_command == "secure":
+        from timerd.tools import hall_secure  # noqa: PLC0415
+
+        return hall_secure.main(config.hall.hall, args)
     if args.command == "hall" and args.hall_command == "board":
         from timerd.tools import hall_board  # noqa: PLC0415 (aiohttp only for the board)
 

@@ -75,6 +75,12 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
                            "or sk")
     results_p.add_argument("--separator", choices=(",", ";"), help="the CSV's separator "
                            "(default ',', or as --excel says)")
+    secure_p = desk.add_parser("secure", help="the broker's users, passwords and access list "
+                               "for this hall, and each table's login (docs/hall.md)")
+    config_args(secure_p)
+    secure_p.add_argument("--tables", required=True, metavar="T1,T2,...",
+                          help="the hall's table ids, comma-separated")
+    secure_p.add_argument("--out", required=True, metavar="DIR", help="where to write them")
     board_p = subcommand("board", "serve the hall board, a web page for a big screen",
                          timeout_s=None)
     board_p.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",
