@@ -242,10 +242,13 @@ def _results(path: Path | None, n: int, as_json: bool) -> int:
 
 
 def format_results(records: list[dict[str, Any]]) -> str:
-    """Results as a table, one match a line, oldest first."""
-    rows = [("started", "match", "profile", "score", "how", "goals", "paused")]
+    """Results as a table, one match a line, oldest first: when it started, its round and the
+    sides' names (issue 30: "-" where none were given), its id, profile and score."""
+    rows = [("started", "round", "home", "away", "match", "profile", "score", "how", "goals",
+             "paused")]
     for r in records:
         score = r.get("score") or {}
+        teams: dict[str, Any] = r["teams"] if isinstance(r.get("teams"), dict) else {}
         how = str(r.get("how"))
         if r.get("side"):
             how += f" ({r['side']})"
@@ -257,6 +260,7 @@ def format_results(records: list[dict[str, Any]]) -> str:
         rejected = sum(not g.get("counted") for g in goals)
         rows.append((
             str(r.get("started") or "?")[:19].replace("T", " "),
+            _shown(r.get("round")), _shown(teams.get("home")), _shown(teams.get("away")),
             str(r.get("match_id", "?")),
             str(r.get("profile", "?")),
             f"{score.get('home', '?')}:{score.get('away', '?')}",
@@ -267,6 +271,13 @@ def format_results(records: list[dict[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+def _shown(name: Any) -> str:
+    """A name from the results file as one cell: printable characters only (a file edited by
+    hand may hold anything), at most 40; "-" for none."""
+    text = "".join(c for c in str(name or "") if c.isprintable())[:40]
+    return text or "-"
 
 
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:

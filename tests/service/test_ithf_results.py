@@ -102,13 +102,27 @@ def test_timerd_results_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFix
          until=60, setup=results_setup(path, []))
     assert cli.main(["results", "--file", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["started", "match", "profile", "score", "how", "goals", "paused"]
+    assert out[0].split() == ["started", "round", "home", "away", "match", "profile", "score",
+                              "how", "goals", "paused"]
     assert len(out) == 2
     row = out[1].split()
-    assert row[3:5] == ["ithf", "0:5"]
-    assert row[5:7] == ["forfeit", "(home)"]
+    assert row[2:5] == ["-", "-", "-"]  # no round, no names given
+    assert row[6:8] == ["ithf", "0:5"]
+    assert row[8:10] == ["forfeit", "(home)"]
     assert cli.main(["results", "--file", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["how"] == "forfeit"
+
+
+def test_timerd_results_shows_the_round_and_the_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 item 14: the round and both sides' names, as the match had them (fails on the
+    old code: neither was shown)."""
+    path = tmp_path / "results.jsonl"
+    play("ithf", [(0, "teams Åsa_Müller Jiří_Novák R3"), (1, "start"), (22, "goal away"),
+                  (51, "forfeit home")], until=60, setup=results_setup(path, []))
+    assert cli.main(["results", "--file", str(path)]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[2:5] == ["R3", "Åsa_Müller", "Jiří_Novák"]
 
 
 def test_results_path_from_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
