@@ -57,6 +57,7 @@ from importlib import resources
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from timerd import i18n
 from timerd.adapters.web.server import (
@@ -141,6 +142,18 @@ def bearer_ok(header: str, token: str) -> bool:
 def json_response(value: Any, status: int = 200,
                   headers: list[tuple[str, str]] | None = None) -> Response:
     return Response(status, _dumps(value).encode(), [JSON, *(headers or [])])
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """Is `origin` (a browser's `Origin` header: scheme://host[:port]) the page's own host,
+    the `Host` the request was sent to? Ports as the browser writes them (80 and 443 left
+    out); names compared without case."""
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return False  # "null": a file or sandboxed page
+    default = {"http": ":80", "https": ":443"}[parts.scheme]
+    return parts.netloc.lower().removesuffix(default) == host.strip().lower().removesuffix(
+        default)
 
 
 def _error(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> Response:
@@ -410,7 +423,17 @@ class WebServer:
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
 
-    async def _stream(self, request: Request) -> Upgrade:
+    async def _stream(self, request: Request) -> Response | Upgrade:
+        """The stream, for the page's own origin: a browser says which page opens a WebSocket
+        (`Origin`), and one from another site's page (a page on the hall's Wi-Fi reading the
+        table on the visitor's behalf) is refused (403). A tool sends no Origin and is served;
+        the state is what a spectator sees anyway (issue 34 item 5)."""
+        origin = request.headers.get("origin")
+        if origin is not None and not same_origin(origin, request.headers.get("host", "")):
+            self._log.warning("origin", "refused a stream from the page of %.80r on host "
+                              "%.80r (403)", origin, request.headers.get("host"))
+            return _error(403, "the stream serves this table's own pages (Origin is another "
+                               "site)")
         return Upgrade(self._serve_stream)
 
     async def _serve_stream(self, ws: WebSocket) -> None:
