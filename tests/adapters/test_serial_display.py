@@ -451,6 +451,30 @@ def test_garbage_from_the_display_is_counted_and_the_match_goes_on(
     assert len(bad_logs) == 1  # the first; the rest within 30 s are only counted
 
 
+def test_start_in_1e308_from_the_display_is_refused_and_the_match_goes_on(
+        tmp_path: Path) -> None:
+    """Issue 34 item 0: the serial display's `$TDC,1,start_in,1e308` is answered `no`, the
+    loop runs on, and the next command is taken (fails on the old code: the dispatch raised
+    OverflowError and the line went unanswered)."""
+    end = DisplayEnd(tmp_path / "display")
+
+    async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
+        await end.line(lambda line: line.startswith(b"$TDS"))
+        end.send(frame(["TDC", "1", "start_in", "1e308"]))
+        reply = await end.line(lambda line: line.startswith(b"$TDR"))
+        assert fields_of(reply) == ["TDR", "1", "no", "start_in"]
+        assert service.status().phase == "idle"
+        end.send(TOGGLE)
+        reply = await end.line(lambda line: line.startswith(b"$TDR"))
+        assert fields_of(reply) == ["TDR", "1", "ok", "toggle"]
+        assert service.status().phase == "pre_signal"
+
+    try:
+        with_display(end.link, body)
+    finally:
+        end.close()
+
+
 def test_a_display_that_stops_reading_gets_the_newest_frames(tmp_path: Path) -> None:
     # Were a full port to block the loop (pyserial's spinning write), this test would hang:
     # end the process with a traceback instead of hanging CI.
