@@ -47,7 +47,7 @@ def daemon(tmp_path: Path) -> Iterator[tuple[Path, Path, Lines, Lines]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", "100",
          "--events", "-", "--control", str(sock), "--profile", "ithf",
-         "-o", f'results.path="{results}"'],
+         "-o", f'results.path="{results}"', "-o", "web.host=127.0.0.1", "-o", "web.port=0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
         text=True)
     assert proc.stdout is not None
@@ -74,7 +74,8 @@ def test_timerctl_scores_a_match_and_the_result_is_written(
     events.wait_for('"signal": "start"')
     assert ctl(sock, "pause", capsys=capsys)[0] == 0
     code, out = ctl(sock, "goal", "home", capsys=capsys)  # ITHF 10.3: not while paused
-    assert code == 0
+    assert code == cli.EXIT_NOT_COUNTED  # taken, not counted: said first (issue 30 item 11)
+    assert out.startswith("score") or "timerctl: no goal: match interrupted" in out
     assert "score     0:0" in out
     assert "no goal: match interrupted (ITHF 10.3)" in out
     goal: dict[str, Any] = json.loads(events.wait_for('"type": "goal"'))
