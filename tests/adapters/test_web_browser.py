@@ -26,6 +26,7 @@ from web_harness import (
 
 from timerd import __version__
 from timerd.core.display import shown_clock
+from timerd.i18n import Messages
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -253,7 +254,7 @@ def test_control_page_needs_the_token_once_and_asks_before_a_reset(
     expect(page.locator("#token-form")).to_be_visible()  # no token in this browser yet
     expect(toggle).to_have_text("START")
     toggle.click()
-    expect(reply).to_contain_text("Enter the token")
+    expect(reply).to_have_text(Messages("en")("ctl.need_token"))  # no HTTP words (issue 31)
     assert daemon.state()["phase"] == "idle"
 
     page.fill("#token", daemon.token)
