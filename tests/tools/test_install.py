@@ -361,6 +361,19 @@ def test_an_image_that_is_not_a_mounted_pi_os_root_is_refused(
     assert not (image / "opt").exists()
 
 
+def test_an_image_from_a_checkout_where_timerd_ran_skips_lgpios_fifo(tmp_path: Path) -> None:
+    """lgpio leaves a FIFO (.lgd-nfy0) in the directory timerd ran in; copying the checkout
+    into an image failed on it ("is a named pipe")."""
+    source = tmp_path / "checkout"
+    shutil.copytree(REPO / "systemd", source / "systemd")
+    os.mkfifo(source / ".lgd-nfy0")
+    image = card(tmp_path)
+    result = timerd("install", "--root", str(image), "--source", str(source), "--user", "alice")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (image / "opt/timerd/src/systemd/timerd.service").is_file()
+    assert not (image / "opt/timerd/src/.lgd-nfy0").exists()
+
+
 def test_an_image_refuses_a_user_the_card_does_not_have(machine: Path, tmp_path: Path) -> None:
     image = card(tmp_path)
     result = timerd("install", "--root", str(image), "--user", "bob")

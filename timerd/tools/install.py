@@ -596,7 +596,8 @@ def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO
         if not dry_run:
             shutil.rmtree(path, ignore_errors=True)
             shutil.copytree(step.copy[0], path, symlinks=True, ignore=shutil.ignore_patterns(
-                ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache"))
+                ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache",
+                ".lgd-nfy*"))  # lgpio's FIFOs, left where timerd ran on a Pi: not copyable
     elif step.remove is not None:
         path = _under(root, step.remove)
         if path.is_symlink() or path.exists():
