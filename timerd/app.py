@@ -281,11 +281,12 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
     results.on_disk.append(journal.result_on_disk)
     results.load_pending()
     recovery = journal.recovery
+    for done in [*journal.finished_earlier, recovery]:
+        if done.final is not None:
+            results.write_recovered(done.final, done.started_wall, done.goal_walls,
+                                    done.final_wall)
     if recovery.match is not None:
         results.resume(recovery.started_wall, recovery.goal_walls)
-    elif recovery.final is not None:
-        results.write_recovered(recovery.final, recovery.started_wall, recovery.goal_walls,
-                                recovery.final_wall)
 
 
 class ProfileSwitch:

@@ -11,6 +11,7 @@ import asyncio
 import errno
 import json
 import os
+import shutil
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -77,7 +78,8 @@ class Table:
 
     @property
     def results_path(self) -> Path:
-        return self.tmp / "state" / "results.jsonl"
+        assert self.results.path is not None
+        return self.results.path
 
     async def ack(self, words: str) -> dict[str, Any]:
         name, *args = words.split()
@@ -107,7 +109,9 @@ class Table:
 
 
 def run_table(tmp: Path, drive: Callable[[Table], Awaitable[Any]],
-              profile: str = "ithf") -> Any:
+              profile: str = "ithf", results_dir: str = "state") -> Any:
+    """`drive` the table; the results file and its pending copies in `results_dir` (a
+    `[results] path` elsewhere than the journal's state directory)."""
     async def main() -> Any:
         loop = asyncio.get_running_loop()
         # Inline: virtual time must not run on while a write is on another thread; the
@@ -115,8 +119,8 @@ def run_table(tmp: Path, drive: Callable[[Table], Awaitable[Any]],
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0, DiskWriter(inline=True))
         service = Service(journal.recover(profiles.load(profile)))
         service.durability = journal.synced
-        results = ResultsFile(tmp / "state" / "results.jsonl", writer=journal.writer,
-                              pending=tmp / "state" / PENDING_DIR,
+        results = ResultsFile(tmp / results_dir / "results.jsonl", writer=journal.writer,
+                              pending=tmp / results_dir / PENDING_DIR,
                               spare=tmp / "run" / PENDING_DIR)
         keep_results(journal, results)
         service.status_extras += [journal.writer.status_extra, results.status_extra]
@@ -251,6 +255,45 @@ def test_a_full_card_is_said_in_the_reply_and_status_and_the_result_is_written_l
     assert out["after"]["storage"] == {"ok": True, "faults": {}, "pending_results": 0}
     assert not list((tmp_path / "run" / PENDING_DIR).glob("*.json"))
     assert disk.refused > 0
+
+
+def test_a_kept_match_followed_by_another_gives_its_result_after_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: the results file (and its pending copy) cannot be written, the journal can:
+    the journal keeps the finished match, the next match's lines follow it, and the daemon
+    stops before the retry (the result only in its memory). The next start writes the kept
+    match's result (once) and restores the running one; the old code dropped the kept match
+    as "an earlier unclosed match"."""
+    disk = Disk(tmp_path / "results")
+    disk.install(monkeypatch)
+
+    async def two_matches(table: Table) -> dict[str, Any]:
+        disk.full = True
+        await table.ack("start")
+        await table.until(330.0)  # the first match ends; its result cannot be written
+        await table.drained()
+        first = table.service.status_dict()
+        await table.ack("reset")
+        await table.ack("start")
+        await table.until(400.0)  # the second runs; then a restart before the retry
+        return {"first": first, "second": table.service.status_dict()["match_id"]}
+
+    out = run_table(tmp_path, two_matches, results_dir="results")
+    assert out["first"]["phase"] == "finished"
+    assert out["first"]["storage"]["pending_results"] == 1
+    disk.full = False
+    shutil.rmtree(tmp_path / "run")  # a power cut: the copy in RAM is gone too
+
+    async def restart(table: Table) -> dict[str, Any]:
+        await table.drained()
+        return {"lines": table.results_lines(), "status": table.service.status_dict()}
+
+    after = run_table(tmp_path, restart, results_dir="results")
+    assert [r["match_id"] for r in after["lines"]] == [out["first"]["match_id"]]
+    assert after["status"]["match_id"] == out["second"]
+    assert after["status"]["phase"] == "paused"  # restored (ITHF 10.1)
+    again = run_table(tmp_path, restart, results_dir="results")
+    assert [r["match_id"] for r in again["lines"]] == [out["first"]["match_id"]]
 
 
 def test_a_result_that_could_not_be_written_is_written_at_the_next_start_once(

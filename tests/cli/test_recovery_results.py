@@ -14,6 +14,7 @@ the results line, which waited in RAM (`/run/timerd/results-pending/`) only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -72,10 +73,16 @@ def _ask(daemon: Daemon, name: str, *args: str) -> dict[str, Any]:
 
 def _kill(daemon: Daemon) -> None:
     """SIGKILL the daemon itself (under strace, the traced child: the heartbeat names it)."""
-    beat = json.loads((daemon.home / "run" / HEARTBEAT_NAME).read_text())
-    os.kill(int(beat["pid"]), signal.SIGKILL)
+    _kill_traced(daemon.home)
     daemon.proc.kill()  # strace, which may sit out its injected delay first
     daemon.proc.wait(timeout=WAIT_S)
+
+
+def _kill_traced(home: Path) -> None:
+    """SIGKILL the daemon the heartbeat names, if it runs (strace leaves it behind)."""
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        beat = json.loads((home / "run" / HEARTBEAT_NAME).read_text())
+        os.kill(int(beat["pid"]), signal.SIGKILL)
 
 
 def _results(state: Path) -> list[dict[str, Any]]:
@@ -95,8 +102,10 @@ def test_a_match_end_acknowledged_durable_gives_exactly_one_result_after_a_power
     profile.write_text(SHORT_PROFILE)
     state = tmp_path / "state"
     wrapper = None if point.strace is None else _strace(state / "results.jsonl", point.strace)
-    with Daemon(tmp_path, "--profile", str(profile), speed=SPEED, wrapper=wrapper).ready() \
-            as table:
+    with Daemon(tmp_path, "--profile", str(profile), speed=SPEED, wrapper=wrapper) as table, \
+            contextlib.ExitStack() as cleanup:
+        cleanup.callback(_kill_traced, tmp_path)  # also when the test fails
+        table.ready()
         _ask(table, "start")
         table.wait_status(lambda s: s["phase"] == "running", "the running match")
         _ask(table, "goal", "home")

@@ -55,8 +55,11 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 # -- reading ---------------------------------------------------------------------------------
 
 
-def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
-    """The valid records of the last match in `data`, and a warning for each line skipped.
+def parse_journal(data: bytes, earlier: list[list[dict[str, Any]]] | None = None
+                  ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The valid records of the last match in `data`, and a warning for each line skipped;
+    `earlier` gets those of each match before it (a finished one the journal kept for its
+    result, which a later match followed).
 
     A last line without its newline was torn by a crash in mid-write; a line that is not a
     JSON object of a known type with its fields, holds a value JSON has no number for (NaN,
@@ -77,7 +80,9 @@ def parse_journal(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
         if record is None:
             warnings.append(f"line {number}: {why}, skipped")
         elif record["type"] == "match":
-            if records:
+            if records and earlier is not None:
+                earlier.append(records)
+            elif records:
                 warnings.append(f"line {number}: a new match begins; {len(records)} records "
                                 "of an earlier unclosed match dropped")
             records = [record]

@@ -176,6 +176,9 @@ class Journal:
         self._beat_fd: int | None = None
         self._beat_at: float | None = None  # loop time of the last heartbeat written
         self._found = b""
+        self._records: list[dict[str, Any]] = []  # the last match's, as found
+        #: Finished matches found before the last one (`parse_journal`'s `earlier`).
+        self.finished_earlier: list[Recovery] = []
         #: False when the state directory cannot be used: then this daemon runs without
         #: journal and heartbeat, and says so in the log.
         self.enabled = False
@@ -213,7 +216,11 @@ class Journal:
                         "wear an SD card; set state.runtime_directory to a tmpfs such as /run",
                         self.heartbeat_path.parent)
         self._found = data
-        records, warnings = parse_journal(data)
+        earlier: list[list[dict[str, Any]]] = []
+        records, warnings = parse_journal(data, earlier)
+        self._records = records
+        self.finished_earlier = [found for found in map(self._finished_earlier, earlier)
+                                 if found is not None]
         try:
             self.recovery = recover(
                 records, read_heartbeat(self.heartbeat_path), now=self.loop.time(),
@@ -241,6 +248,22 @@ class Journal:
             self._profile = self.recovery.match.profile
             return self.recovery.match
         return Match(profile)
+
+    def _finished_earlier(self, records: list[dict[str, Any]]) -> Recovery | None:
+        """A match before the journal's last one: finished (kept for its result, which a
+        crash left unwritten), or else dropped with a warning, as always."""
+        try:
+            found = recover(records, None, now=self.loop.time(), wall_now=time.time(),
+                            run=self.run, resume_within_s=float("inf"))
+        except Exception:  # a defect: that match is dropped, never a start refused
+            log.exception("journal %s: an earlier match could not be read; dropped", self.path)
+            return None
+        if found.final is None:
+            log.warning("journal %s: %d records of an earlier unclosed match dropped",
+                        self.path, len(records))
+            return None
+        found.records = records
+        return found
 
     def _read(self) -> bytes:
         """The journal's bytes; one over MAX_JOURNAL_BYTES is set aside (`.big`), not read."""
@@ -274,16 +297,16 @@ class Journal:
     async def __aenter__(self) -> Journal:
         if not self.enabled:
             return self
-        if self.recovery.records:
-            self._lines = [_line(r) for r in self.recovery.records]
-            await self._rewrite(b"".join(self._lines)).reply
-        elif self.recovery.final is not None and self.result_off_disk(
-                found := self.recovery.match_id or ""):
-            # Finished, its result being written (app.py gave it to the results file):
-            # kept until it is on disk.
-            self._held[found] = [self._found.rstrip(b"\n") + b"\n"]
-        elif self._found:  # close what was found: abandoned, finished, unreadable, garbage
-            await self._rewrite(b"").reply
+        # Finished matches whose result is being written (app.py gave them to the results
+        # file) are kept until it is on disk; the rest of what was found (abandoned,
+        # finished and written, unreadable, garbage) is closed; a restored match goes on.
+        for done in [*self.finished_earlier, self.recovery]:
+            if done.final is not None and self.result_off_disk(done.match_id or ""):
+                records = self._records if done is self.recovery else done.records
+                self._held[done.match_id or ""] = [_line(r) for r in records]
+        self._lines = [_line(r) for r in self.recovery.records]
+        if self._found:
+            await self._rewrite(self._whole()).reply
         self._beating = True
         self._heartbeat()
         return self
