@@ -193,7 +193,10 @@ class Service:
         when = now if at is None else min(now, max(at, self._told_until))
         try:
             effects = self.match.handle(command, when, *args)
-            check(self.match, now)
+            self._mint()
+            # The status the dispatch hands out, checked first: no second snapshot, so the
+            # check costs a press no time before the buzzer's edge.
+            status = check(self.match, now)
         except CommandRefused as exc:
             told = refusal(exc)
             self._log.info("refused", "%s", LOG_TEXT.notice(told.code, told.params))
@@ -207,9 +210,9 @@ class Service:
         self._told_until = when
         self._log.info(f"command {command}", "command %s %s", command, " ".join(args))
         effects.append(Applied(command, args, at=when))
-        self._dispatch(effects, now)
+        self._dispatch(effects, now, status)
         self._wake()
-        return self.match.status(now)
+        return status
 
     def _failed(self, command: str, args: tuple[str, ...], exc: Exception) -> CommandRefused:
         """A command the core raised on, or took but cannot show or time (`core.status.check`): a
@@ -446,12 +449,17 @@ class Service:
         if self._rearm_due and self._running is not None:
             self._arm()
 
-    def _dispatch(self, effects: list[Effect], now: float) -> None:
+    def _mint(self) -> None:
         if self.match.match_id is None and self.match.phase is not Phase.IDLE:
             self.match.match_id = self.mint_id()  # set up: before any output sees it
+
+    def _dispatch(self, effects: list[Effect], now: float, status: Status | None = None) -> None:
+        """Hand `effects` to every output with the match's status at `now` (`status`: that
+        status, already made and checked by `execute`)."""
+        self._mint()
         if not effects:
             return
-        status = self._dispatching = self.match.status(now)
+        status = self._dispatching = status or self.match.status(now)
         try:
             self._hand_out(effects, status, now)
         finally:

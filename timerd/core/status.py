@@ -192,16 +192,17 @@ class Timed(Protocol):
     def next_deadline(self) -> float | None: ...
 
 
-def check(match: Timed, now: float) -> None:
+def check(match: Timed, now: float) -> Status:
     """Raise (a defect: never CommandRefused) unless `match`, as it stands at `now`, can be
-    shown and timed: its status and the document made of it, the shown clock's next change,
-    a finite next deadline. The service asks this of every command the match accepted before
-    it hands the command to any output (the journal among them), and the journal's replay of
-    every record it restores: a command the core took but cannot live with is never
-    journalled, and a journal never holds what a restart would die of (issue 34)."""
+    shown and timed: its status, the shown clock's next change, a finite next deadline; the
+    status, for the dispatch that hands it out. The service asks this of every command the
+    match accepted before it hands the command to any output (the journal among them), and
+    the journal's replay of every record it restores: a command the core took but cannot
+    live with is never journalled, and a journal never holds what a restart would die of
+    (issue 34)."""
     status = match.status(now)
-    status.to_dict()
     next_shown_change(status, now, tenths=True)
     deadline = match.next_deadline()
     if deadline is not None and not math.isfinite(deadline):
         raise ValueError(f"the match's next deadline is {deadline!r}")
+    return status
