@@ -464,8 +464,8 @@ class Desk:
 
     async def gather(self, max_s: float, until: Callable[[], bool] | None = None) -> bool:
         """Take messages until `until()` holds (True), or no retained one came for QUIET_S
-        when there is no `until` (the tables' retained topics are in), or `max_s` passed
-        (False)."""
+        after the first when there is no `until` (the tables' retained topics are in), or
+        `max_s` passed (False)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_s
         while True:
@@ -476,7 +476,10 @@ class Desk:
                 return False
             event = self.hall.changed if until is not None else self.hall.retained
             event.clear()
-            wait = left if until is not None else min(left, QUIET_S)
+            # The quiet spell counts from the first retained message: a loaded desk may take
+            # longer than QUIET_S to get the burst going, and must not miss the whole hall.
+            first = until is None and not self.hall.tables
+            wait = left if until is not None or first else min(left, QUIET_S)
             try:
                 await asyncio.wait_for(event.wait(), wait)
             except TimeoutError:
