@@ -26,7 +26,7 @@ from timerd import __version__, priority
 from timerd.adapters.audio import Speaker
 from timerd.adapters.control import ControlSocket
 from timerd.adapters.events import EventStream
-from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
+from timerd.adapters.gpio import GpioBoard, NoGpio, PinBusy, chip_lines, pin_factory
 from timerd.adapters.hall.protocol import HallUnavailable
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
@@ -65,11 +65,16 @@ class CannotStart(RuntimeError):
     is not the daemon's own. The message says what to do; the tools show it as it is."""
 
 
-def open_pins(name: str) -> Any:
-    """gpiozero's pin factory `name` (config `gpio.pin_factory`, "mock" to simulate), as the
-    daemon opens it; CannotStart, naming the fix, when none loads here."""
+def pin_chip(factory: Any) -> tuple[int, str] | None:
+    """The pin factory's chip, its lines and label (`timerd doctor`); None without one."""
+    return chip_lines(factory)
+
+
+def open_pins(name: str, chip: int | str = "auto") -> Any:
+    """gpiozero's pin factory `name` (config `gpio.pin_factory`, "mock" to simulate) on `chip`
+    (`gpio.chip`), as the daemon opens it; CannotStart, naming the fix, when none loads here."""
     try:
-        return pin_factory(name)
+        return pin_factory(name, chip)
     except NoGpio as exc:
         raise CannotStart(str(exc)) from None
 
@@ -77,7 +82,8 @@ def open_pins(name: str) -> Any:
 def run(config: Config, options: RunOptions) -> None:
     """Run the daemon until it is told to stop; CannotStart when it cannot start as
     configured (the tools see only this, not which adapter refused)."""
-    factory = open_pins("mock" if options.simulate else config.gpio.pin_factory)
+    factory = open_pins("mock" if options.simulate else config.gpio.pin_factory,
+                        config.gpio.chip)
     if options.interactive:  # the status line's terminal: log lines clear it and fit its width
         from timerd.adapters.terminal import LogLines  # noqa: PLC0415
 
@@ -88,7 +94,7 @@ def run(config: Config, options: RunOptions) -> None:
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(serve(config, options, factory))
-    except (HallUnavailable, UnsafePath, InUse) as exc:
+    except (HallUnavailable, UnsafePath, InUse, PinBusy) as exc:
         raise CannotStart(str(exc)) from None
 
 

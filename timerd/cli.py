@@ -288,7 +288,8 @@ def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        factory = open_pins("mock" if args.simulate else config.gpio.pin_factory)
+        factory = open_pins("mock" if args.simulate else config.gpio.pin_factory,
+                            config.gpio.chip)
     except CannotStart as exc:
         print(f"timerd: buzzer not tested: {exc}", file=sys.stderr)
         factory = None

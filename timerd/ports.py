@@ -98,8 +98,9 @@ class Control(Protocol):
         and the adapters' own (`mute`)."""
         ...
 
-    def edge_from_thread(self, name: str, pressed: bool) -> None:
-        """A button's edge from a driver thread: timestamped there, handled on the loop."""
+    def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:
+        """A button's edge from a driver thread, handled on the loop: at loop time `at` when
+        the driver knows when it happened (the kernel's edge timestamp), else stamped now."""
         ...
 
     def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:

@@ -283,10 +283,19 @@ class Service:
         self._buttons_act({name: binding.logic.edge(pressed, at)}, at)
         self._wake()
 
-    def edge_from_thread(self, name: str, pressed: bool) -> None:
-        """For gpiozero callbacks: timestamp now, then hand over to the loop thread."""
+    def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:
+        """For gpiozero callbacks: the edge's time (`at`, the kernel's stamp mapped onto the
+        loop's clock, where the pin driver gives one; else now), then over to the loop thread.
+        A callback can wait for the interpreter lock: its own stamp would be late, and every
+        later signal of the match with it."""
         loop = self.loop
-        loop.call_soon_threadsafe(self.button_edge, name, pressed, loop.time())
+        if at is None:
+            at = loop.time()
+        else:
+            log.debug("button %s: edge (%s) stamped by the kernel at %.6f, %.1f ms ago",
+                      name, "pressed" if pressed else "released", at,
+                      (loop.time() - at) * 1000)
+        loop.call_soon_threadsafe(self.button_edge, name, pressed, at)
 
     def _buttons_act(self, gestures: Mapping[str, Iterable[Gesture]], at: float) -> None:
         """Act on buttons' gestures at `at`, after their chords: a chord's gesture is its own."""

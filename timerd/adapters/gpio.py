@@ -31,6 +31,7 @@ import importlib
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -55,6 +56,9 @@ FACTORIES = {
     "native": "gpiozero.pins.native:NativeFactory",
 }
 
+#: A kernel edge stamp is taken only when it lies this far back at most: further is not the
+#: monotonic clock, and the callback's own time is used instead.
+STAMP_TRUST_S = 1.0
 #: The last-30-s LED's flash while something cannot be written (a storage fault): on, off.
 STORAGE_BLINK_S = 0.25
 #: The last-30-seconds LED lights from this much time left (ITHF 4.4).
@@ -67,6 +71,38 @@ SYSTEM_SITE = Path("/usr/lib/python3/dist-packages")
 
 class NoGpio(RuntimeError):
     """No real pin factory could be loaded on this machine."""
+
+
+class PinBusy(RuntimeError):
+    """A line the config names is held by another program: the daemon cannot start on it."""
+
+
+def line_holder(factory: Any, pin: int) -> str:
+    """Who holds `pin`'s line, as far as this process can see: the consumer label the kernel
+    keeps for it (set by the program that requested it) and the processes that have the
+    chip's device open (only those of this user, unless root). Empty when nothing is known
+    (a factory that is not lgpio)."""
+    try:
+        import lgpio  # noqa: PLC0415 (only with the lgpio factory)
+
+        consumer = lgpio.gpio_get_line_info(factory._handle, pin)[4]
+        chip = int(factory.chip)
+    except Exception:  # another factory, or no lgpio: nothing to tell
+        return ""
+    device = f"/dev/gpiochip{chip}"
+    own = Path("/proc/self").resolve().name
+    holders = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        if proc.name == own:
+            continue
+        try:
+            if any(str(fd.readlink()) == device for fd in (proc / "fd").iterdir()):
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+                holders.append(f"pid {proc.name} ({cmd[:60]})")
+        except OSError:  # gone, or not ours to read
+            continue
+    who = f'consumer "{consumer}"' if consumer else "no consumer label"
+    return who + (f"; {device} is open in " + ", ".join(holders) if holders else "")
 
 
 def lgpio_hint() -> str:
@@ -93,8 +129,47 @@ def lgpio_hint() -> str:
             f"--system-site-packages {venv}` (it keeps what is installed there).")
 
 
-def pin_factory(name: str) -> Any:
-    """The gpiozero pin factory `name` ("auto" tries lgpio, rpigpio, pigpio, native).
+def lgpio_chip(chip: int | str) -> int | None:
+    """`[gpio] chip` as lgpio's chip number: None for "auto" (gpiozero picks), a number as it
+    is, a label the /dev/gpiochipN that carries it (NoGpio, naming the chips, when none)."""
+    if isinstance(chip, int) or chip == "auto":
+        return None if chip == "auto" else int(chip)
+    import lgpio  # noqa: PLC0415 (only with the lgpio factory)
+
+    seen = []
+    for dev in sorted(Path("/dev").glob("gpiochip[0-9]*"), key=lambda p: int(p.name[8:])):
+        number = int(dev.name[8:])
+        try:
+            handle = lgpio.gpiochip_open(number)
+        except Exception as exc:  # no access, or gone
+            seen.append(f"{dev}: {exc}")
+            continue
+        try:
+            label = lgpio.gpio_get_chip_info(handle)[3]
+        finally:
+            lgpio.gpiochip_close(handle)
+        if label == chip:
+            return number
+        seen.append(f'{dev} "{label}"')
+    raise NoGpio(f'no GPIO chip is labelled "{chip}" (gpio.chip); there are: '
+                 + ("; ".join(seen) or "none"))
+
+
+def chip_lines(factory: Any) -> tuple[int, str] | None:
+    """The lgpio factory's chip: how many lines it has and its label (None for another
+    factory, which has no chip to ask)."""
+    try:
+        import lgpio  # noqa: PLC0415 (only with the lgpio factory)
+
+        info = lgpio.gpio_get_chip_info(factory._handle)
+        return int(info[1]), str(info[3])
+    except Exception:  # not lgpio
+        return None
+
+
+def pin_factory(name: str, chip: int | str = "auto") -> Any:
+    """The gpiozero pin factory `name` ("auto" tries lgpio, rpigpio, pigpio, native), on
+    `chip` (`[gpio] chip`) for lgpio, the one factory that drives any chip.
 
     gpiozero never picks its mock factory by itself; simulate mode asks for "mock".
     """
@@ -106,7 +181,10 @@ def pin_factory(name: str) -> Any:
     for candidate in FACTORIES if name == "auto" else [name]:
         module, _, cls = FACTORIES[candidate].partition(":")
         try:
-            return getattr(importlib.import_module(module), cls)()
+            factory = getattr(importlib.import_module(module), cls)
+            if candidate == "lgpio" and (number := lgpio_chip(chip)) is not None:
+                return factory(chip=number)
+            return factory()
         except Exception as exc:  # each factory fails its own way off a Pi
             tried.append(f"{candidate}: {exc}")
     raise NoGpio("no GPIO pin factory could be loaded (" + "; ".join(tried) + "). "
@@ -220,14 +298,31 @@ class GpioBoard:
 
         self.factory = factory
         self._devices: list[Any] = []
+        self._stamped: list[Callable[[float, int], None]] = []
 
-        def output(pin: int | None, active_high: bool = True) -> Any | None:
-            if pin is None:
-                return None
-            dev = gpiozero.DigitalOutputDevice(pin, active_high=active_high,
-                                               initial_value=False, pin_factory=factory)
+        def claimed(key: str, pin: int, make: Callable[[], Any]) -> Any:
+            """The device `make` opens on `pin`; PinBusy naming the line, the key and its
+            holder when another program has the line."""
+            try:
+                dev = make()
+            except Exception as exc:
+                if "busy" not in str(exc).lower():
+                    raise
+                self._release()
+                holder = line_holder(factory, pin)
+                raise PinBusy(f"GPIO{pin} ({key}) is in use by another program"
+                              + (f": {holder}" if holder else "")
+                              + ". Stop that program, or choose another pin in [gpio]"
+                              ) from None
             self._devices.append(dev)
             return dev
+
+        def output(key: str, pin: int | None, active_high: bool = True) -> Any | None:
+            if pin is None:
+                return None
+            return claimed(key, pin, partial(
+                gpiozero.DigitalOutputDevice, pin, active_high=active_high,
+                initial_value=False, pin_factory=factory))
 
         self.buttons: dict[str, Any] = {}
         #: What each button does and the chords (two held together): `timerd.app` hands
@@ -236,6 +331,9 @@ class GpioBoard:
         self.chords: list[Chord] = []
         hold = config.long_press_s
         debounce = config.debounce_ms / 1000
+        # lgpio hands each edge over with the kernel's timestamp (CLOCK_MONOTONIC, the loop's
+        # clock): a press is dated when the contact closed, not when the callback ran.
+        kernel_stamps = type(factory).__name__ == "LGPIOFactory"
         for name, pin, commands, long_press, hint in (
             ("start_pause", config.start_pause_pin, {Gesture.PRESS: Command("toggle")}, None,
              None),
@@ -260,11 +358,16 @@ class GpioBoard:
             # A plain input, not gpiozero's Button: Button runs a thread per button that wakes
             # ten times a second for `when_held`, which timerd never uses (bench: a third of
             # the daemon's CPU). Pull-up on, so active (pressed) is low.
-            button = gpiozero.DigitalInputDevice(pin, pull_up=True, bounce_time=None,
-                                                 pin_factory=factory)
-            button.when_activated = _edge(service, name, True)
-            button.when_deactivated = _edge(service, name, False)
-            self._devices.append(button)
+            button = claimed(f"{name}_pin", pin, partial(
+                gpiozero.DigitalInputDevice, pin, pull_up=True, bounce_time=None,
+                pin_factory=factory))
+            if kernel_stamps:
+                # gpiozero keeps only a weak reference to a pin's callback: the board keeps it.
+                self._stamped.append(_stamped_edge(service, name))
+                button.pin.when_changed = self._stamped[-1]
+            else:
+                button.when_activated = _edge(service, name, True)
+                button.when_deactivated = _edge(service, name, False)
             self.buttons[name] = button
             self.bindings[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
         # ITHF 4.6 without a keyboard: hold RESET and the GOAL button of the side that is
@@ -274,14 +377,15 @@ class GpioBoard:
                 self.chords.append(Chord(("reset", f"goal_{present}"), hold,
                                          Command("forfeit", (absent,))))
         self.buzzers = Buzzers(
-            [output(p, config.buzzer_active_high) for p in config.buzzer_pins],
+            [output(f"buzzer_pins[{i}]", p, config.buzzer_active_high)
+             for i, p in enumerate(config.buzzer_pins)],
             patterns, service)
-        horn = output(config.horn_pin, config.horn_active_high)
+        horn = output("horn_pin", config.horn_pin, config.horn_active_high)
         self.horn = Buzzers([] if horn is None else [horn],
                             horn_patterns(service.profile.horn), service)
-        self.leds = Leds(output(config.led_running_pin), output(config.led_paused_pin),
-                         output(config.led_last_30_pin), output(config.led_faceoff_guard_pin),
-                         output(config.led_passive_pin))
+        self.leds = Leds(*(output(key, getattr(config, key)) for key in (
+            "led_running_pin", "led_paused_pin", "led_last_30_pin", "led_faceoff_guard_pin",
+            "led_passive_pin")))
 
     async def __aenter__(self) -> GpioBoard:
         return self
@@ -293,6 +397,10 @@ class GpioBoard:
     def close(self) -> None:
         self.buzzers.silence()
         self.horn.silence()
+        self._release()
+
+    def _release(self) -> None:
+        """Give every line back to the kernel (also when opening the board failed halfway)."""
         for device in reversed(self._devices):
             device.close()
         self._devices.clear()
@@ -301,6 +409,23 @@ class GpioBoard:
 def horn_patterns(horn: Mapping[SignalKind, tuple[float, ...]]) -> dict[SignalKind, SignalOutput]:
     """The profile's horn pulses (on, off, on, ... s per signal) as the buzzer driver's patterns."""
     return {kind: SignalOutput(pattern_s=pattern) for kind, pattern in horn.items()}
+
+
+def _stamped_edge(service: Control, name: str) -> Callable[[float, int], None]:
+    """The pin's own callback (lgpio's thread): `ticks` is the kernel's edge time in seconds
+    of CLOCK_MONOTONIC, mapped onto the loop's clock (the same clock, unless the loop is
+    scaled); `state` the level, low when pressed (the switch closes to ground)."""
+
+    def changed(ticks: float, state: int) -> None:
+        if state not in (0, 1):  # lgpio's watchdog report (2): no edge
+            return
+        now = service.now()
+        at = ticks + now - time.monotonic()
+        # Not within STAMP_TRUST_S back: another clock (realtime stamps); the callback's time.
+        trusted = now - STAMP_TRUST_S <= at <= now
+        service.edge_from_thread(name, not state, at if trusted else None)
+
+    return changed
 
 
 def _edge(service: Control, name: str, pressed: bool) -> Callable[[], None]:

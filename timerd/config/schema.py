@@ -64,7 +64,9 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
         inner = [a for a in args if a is not type(None)]
         if type(None) in args and isinstance(value, str) and value.lower() in NONE_WORDS:
             return None
-        return _convert(inner[0], value, path, errors)
+        # `int | str` (a chip by number or label): the member the TOML value already is.
+        fits = [a for a in inner if isinstance(a, type) and type(value) is a]
+        return _convert(fits[0] if fits else inner[0], value, path, errors)
     if origin is typing.Literal:
         # Strictly by type: in Python `true == 1`, so `stop_bits = true` would pass as 1.
         if not any(type(value) is type(a) and value == a for a in args):

@@ -48,6 +48,9 @@ class GpioConfig:
 
     #: auto: gpiozero's order (lgpio, rpigpio, pigpio, native); mock: simulated pins.
     pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native", "mock"] = "auto"
+    #: The lgpio factory's GPIO chip: a number (/dev/gpiochipN) or the chip's label (e.g.
+    #: "pinctrl-rp1"); "auto": gpiozero's pick (0, or 4 on a Pi 5).
+    chip: int | str = "auto"
     #: The START/PAUSE button: starts, pauses and resumes the match.
     start_pause_pin: int | None = 17
     #: The RESET button: held `long_press_s`, it resets the match (a stray touch never ends
@@ -109,6 +112,8 @@ class GpioConfig:
             elif pin in seen:
                 out.append(f"{key} = {pin}: pin already used by {seen[pin]}")
             seen.setdefault(pin, key)
+        if isinstance(self.chip, int) and self.chip < 0:
+            out.append(f"chip = {self.chip}: a chip number is /dev/gpiochipN, N from 0")
         if self.debounce_ms < 0:
             out.append(f"debounce_ms = {self.debounce_ms:g}: must not be negative")
         out += at_most(200, "a press shorter than this is lost", " ms",

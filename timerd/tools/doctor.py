@@ -95,7 +95,7 @@ def check_gpio(config: config_mod.Config) -> list[Check]:
                 out.append(Check(OK, "gpio access", f"{', '.join(chips)} readable and "
                                                     "writable"))
     try:
-        factory = open_pins(name)
+        factory = open_pins(name, config.gpio.chip)
     except CannotStart as exc:  # it names the fix: the venv's, lgpio's, or --simulate
         out.append(Check(FAIL, "pin factory", str(exc)))
         return out
@@ -113,8 +113,16 @@ def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
     """Claim each pin as the daemon would (buttons as inputs with the pull-up, outputs low)."""
     import gpiozero  # noqa: PLC0415
 
+    from timerd.app import pin_chip  # noqa: PLC0415 (imports gpiozero)
+
+    chip = pin_chip(factory)
     for key, pin in gpio.pins().items():
         output = key.startswith(("buzzer", "led", "horn"))
+        if chip is not None and pin >= chip[0]:
+            yield Check(FAIL, f"GPIO{pin}", f"{key}: not on gpiochip{factory.chip} "
+                        f'("{chip[1]}", lines 0-{chip[0] - 1}): check gpio.chip, or choose a '
+                        "pin the chip has")
+            continue
         try:
             if output:
                 device = gpiozero.DigitalOutputDevice(pin, initial_value=False,
