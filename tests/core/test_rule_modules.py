@@ -41,8 +41,7 @@ def test_ball_hockey_refuses_the_ithf_rulings_as_not_part_of_its_profile(command
 
 def test_a_profile_without_rules_is_a_bare_clock() -> None:
     bare = Profile(name="bare", pre_signal_lead_s=10)
-    # `late-goal` (ISBHF 410, 420) is taken under every profile, refused on a running clock.
-    assert set(Match(bare).commands()) == ALWAYS | {"faceoff", "late-goal"}
+    assert set(Match(bare).commands()) == ALWAYS | {"faceoff"}
     assert offered_commands(bare) == ALWAYS
     match = running(bare)
     for command, args in (("passive", ["home"]), ("forfeit", ["home"]),

@@ -53,9 +53,12 @@ class Corrections(RuleModule):
         self.ended: tuple[dict[str, Any], float, int] | None = None
 
     def commands(self) -> CommandTable:
-        return {"undo": (self.undo, ()),
-                "correct": (self.correct, ("number", "scorer?", "assist?", "assist?")),
-                "late-goal": (self.late_goal, ("home|away", "scorer?", "assist?", "assist?"))}
+        table: CommandTable = {
+            "undo": (self.undo, ()),
+            "correct": (self.correct, ("number", "scorer?", "assist?", "assist?"))}
+        if self.match.profile.clock == "stop":  # a running clock keeps ITHF 6.5
+            table["late-goal"] = (self.late_goal, ("home|away", "scorer?", "assist?", "assist?"))
+        return table
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -172,8 +175,6 @@ class Corrections(RuleModule):
         period it corrects the result (a new revision) or, breaking a tie, ends the match."""
         match = self.match
         side = match.side(side_word)
-        if match.profile.clock != "stop":
-            raise CommandRefused("late_goal_running_clock")  # ITHF 6.5
         names = shirt_numbers(players)
         between = not match.overtime and match.period > 1 and (
             (match.phase is Phase.BREAK and match.break_kind == "intermission")
