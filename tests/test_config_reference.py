@@ -58,14 +58,14 @@ def test_timerd_config_annotated_prints_a_valid_config_with_the_values_in_force(
     empty.write_text("")
     assert _timerd("config", "--annotated", "--config", str(empty)).stdout == annotated(Config())
     mine = tmp_path / "mine.toml"
-    mine.write_text('[table]\nname = "Table 7"\n[web]\ntoken = "s3cret"\n')
+    mine.write_text('[table]\nname = "Table 7"\n[web]\ntoken = "s3cret-desk-token-0042"\n')
     out = _timerd("config", "--annotated", "--config", str(mine)).stdout
     assert 'name = "Table 7"' in out
-    assert "s3cret" not in out
+    assert "s3cret-desk-token-0042" not in out
     assert 'token = "********"' in out
     # The output is itself a config: read back, it is the one in force (the secret masked).
     again = tmp_path / "again.toml"
-    again.write_text(out.replace("********", "s3cret"))
+    again.write_text(out.replace("********", "s3cret-desk-token-0042"))
     assert tomllib.loads(out)["table"]["name"] == "Table 7"
     assert config_mod.load(again, []) == config_mod.load(mine, [])
 

@@ -145,7 +145,7 @@ def test_a_result_sent_again_is_one_result_at_the_desk(tmp_path: Path) -> None:
     assert len(messages) == 2
     store = ResultStore(tmp_path / "desk")
     (tmp_path / "desk").mkdir()
-    assert all(store.save(m) for m in messages)
+    assert all(store.save(m, received=float(n)) for n, m in enumerate(messages))
     assert [p.stem for p in (tmp_path / "desk").iterdir()] == [line["match_id"]]
     row = match_row(messages[0])
     assert row["match_id"] == row["result_id"] == line["match_id"]
