@@ -156,7 +156,8 @@ def tables(results: dict[str, Any]) -> str:
     for load, where in _labels(results).items():
         ours = onset[load]["timerd"].get("p99")
         for design, run in onset[load].items():
-            if design in ("burners", "machine", "presses_s", "goals_s", "loop", "flood"):
+            if design in ("burners", "machine", "presses_s", "goals_s", "loop", "flood",
+                          "speaker_states"):
                 continue
             lines.append(
                 f"| {where} | {design} | {run['n']} | {fmt(run.get('p50'))} | "
