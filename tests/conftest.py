@@ -206,3 +206,11 @@ def mosquitto(tmp_path: Path) -> Any:
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_instance_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`timerd --instance NAME` names its instance in the process's environment
+    (TIMERD_INSTANCE) for what it runs; a test that calls `cli.main` in-process with it must
+    not move the next test's default paths (removed before each test, undone after)."""
+    monkeypatch.delenv("TIMERD_INSTANCE", raising=False)

@@ -111,7 +111,12 @@ async def main():
         async with Speaker.for_service(config, service, board.buzzers) as speaker:
             service.outputs.append(speaker)
             attach(service, speaker)
-            await speaker.settled()
+            # The thread's first open takes real time (long on a loaded machine), and
+            # settled() waits in the loop's time, which is virtual here: wait in real time.
+            for _ in range(400):
+                if speaker._heard.is_set():
+                    break
+                await asyncio.to_thread(time.sleep, 0.05)
             task = asyncio.create_task(service.run())
             service.execute("start")
             await asyncio.sleep(330)

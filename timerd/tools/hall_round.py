@@ -252,12 +252,14 @@ class ResultStore:
     def set_aside(self, message: Mapping[str, Any], received: float, why: str) -> None:
         """Keep a result the desk did not take (fsynced), with why, under `aside/`: once
         (the broker delivers a retained one to every run of the desk)."""
-        text = json.dumps(dict(message), ensure_ascii=False, sort_keys=True)
+        # ASCII escapes: a message set aside may hold text no UTF-8 can carry (a lone
+        # surrogate), and it is kept as it came.
+        text = json.dumps(dict(message), sort_keys=True)
         path = self.directory / ASIDE_DIRECTORY / (
             hashlib.sha256(text.encode()).hexdigest()[:24] + ".json")
         if not path.exists():
-            replace_file(path, json.dumps({"received": received, "why": why, "message":
-                                           dict(message)}, ensure_ascii=False).encode())
+            replace_file(path, json.dumps({"received": received, "why": why,
+                                           "message": dict(message)}).encode())
 
     def _read(self, path: Path) -> Stored | None:
         try:
