@@ -79,7 +79,7 @@ def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
         "timerd.core.rules"}
     methods = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert methods & {"goal", "undo", "set_teams", "faceoff", "start_in"} == set()  # modules'
-    assert len(MATCH_PY.read_text().splitlines()) <= 510
+    assert len(MATCH_PY.read_text().splitlines()) <= 500
 
 
 def test_an_ithf_profile_must_have_the_ithf_4_4_signals(tmp_path: Path) -> None:

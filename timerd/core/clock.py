@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 
@@ -28,7 +29,9 @@ class MatchClock:
         return self.elapsed_at_anchor + (now - self.anchor)
 
     def remaining(self, now: float) -> float:
-        return self.length_s - self.elapsed(now)
+        """Time left; 0 on a clock without a length (an untimed overtime, ITHF 4.8: the next
+        goal ends it), which has no time left to show."""
+        return self.length_s - self.elapsed(now) if math.isfinite(self.length_s) else 0.0
 
     def started(self, now: float) -> MatchClock:
         return self if self.anchor is not None else replace(self, anchor=now)

@@ -48,6 +48,13 @@ class SignalKind(StrEnum):
     HALF_PERIOD = "half_period"  # ISBHF 407 !3: outdoor rinks switch ends at half-time
     GOALIE_CHANGE_END = "goalie_change_end"  # ISBHF 408: the time to dress a goalie is over
 
+    @property
+    def acknowledges(self) -> bool:
+        """It acknowledges a press rather than marks match time (not shown as "last
+        signal")."""
+        return self in (SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
+                        SignalKind.GOAL_REJECTED)
+
 
 @dataclass(frozen=True)
 class Signal:

@@ -46,10 +46,6 @@ from timerd.core.rules import BUILT_IN, MODULES, RULE_COMMANDS
 from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, parse_side, table_points
 from timerd.core.status import Status, snapshot
 
-#: Signals that acknowledge a press rather than mark match time; not shown as "last signal".
-ACKNOWLEDGEMENTS = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
-                              SignalKind.GOAL_REJECTED})
-
 
 @dataclass
 class Match:
@@ -247,11 +243,7 @@ class Match:
 
     def why_not(self, command: str) -> CommandRefused:
         """The refusal of `command` in the current phase: what the phase allows instead."""
-        if command == "faceoff" and self.phase in (Phase.IDLE, Phase.PRE_SIGNAL):
-            refusal = CommandRefused("start_is_faceoff")  # ITHF 5.1
-        else:
-            refusal = CommandRefused(f"in_{self.phase.value}")
-        return _named(command, refusal)
+        return _named(command, CommandRefused(f"in_{self.phase.value}"))
 
     # -- time ------------------------------------------------------------------------------
 
@@ -490,8 +482,7 @@ class Match:
         self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s, kept))
 
     def remaining_s(self, now: float) -> float:
-        remaining = self.clock.remaining(now)
-        return remaining if math.isfinite(remaining) else 0.0
+        return self.clock.remaining(now)
 
     def side(self, word: str) -> Side:
         return parse_side(word)
@@ -504,6 +495,6 @@ class Match:
     def sound(self, kind: SignalKind, due: float, beeps: int = 1,
                remaining_s: float = 0.0) -> Signal:
         signal = Signal(kind, due, beeps, remaining_s, self.period)
-        if kind not in ACKNOWLEDGEMENTS:
+        if not kind.acknowledges:
             self.last_signal = signal
         return signal

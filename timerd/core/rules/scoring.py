@@ -12,6 +12,7 @@ from __future__ import annotations
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
 from timerd.core.record import names
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
 from timerd.core.score import Ending, Goal, GoalReason, shirt_numbers
 
@@ -98,6 +99,8 @@ class Scoring(RuleModule):
             match.guard.pending = False
             match.guard.on_resume = True
             return [Notice("notice.faceoff_marked")]
+        if match.phase in (Phase.IDLE, Phase.PRE_SIGNAL):  # ITHF 5.1: the start is a faceoff
+            raise CommandRefused("start_is_faceoff")
         raise match.why_not("faceoff")
 
     def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
