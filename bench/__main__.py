@@ -78,7 +78,8 @@ from bench.footprint import (
     adapter_config,
     compile_bytecode,
 )
-from timerd import priority, profiles
+from timerd import priority
+from timerd.config import profiles
 
 #: Bench profiles, relative to the repository (the players run there).
 PROFILES = "bench/profiles"

@@ -50,13 +50,13 @@ from gpiozero import Button, DigitalOutputDevice
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from bench.baselines import DESIGNS as BASELINES
-from timerd import priority, profiles
+from timerd import priority
 from timerd.adapters.audio import AlsaPlayer, Player, Speaker
 from timerd.adapters.gpio import GpioBoard
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
 from timerd.app import attach
-from timerd.config import Config, ServiceConfig
+from timerd.config import Config, ServiceConfig, profiles
 from timerd.core.effects import Effect, Signal
 from timerd.core.match import Match
 from timerd.core.profile import Profile

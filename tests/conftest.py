@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from timerd import profiles
 from timerd.app import attach
+from timerd.config import profiles
 from timerd.core.effects import Effect, Notice
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused

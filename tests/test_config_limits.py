@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from timerd import cli, config, profiles
+from timerd import cli, config
+from timerd.config import profiles
 from timerd.config.schema import MAX_FILE_BYTES, MAX_PROBLEMS, SchemaError
 from timerd.core.profile import Profile
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from timerd.config.profiles import load
 from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
 from timerd.core.rules import MODULES
 from timerd.i18n import LANGUAGES, Messages, catalogue
-from timerd.profiles import load
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 CODE = re.compile(r"[a-z][a-z0-9_]*")

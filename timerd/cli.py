@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from timerd import config as config_mod
-from timerd import profiles, version
+from timerd import version
+from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 from timerd.i18n import Messages, resolve

@@ -20,10 +20,9 @@ import pytest
 
 from tests.conftest import Recorder, play, wired
 from timerd import config as config_mod
-from timerd import profiles
 from timerd.adapters.audio import COUNTED, Sound, SoundBank, Speaker, builtin
 from timerd.adapters.gpio import GpioBoard
-from timerd.config import Config, SignalOutput, SpeakerConfig
+from timerd.config import Config, SignalOutput, SpeakerConfig, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Signal, SignalKind
 from timerd.core.plan import signal_plan

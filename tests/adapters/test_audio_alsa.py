@@ -87,7 +87,7 @@ from timerd.app import attach
 from timerd.config import Config, SpeakerConfig
 from timerd.core.effects import Signal
 from timerd.core.match import Match
-from timerd import profiles
+from timerd.config import profiles
 from timerd.app import attach
 from timerd.service import Service
 from timerd.timebase import virtual_loop

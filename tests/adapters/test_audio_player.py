@@ -17,10 +17,11 @@ from typing import Any
 from gpiozero.pins import mock
 
 from tests.conftest import run_virtual, wired
-from timerd import config, profiles
+from timerd import config
 from timerd.adapters.audio import AlsaError, AlsaPlayer, Speaker, builtin
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
+from timerd.config import profiles
 from timerd.core.effects import SignalKind
 from timerd.core.match import Match
 from timerd.core.pulses import pulses

@@ -1,8 +1,8 @@
 """The views that show the clock take the core's clock face: in a sudden-death overtime
 `systemctl status` and the desk say how long it has been played, not "0:00 left" (issue 14)."""
 
-from timerd import profiles
 from timerd.adapters.systemd import status_text
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.tools.hall_desk import shown_time
 

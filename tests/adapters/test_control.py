@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_virtual
-from timerd import profiles
 from timerd.adapters.control import MAX_LINE, ControlSocket
-from timerd.config import ControlConfig
+from timerd.config import ControlConfig, profiles
 from timerd.core.match import Match
 from timerd.service import Service
 from timerd.wire import REPLY_FORMAT, error_reply

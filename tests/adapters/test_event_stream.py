@@ -20,8 +20,8 @@ import pytest
 
 from tests.daemon_process import REPO, WAIT_S
 from tests.hall_rig import wait_until
-from timerd import profiles
 from timerd.adapters.events import EventStream
+from timerd.config import profiles
 from timerd.core.effects import Notice
 from timerd.core.match import Match
 

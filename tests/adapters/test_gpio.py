@@ -8,9 +8,10 @@ import pytest
 from gpiozero.pins import mock
 
 from tests.conftest import run_virtual
-from timerd import config, profiles
+from timerd import config
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
 from timerd.app import attach, sound_test
+from timerd.config import profiles
 from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match
 from timerd.service import Service

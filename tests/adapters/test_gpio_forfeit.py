@@ -11,9 +11,10 @@ from gpiozero.pins import mock
 
 from tests.adapters.test_gpio import in_thread
 from tests.conftest import Recorder, run_virtual, said
-from timerd import config, profiles
+from timerd import config
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
+from timerd.config import profiles
 from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.core.score import Ending, Side

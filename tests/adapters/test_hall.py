@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import require, wired
 from tests.hall_rig import Broker, Observer, mosquitto_path, wait_until
-from timerd import cli, config, profiles
+from timerd import cli, config
 from timerd.adapters.hall.link import (
     ClockSync,
     HallLink,
@@ -27,7 +27,7 @@ from timerd.adapters.hall.link import (
     read_clock_sync,
 )
 from timerd.adapters.hall.protocol import HallUnavailable, import_aiomqtt, table_of
-from timerd.config import HallConfig
+from timerd.config import HallConfig, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase
 from timerd.core.match import Match

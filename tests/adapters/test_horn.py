@@ -11,10 +11,9 @@ import pytest
 from gpiozero.pins import mock
 
 from tests.conftest import Recorder, run_virtual
-from timerd import profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
-from timerd.config import Config, GpioConfig
+from timerd.config import Config, GpioConfig, profiles
 from timerd.core.effects import Signal, SignalKind
 from timerd.core.match import Match
 from timerd.service import Service

@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Recorder, refused, wired
-from timerd import profiles
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
@@ -27,7 +26,7 @@ from timerd.adapters.journal.format import (
     recover,
 )
 from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
-from timerd.config import InUse
+from timerd.config import InUse, profiles
 from timerd.config.schema import to_plain
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile

@@ -30,10 +30,9 @@ import pytest
 from conftest import Recorder, run_virtual
 
 from tests.conftest import wired
-from timerd import profiles
 from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.serial_protocol import LineSplitter, checksum, frame
-from timerd.config import SerialConfig, load
+from timerd.config import SerialConfig, load, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Effect, Signal
 from timerd.core.match import Match

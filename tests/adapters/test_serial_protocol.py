@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timerd import profiles
 from timerd.adapters.serial_protocol import (
     MAX_LINE,
     BadLine,
@@ -24,6 +23,7 @@ from timerd.adapters.serial_protocol import (
     reply_frame,
     state_frame,
 )
+from timerd.config import profiles
 from timerd.core.match import Match
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "serial-protocol.md"

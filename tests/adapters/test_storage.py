@@ -23,13 +23,13 @@ from conftest import play, run_virtual
 from gpiozero import LED
 
 from tests.hall_rig import wait_until
-from timerd import profiles
 from timerd.adapters.gpio import Leds
 from timerd.adapters.journal.format import JOURNAL_NAME, parse_journal, recover
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, RETRY_S, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.app import keep_results
+from timerd.config import profiles
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
 from timerd.disk import DiskWriter

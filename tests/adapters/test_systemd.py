@@ -21,9 +21,9 @@ import pytest
 from daemon_process import Daemon
 
 from timerd.adapters.systemd import SystemdNotifier, status_text
+from timerd.config.profiles import load
 from timerd.core.effects import Phase, PhaseChanged
 from timerd.core.match import Match
-from timerd.profiles import load
 
 WAIT_S = 10.0
 

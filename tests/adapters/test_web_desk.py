@@ -24,8 +24,8 @@ from web_harness import (
     browser_fixture,  # noqa: F401 (the `browser` fixture)
 )
 
+from timerd.config.profiles import builtin_names
 from timerd.i18n import Messages
-from timerd.profiles import builtin_names
 
 #: Real daemons, a browser and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e

@@ -17,9 +17,8 @@ import aiohttp
 import pytest
 
 from tests.conftest import run_virtual, wired
-from timerd import profiles
 from timerd.adapters.web.adapter import WebServer
-from timerd.config import WebConfig
+from timerd.config import WebConfig, profiles
 from timerd.core.match import Match
 from timerd.service import Service
 

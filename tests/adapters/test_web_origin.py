@@ -11,9 +11,8 @@ import aiohttp
 import pytest
 
 from tests.conftest import wired
-from timerd import profiles
 from timerd.adapters.web.adapter import WebServer, same_origin
-from timerd.config import WebConfig
+from timerd.config import WebConfig, profiles
 from timerd.core.match import Match
 from timerd.service import Service
 

@@ -17,7 +17,6 @@ import pytest
 
 from tests.conftest import play, wired
 from timerd import config as config_mod
-from timerd import profiles
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.web import adapter as web_module
 from timerd.adapters.web.adapter import (
@@ -28,7 +27,7 @@ from timerd.adapters.web.adapter import (
     command_table,
 )
 from timerd.adapters.web.server import WebSocket
-from timerd.config import InUse, WebConfig
+from timerd.config import InUse, WebConfig, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
 from timerd.core.match import Match

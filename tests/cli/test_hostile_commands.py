@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_virtual
 from tests.daemon_process import REPO, Daemon
-from timerd import app, profiles
+from timerd import app
 from timerd import service as service_module
 from timerd.adapters.control import MAX_LINE
-from timerd.config import Config, MatchConfig, SpeakerConfig, StateConfig, WebConfig
+from timerd.config import Config, MatchConfig, SpeakerConfig, StateConfig, WebConfig, profiles
 from timerd.core.commands import check_arguments
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from timerd import profiles
 from timerd.adapters.terminal import TerminalDisplay, status_line
 from timerd.cli import format_status
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.i18n import LANGUAGES, Messages
 from timerd.service import Service

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from timerd import cli, profiles
+from timerd import cli
 from timerd import config as config_mod
 from timerd.adapters.journal.format import HEARTBEAT_NAME
 from timerd.adapters.journal.writer import Journal
-from timerd.config import UnsafePath, private_directory, trusted_socket
+from timerd.config import UnsafePath, private_directory, profiles, trusted_socket
 
 REPO = Path(__file__).resolve().parent.parent.parent
 NOBODY = 65534

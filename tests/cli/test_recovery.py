@@ -25,9 +25,9 @@ import pytest
 from daemon_process import SHORT_PROFILE, Daemon, assert_same_goals
 
 from timerd import config as config_mod
-from timerd import profiles
 from timerd.adapters.journal.format import HEARTBEAT_NAME, JOURNAL_NAME, parse_journal, recover
 from timerd.app import RunOptions, serve
+from timerd.config import profiles
 from timerd.core.plan import signal_plan
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).

@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_unit_file import TEMPLATE, settings
-from timerd import cli, profiles
+from timerd import cli
 from timerd.adapters.control import ControlSocket
+from timerd.config import profiles
 from timerd.core import display  # noqa: F401 (timerctl imports it lazily: do it as root)
 from timerd.core.match import Match
 from timerd.service import Service

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.daemon_process import REPO, Daemon
-from timerd import profiles
 from timerd.cli import EXIT_NOT_COUNTED, EXIT_PIPE, request, timerctl
+from timerd.config import profiles
 from timerd.core.offered import offered_commands
 
 

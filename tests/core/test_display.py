@@ -2,7 +2,7 @@
 
 import pytest
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.display import ClockFace, FaceKind, elapsed_clock, next_change, shown_clock
 from timerd.core.match import Match
 from timerd.core.status import Status

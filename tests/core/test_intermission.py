@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import refused, said
 from tests.core.test_isbhf_match_rules import kinds, started
-from timerd import profiles
+from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match

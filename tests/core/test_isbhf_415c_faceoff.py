@@ -3,8 +3,8 @@ the clock starts when the ball is dropped, so START after a goal is that faceoff
 
 from __future__ import annotations
 
-from timerd import profiles
 from timerd.cli import format_status
+from timerd.config import profiles
 from timerd.core.match import Match
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import refused, said
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.rules.timeouts import TeamTimeouts

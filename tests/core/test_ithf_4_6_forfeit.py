@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.rules.rulings import Rulings

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.config.schema import SchemaError, build
 from timerd.core.effects import FaceoffGuardChanged, Signal, SignalKind
 from timerd.core.match import Match

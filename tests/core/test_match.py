@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.plan import signal_plan

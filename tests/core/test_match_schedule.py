@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import refused, said
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Notice, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.refused import CommandRefused

@@ -2,7 +2,8 @@
 
 import pytest
 
-from timerd import config, profiles
+from timerd import config
+from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.plan import PlannedSignal, overtime_plan, signal_plan

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.match import Match
 from timerd.core.offered import ALWAYS, offered_commands

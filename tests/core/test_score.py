@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import refused
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused

@@ -4,7 +4,7 @@ import pytest
 
 from tests.conftest import refused
 from tests.core.test_match import started
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.core.record import NAME_MAX
 

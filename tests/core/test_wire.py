@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Notice
 from timerd.core.match import Match
 from timerd.wire import (

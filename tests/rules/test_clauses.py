@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.score import Ending, GoalReason, Side

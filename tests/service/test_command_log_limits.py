@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import run_virtual
 
-from timerd import profiles
 from timerd.adapters.results.file import ResultsFile
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.service import Service
 

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.conftest import Recorder, run_virtual
-from timerd import profiles
 from timerd.adapters.gpio import GpioBoard
 from timerd.app import attach
-from timerd.config import Config, GpioConfig
+from timerd.config import Config, GpioConfig, profiles
 from timerd.core.match import Match
 from timerd.core.status import Status
 from timerd.service import Service

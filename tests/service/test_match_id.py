@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import run_virtual, wired
-from timerd import profiles
 from timerd.adapters.hall.link import HallLink, Outbox
 from timerd.adapters.journal.format import JOURNAL_NAME
 from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
-from timerd.config import HallConfig
+from timerd.config import HallConfig, profiles
 from timerd.core.match import Match
 from timerd.disk import DiskWriter
 from timerd.service import Service

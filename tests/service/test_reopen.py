@@ -11,10 +11,10 @@ from pathlib import Path
 
 from tests.conftest import run_virtual
 from tests.service.test_match_id import HALL, hall_messages, results_lines, run_table
-from timerd import profiles
 from timerd.adapters.hall.link import HallLink, Outbox
 from timerd.adapters.results.format import recent_results
 from timerd.cli import format_results
+from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.disk import DiskWriter
 from timerd.service import Service

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from tests.conftest import Recorder, play, run_virtual, said
-from timerd import profiles
+from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused

@@ -18,9 +18,8 @@ import pytest
 
 from tests.conftest import wired
 from tests.hall_rig import ROOT, Broker, Table, link_is, running_tables, wait_until
-from timerd import profiles
 from timerd.adapters.hall.link import HallLink, Outbox
-from timerd.config import HallConfig
+from timerd.config import HallConfig, profiles
 from timerd.core.match import Match
 from timerd.service import Service
 from timerd.tools import hall_desk

@@ -465,8 +465,8 @@ def test_doctor_explains_a_bad_config_and_a_machine_without_gpio(tmp_path: Path)
 def test_doctor_tells_what_the_next_start_does_with_the_journal(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
+    from timerd.config.profiles import load  # noqa: PLC0415
     from timerd.config.schema import to_plain  # noqa: PLC0415
-    from timerd.profiles import load  # noqa: PLC0415
 
     records = [{"type": "match", "match": "m", "run": "r", "profile": to_plain(load("ithf")),
                 "t": 0.0, "wall": 1e9},

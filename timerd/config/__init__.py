@@ -10,7 +10,9 @@ config never starts a half-working daemon. `timerd config` prints the effective 
 - `paths.py`: where the files are (config, socket, state, runtime; per `--instance`);
 - `layers.py`: `load`, the layers merged and checked;
 - `schema.py`: TOML tables into frozen dataclasses, every error with its key path (the rule
-  profiles are read with it too).
+  profiles are read with it too);
+- `profiles.py`: the rule profiles' loader (the built-in ones are TOML data in
+  `timerd/profiles/`, which holds no code).
 
 A part imports its own section from here (`from timerd.config import WebConfig`).
 """

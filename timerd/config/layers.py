@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.config.paths import system_config
 from timerd.config.schema import SchemaError, build, merge, read_toml, to_plain
 from timerd.config.sections import Config

@@ -18,7 +18,7 @@ from typing import Literal
 
 import tomli_w
 
-from timerd import profiles
+from timerd.config import profiles
 from timerd.config.paths import runtime_dir, state_dir
 from timerd.config.schema import NONE_WORDS, to_plain
 from timerd.core.checks import HOUR_S, at_most, durations, pattern

@@ -1,4 +1,5 @@
-"""Built-in rule profiles (TOML data beside this file) and loading a user's own profile file.
+"""Loading rule profiles: the built-in ones (TOML data in `timerd/profiles/`, no code) and a
+user's own profile file, into the core's `Profile`.
 
 A profile may start from another with `extends = "NAME"` (a built-in name, or a file's path
 relative to the file that extends it): the base's keys first, the file's own over them, a
@@ -11,6 +12,7 @@ table (`[overtime]`) merged key by key. A club's file can be two lines:
 from __future__ import annotations
 
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,13 @@ from timerd.core.profile import Profile
 MAX_EXTENDS = 8
 
 
+def _shipped() -> Traversable:
+    """The built-in profiles' directory: package data of `timerd`, read, never imported."""
+    return resources.files("timerd").joinpath("profiles")
+
+
 def builtin_names() -> list[str]:
-    files = resources.files(__package__)
-    return sorted(p.name.removesuffix(".toml") for p in files.iterdir()
+    return sorted(p.name.removesuffix(".toml") for p in _shipped().iterdir()
                   if p.name.endswith(".toml"))
 
 
@@ -32,7 +38,7 @@ def builtin_text(name: str) -> str:
     if name not in builtin_names():
         raise SchemaError([f"profile {name!r}: not a built-in profile "
                            f"({', '.join(builtin_names())})"])
-    return resources.files(__package__).joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return _shipped().joinpath(f"{name}.toml").read_text(encoding="utf-8")
 
 
 def load(name_or_path: str) -> Profile:
