@@ -34,7 +34,7 @@ PROTOCOLS = frozenset(OWN_PROTOCOL.values())
 #: The adapters' classes that stand for a part of the outside world.
 ADAPTER_CLASSES = {"GpioBoard", "Speaker", "EventStream", "SerialDisplay", "ControlSocket",
                    "WebServer", "HallLink", "Journal", "ResultsFile", "SystemdNotifier",
-                   "TerminalDisplay", "Keyboard"}
+                   "TerminalDisplay", "Keyboard", "Keypad"}
 #: The service's registers that only the composition root fills.
 REGISTERS = {"outputs", "status_extras", "extra_commands", "buttons", "chords"}
 

@@ -45,6 +45,7 @@ from timerd.timebase import scaled_loop
 
 if TYPE_CHECKING:
     from timerd.adapters.hall.link import HallLink
+    from timerd.adapters.keypad import Keypad
     from timerd.adapters.web.adapter import WebServer
 
 log = logging.getLogger("timerd")
@@ -138,6 +139,7 @@ async def build(config: Config, options: RunOptions, factory: object,
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
     notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
     board = await _board(stack, config, service, factory)
+    keypad = await _keypad(stack, config, service)
     speaker = await _speaker(stack, config, service, board)
     results = _storage(config, journal, writer, board)
     events, serial = await _streams(stack, config, options, service, t0)
@@ -159,7 +161,7 @@ async def build(config: Config, options: RunOptions, factory: object,
     service.outputs = [part for part in (
         board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
         hall, terminal, journal, notifier, switch) if part is not None]
-    for part in (writer, board, results, speaker, serial, web, hall, journal, switch):
+    for part in (writer, board, keypad, results, speaker, serial, web, hall, journal, switch):
         if part is not None:
             attach(service, part)
     identity = {"version": __version__, "table": config.table.name or None,
@@ -206,6 +208,38 @@ async def _board(stack: contextlib.AsyncExitStack, config: Config, service: Serv
     `timerd sound-test` alike."""
     return await stack.enter_async_context(
         GpioBoard(config.gpio, config.signals, service, factory))
+
+
+async def _keypad(stack: contextlib.AsyncExitStack, config: Config,
+                  service: Service) -> Keypad | None:
+    """The USB keypad's buttons (`[keypad] device`), open on `stack`, with the header's
+    debounce and long press; None when no keypad is configured."""
+    if not config.keypad.device:
+        return None
+    from timerd.adapters.keypad import Keypad  # noqa: PLC0415 (evdev only with a keypad)
+
+    return await stack.enter_async_context(Keypad(
+        config.keypad, service, config.gpio.debounce_ms / 1000, config.gpio.long_press_s))
+
+
+def find_keypad(wanted: str) -> tuple[str | None, str]:
+    """`[keypad] device` as `timerd doctor` checks it: its name and path, or None and why it
+    is not there (not plugged in, no python-evdev, not readable)."""
+    from timerd.adapters import keypad  # noqa: PLC0415
+
+    device, why = keypad.lookup(wanted)
+    if device is None:
+        return None, why
+    found = f"{device.name!r} at {device.path}"
+    device.close()
+    return found, ""
+
+
+def input_devices() -> list[tuple[str, str]]:
+    """Every input device this user can read, (path, name): what a keypad can be."""
+    from timerd.adapters import keypad  # noqa: PLC0415
+
+    return keypad.devices()
 
 
 async def _speaker(stack: contextlib.AsyncExitStack, config: Config, service: Service,

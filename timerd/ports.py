@@ -15,11 +15,12 @@ future, not the device).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from timerd.core.buttons import ButtonLogic, Gesture
+from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
 from timerd.core.commands import Command
 from timerd.core.effects import Effect, Notice
 from timerd.core.profile import Profile
@@ -56,6 +57,61 @@ class ButtonBinding:
     logic: ButtonLogic
     commands: Mapping[Gesture, Command]  # Command("goal", ("home",))
     hint: Notice | None = None  # told to the operator on a too-short press of a long press
+
+
+def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float,
+                    prefix: str = "") -> tuple[dict[str, ButtonBinding], list[Chord]]:
+    """The bindings of the buttons `names` a control surface has (of "start_pause", "reset",
+    "goal_home", ...), and the chords they make: the one table of what a button does, for
+    the GPIO header and a USB keypad alike. Each is registered as `prefix` + its name, so two
+    surfaces' buttons never share a debounce state (`button keypad_reset: long_press`).
+
+    RESET and UNDO act only when held `long_press_s` (a stray touch never ends a match or
+    takes back a goal) and hint at that on a shorter press. ITHF 4.6 without a keyboard:
+    RESET held with the GOAL button of the side that is present (the one the forfeit
+    score's goals go to) for `long_press_s` is the other side's forfeit (`Chord`).
+    """
+    hold = f"{long_press_s:g}"
+    table: dict[str, tuple[Mapping[Gesture, Command], Notice | None]] = {
+        "start_pause": ({Gesture.PRESS: Command("toggle")}, None),
+        "reset": ({Gesture.LONG_PRESS: Command("reset")},
+                  Notice("notice.hold_reset", {"s": hold})),
+        "goal_home": ({Gesture.PRESS: Command("goal", ("home",))}, None),
+        "goal_away": ({Gesture.PRESS: Command("goal", ("away",))}, None),
+        "faceoff": ({Gesture.PRESS: Command("faceoff")}, None),
+        "undo": ({Gesture.LONG_PRESS: Command("undo")}, Notice("notice.hold_undo", {"s": hold})),
+        "passive_home": ({Gesture.PRESS: Command("passive", ("home",))}, None),
+        "passive_away": ({Gesture.PRESS: Command("passive", ("away",))}, None),
+        "line_change": ({Gesture.PRESS: Command("linechange")}, None),
+    }
+    present = set(names)
+    bindings = {}
+    for name in BUTTONS:
+        commands, hint = table[name]
+        if name in present:
+            long_press = long_press_s if Gesture.LONG_PRESS in commands else None
+            bindings[prefix + name] = ButtonBinding(ButtonLogic(debounce_s, long_press),
+                                                    commands, hint)
+    chords = [Chord((prefix + "reset", prefix + f"goal_{side}"), long_press_s,
+                    Command("forfeit", (absent,)))
+              for side, absent in (("home", "away"), ("away", "home"))
+              if {"reset", f"goal_{side}"} <= present]
+    return bindings, chords
+
+
+#: A kernel's edge stamp is taken only when it lies this far back at most: further is not the
+#: monotonic clock, and the time it was handed over is used instead.
+STAMP_TRUST_S = 1.0
+
+
+def kernel_stamp(control: Control, stamp: float) -> float | None:
+    """A kernel's event timestamp (`stamp`, seconds of CLOCK_MONOTONIC: a GPIO line's edge,
+    an input device's key) on the loop's clock (the same clock, unless the loop is scaled),
+    or None when it is not within STAMP_TRUST_S back (another clock: realtime stamps), and the
+    caller's own time is to be used."""
+    now = control.now()
+    at = stamp + now - time.monotonic()
+    return at if now - STAMP_TRUST_S <= at <= now else None
 
 
 class Cancellable(Protocol):
@@ -96,6 +152,11 @@ class Control(Protocol):
     def offered(self) -> dict[str, tuple[str, ...]]:
         """Every command the match under its profile has now, with its arguments' names,
         and the adapters' own (`mute`)."""
+        ...
+
+    def button_edge(self, name: str, pressed: bool, at: float) -> None:
+        """A button's raw edge seen at loop time `at`, handed over on the loop thread (an
+        input device read with the loop's reader)."""
         ...
 
     def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:

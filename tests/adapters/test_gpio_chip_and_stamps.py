@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from timerd import config
-from timerd.adapters.gpio import STAMP_TRUST_S, _stamped_edge, lgpio_chip
+from timerd.adapters.gpio import _stamped_edge, lgpio_chip
 from timerd.config.schema import SchemaError
+from timerd.ports import STAMP_TRUST_S
 
 
 @pytest.mark.parametrize(("text", "chip"), [("", "auto"), ("chip = 4", 4),

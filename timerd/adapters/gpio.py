@@ -31,7 +31,6 @@ import importlib
 import logging
 import re
 import sys
-import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -39,12 +38,11 @@ from types import TracebackType
 from typing import Any
 
 from timerd.config import GpioConfig, SignalOutput
-from timerd.core.buttons import ButtonLogic, Chord, Gesture
-from timerd.core.commands import Command
-from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
+from timerd.core.buttons import BUTTONS
+from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.pulses import pulses
 from timerd.core.status import Status
-from timerd.ports import ButtonBinding, Cancellable, Control
+from timerd.ports import Cancellable, Control, button_bindings, kernel_stamp
 
 log = logging.getLogger("timerd.gpio")
 
@@ -56,9 +54,6 @@ FACTORIES = {
     "native": "gpiozero.pins.native:NativeFactory",
 }
 
-#: A kernel edge stamp is taken only when it lies this far back at most: further is not the
-#: monotonic clock, and the callback's own time is used instead.
-STAMP_TRUST_S = 1.0
 #: The last-30-s LED's flash while something cannot be written (a storage fault): on, off.
 STORAGE_BLINK_S = 0.25
 #: The last-30-seconds LED lights from this much time left (ITHF 4.4).
@@ -325,34 +320,11 @@ class GpioBoard:
                 initial_value=False, pin_factory=factory))
 
         self.buttons: dict[str, Any] = {}
-        #: What each button does and the chords (two held together): `timerd.app` hands
-        #: them to the service.
-        self.bindings: dict[str, ButtonBinding] = {}
-        self.chords: list[Chord] = []
-        hold = config.long_press_s
-        debounce = config.debounce_ms / 1000
         # lgpio hands each edge over with the kernel's timestamp (CLOCK_MONOTONIC, the loop's
         # clock): a press is dated when the contact closed, not when the callback ran.
         kernel_stamps = type(factory).__name__ == "LGPIOFactory"
-        for name, pin, commands, long_press, hint in (
-            ("start_pause", config.start_pause_pin, {Gesture.PRESS: Command("toggle")}, None,
-             None),
-            ("reset", config.reset_pin, {Gesture.LONG_PRESS: Command("reset")}, hold,
-             Notice("notice.hold_reset", {"s": f"{hold:g}"})),
-            ("goal_home", config.goal_home_pin, {Gesture.PRESS: Command("goal", ("home",))},
-             None, None),
-            ("goal_away", config.goal_away_pin, {Gesture.PRESS: Command("goal", ("away",))},
-             None, None),
-            ("faceoff", config.faceoff_pin, {Gesture.PRESS: Command("faceoff")}, None, None),
-            ("undo", config.undo_pin, {Gesture.LONG_PRESS: Command("undo")}, hold,
-             Notice("notice.hold_undo", {"s": f"{hold:g}"})),
-            ("passive_home", config.passive_home_pin,
-             {Gesture.PRESS: Command("passive", ("home",))}, None, None),
-            ("passive_away", config.passive_away_pin,
-             {Gesture.PRESS: Command("passive", ("away",))}, None, None),
-            ("line_change", config.line_change_pin, {Gesture.PRESS: Command("linechange")},
-             None, None),
-        ):
+        for name in BUTTONS:
+            pin = getattr(config, f"{name}_pin")
             if pin is None:
                 continue
             # A plain input, not gpiozero's Button: Button runs a thread per button that wakes
@@ -369,13 +341,10 @@ class GpioBoard:
                 button.when_activated = _edge(service, name, True)
                 button.when_deactivated = _edge(service, name, False)
             self.buttons[name] = button
-            self.bindings[name] = ButtonBinding(ButtonLogic(debounce, long_press), commands, hint)
-        # ITHF 4.6 without a keyboard: hold RESET and the GOAL button of the side that is
-        # present (the one the forfeit score's goals go to) for long_press_s.
-        for present, absent in (("home", "away"), ("away", "home")):
-            if {"reset", f"goal_{present}"} <= self.buttons.keys():
-                self.chords.append(Chord(("reset", f"goal_{present}"), hold,
-                                         Command("forfeit", (absent,))))
+        #: What each button does and the chords (two held together, the ITHF 4.6 forfeit):
+        #: `timerd.app` hands them to the service.
+        self.bindings, self.chords = button_bindings(
+            self.buttons, config.debounce_ms / 1000, config.long_press_s)
         self.buzzers = Buzzers(
             [output(f"buzzer_pins[{i}]", p, config.buzzer_active_high)
              for i, p in enumerate(config.buzzer_pins)],
@@ -419,11 +388,8 @@ def _stamped_edge(service: Control, name: str) -> Callable[[float, int], None]:
     def changed(ticks: float, state: int) -> None:
         if state not in (0, 1):  # lgpio's watchdog report (2): no edge
             return
-        now = service.now()
-        at = ticks + now - time.monotonic()
-        # Not within STAMP_TRUST_S back: another clock (realtime stamps); the callback's time.
-        trusted = now - STAMP_TRUST_S <= at <= now
-        service.edge_from_thread(name, not state, at if trusted else None)
+        # Not a recent monotonic stamp (another clock): the callback's own time.
+        service.edge_from_thread(name, not state, kernel_stamp(service, ticks))
 
     return changed
 

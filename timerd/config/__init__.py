@@ -44,6 +44,7 @@ from timerd.config.sections import (
     ControlConfig,
     GpioConfig,
     HallConfig,
+    KeypadConfig,
     LogConfig,
     MatchConfig,
     ResultsConfig,
@@ -61,9 +62,9 @@ from timerd.config.sections import (
 __all__ = [
     "IDLE_WHY", "INSTANCE_ENV", "INSTANCE_HINT", "MASK", "SECRETS", "SYSTEM_CONFIG",
     "SYSTEM_RUNTIME", "TOPIC_SPECIAL", "Config", "ControlConfig", "GpioConfig", "HallConfig",
-    "InUse", "LogConfig", "MatchConfig", "ResultsConfig", "SerialConfig", "ServiceConfig",
-    "SignalOutput", "SpeakerConfig", "StateConfig", "TableConfig", "UiConfig", "UnsafePath",
-    "WebConfig", "dir_name", "fallback_runtime_dir", "hall_outbox", "instance", "load",
-    "parse_override", "private_directory", "runtime_dir", "state_dir", "system_config",
+    "InUse", "KeypadConfig", "LogConfig", "MatchConfig", "ResultsConfig", "SerialConfig",
+    "ServiceConfig", "SignalOutput", "SpeakerConfig", "StateConfig", "TableConfig", "UiConfig",
+    "UnsafePath", "WebConfig", "dir_name", "fallback_runtime_dir", "hall_outbox", "instance",
+    "load", "parse_override", "private_directory", "runtime_dir", "state_dir", "system_config",
     "system_socket", "trusted_socket",
 ]

@@ -8,7 +8,9 @@ TOML and reports every problem at once.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ import tomli_w
 from timerd.config import profiles
 from timerd.config.paths import runtime_dir, state_dir
 from timerd.config.schema import NONE_WORDS, to_plain
+from timerd.core.buttons import BUTTONS
 from timerd.core.checks import HOUR_S, at_most, durations, pattern
 from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
@@ -122,6 +125,84 @@ class GpioConfig:
         out += at_most(10, "a RESET or UNDO held longer is not a gesture anyone waits for", " s",
                        long_press_s=self.long_press_s)
         return out
+
+
+@dataclass(frozen=True)
+class KeypadConfig:
+    """Buttons without soldering: a USB numeric keypad, presenter or game controller (an
+    evdev input device), its keys mapped to the header's buttons (hw/README.md, "A USB
+    keypad"). Off while `device` is empty. Each button is a list of key names as the kernel
+    calls them (KEY_KPENTER, BTN_SOUTH: `evtest` shows what a key sends); an empty list leaves
+    the button off. The keys follow `[gpio] debounce_ms` and `long_press_s`, and RESET with a
+    GOAL key is the forfeit chord, as on the header.
+    """
+
+    #: The input device: its path (/dev/input/by-id/usb-...-event-kbd stays the same in any
+    #: USB socket) or its name as the kernel gives it (`timerd doctor` lists them); empty: no
+    #: keypad.
+    device: str = ""
+    #: While the device is missing (unplugged), look for it this often.
+    retry_s: float = 1.0
+    #: Keys for START/PAUSE.
+    start_pause: tuple[str, ...] = ("KEY_KPENTER",)
+    #: Keys for RESET (held `[gpio] long_press_s`).
+    reset: tuple[str, ...] = ("KEY_KPMINUS",)
+    #: Keys for the home side's GOAL.
+    goal_home: tuple[str, ...] = ("KEY_KP7",)
+    #: Keys for the away side's GOAL.
+    goal_away: tuple[str, ...] = ("KEY_KP9",)
+    #: Keys for FACEOFF (ITHF 5.6).
+    faceoff: tuple[str, ...] = ("KEY_KP5",)
+    #: Keys for UNDO (held `[gpio] long_press_s`).
+    undo: tuple[str, ...] = ("KEY_KPASTERISK",)
+    #: Keys for the home side's PASSIVE (ITHF 8.3).
+    passive_home: tuple[str, ...] = ("KEY_KP4",)
+    #: Keys for the away side's PASSIVE.
+    passive_away: tuple[str, ...] = ("KEY_KP6",)
+    #: Ball hockey: keys for LINE CHANGE (ISBHF 404b).
+    line_change: tuple[str, ...] = ("KEY_KPPLUS",)
+
+    def keys(self) -> dict[str, tuple[str, ...]]:
+        """Each button that has keys, with its keys' names."""
+        return {name: keys for name in BUTTONS if (keys := getattr(self, name))}
+
+    def problems(self) -> list[str]:
+        out = []
+        codes = _evdev_codes() if self.device else None
+        seen: dict[str, str] = {}
+        for name, keys in self.keys().items():
+            for i, key in enumerate(keys):
+                where = f"{name}[{i}] = {key!r}"
+                if not KEY_NAME.fullmatch(key):
+                    out.append(f"{where}: a key name is KEY_... or BTN_... (`evtest` shows "
+                               "what a key sends)")
+                elif codes is not None and key not in codes:
+                    out.append(f"{where}: not a key the kernel has"
+                               + _close(key, codes))
+                elif key in seen:
+                    out.append(f"{where}: already the key of {seen[key]}")
+                seen.setdefault(key, name)
+        out += durations(retry_s=self.retry_s)
+        out += at_most(60, "a keypad plugged back in acts within a minute", " s",
+                       retry_s=self.retry_s)
+        return out
+
+
+KEY_NAME = re.compile(r"(KEY|BTN)_[A-Z0-9_]+")
+
+
+def _evdev_codes() -> frozenset[str] | None:
+    """The key names python-evdev knows (None without it: the keypad says so when it starts)."""
+    try:
+        from evdev import ecodes  # noqa: PLC0415 (only with a keypad configured)
+    except ImportError:
+        return None
+    return frozenset(name for name in dir(ecodes) if name.startswith(("KEY_", "BTN_")))
+
+
+def _close(key: str, known: frozenset[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 @dataclass(frozen=True)
@@ -514,6 +595,7 @@ class Config:
     match: MatchConfig = MatchConfig()
     table: TableConfig = TableConfig()
     gpio: GpioConfig = GpioConfig()
+    keypad: KeypadConfig = KeypadConfig()
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     speaker: SpeakerConfig = SpeakerConfig()
     control: ControlConfig = ControlConfig()

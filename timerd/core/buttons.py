@@ -20,6 +20,11 @@ from enum import StrEnum
 
 from timerd.core.commands import Command
 
+#: Every button a control surface can have, by the name the config gives it (`[gpio]
+#: NAME_pin`, `[keypad] NAME`); what each does is `timerd.ports.button_bindings`.
+BUTTONS = ("start_pause", "reset", "goal_home", "goal_away", "faceoff", "undo", "passive_home",
+           "passive_away", "line_change")
+
 
 class Gesture(StrEnum):
     PRESS = "press"  # the button went down (buttons without a long press act on this)

@@ -1,11 +1,11 @@
 """`timerd doctor`: check what the daemon needs, and say in plain words what is wrong.
 
 Each check prints one line, `ok`, `warn` or `FAIL`, and what to do about anything that is not
-ok: the config, the pin factory and access to the GPIO chip, each configured pin, the sound
-device, serial ports, the state directory (the match journal) and the runtime directory (the
-heartbeat, which belongs in RAM). The exit status is 1 if anything failed. `--service`
-checks what the installed service sees instead (its unit's user, directories and journal:
-`doctor_service`).
+ok: the config, the pin factory and access to the GPIO chip, each configured pin, the USB
+keypad, the sound device, serial ports, the state directory (the match journal) and the
+runtime directory (the heartbeat, which belongs in RAM). The exit status is 1 if anything
+failed. `--service` checks what the installed service sees instead (its unit's user,
+directories and journal: `doctor_service`).
 """
 
 from __future__ import annotations
@@ -194,6 +194,23 @@ def check_serial(config: config_mod.Config) -> list[Check]:
     return out
 
 
+def check_keypad(config: config_mod.Config) -> list[Check]:
+    """The USB keypad `[keypad] device` names, if any: there, readable, and its keys' names
+    (the config checks those); when it is missing, the input devices that are here."""
+    wanted = config.keypad.device
+    if not wanted:
+        return []
+    from timerd.app import find_keypad, input_devices  # noqa: PLC0415 (evdev)
+
+    found, why = find_keypad(wanted)
+    if found is not None:
+        keys = "; ".join(f"{name} {'/'.join(keys)}" for name, keys in config.keypad.keys().items())
+        return [Check(OK, "keypad", f"{found}: {keys}")]
+    here = "; ".join(f"{name!r} at {path}" for path, name in input_devices())
+    return [Check(FAIL, "keypad", f"missing: {why}; the match goes on without its keys. "
+                                  "Input devices here: " + (here or "none"))]
+
+
 def check_state(config: config_mod.Config) -> list[Check]:
     """The state directory (journal, on disk) and the runtime directory (heartbeat, RAM)."""
     out = []
@@ -254,7 +271,7 @@ def run_checks(config_path: Path | None, overrides: list[str]) -> list[Check]:
     more, config = check_config(config_path, overrides)
     checks += more
     config = config or config_mod.Config()
-    for part in (check_gpio, check_serial, check_state):
+    for part in (check_gpio, check_keypad, check_serial, check_state):
         checks += part(config)
     checks += check_sound()
     return checks
