@@ -23,10 +23,11 @@ import pytest
 
 from tests.conftest import Recorder, require, run_virtual, said
 from tests.keypad_example import keypad_example
-from timerd import config, profiles
+from timerd import config
 from timerd.adapters import keypad as keypad_mod
 from timerd.adapters.keypad import PRESS_BURST, Keypad
 from timerd.app import attach
+from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Phase, Signal
 from timerd.core.match import Match
