@@ -1,28 +1,37 @@
-"""The walls between the rooms (issue 14, docs/ARCHITECTURE.md), read from the code itself:
-each test fails when a change breaks its wall, naming the file and the import or call.
+"""The walls between the rooms (issues 14 and 32, docs/ARCHITECTURE.md), read from the code
+itself: each test fails when a change breaks its wall, naming the file and the import or call.
+tests/test_walls_bite.py plants a breach of each in a copy of the package.
 
-- Adapters see ports, never the service, the app or each other (invariant 3): an adapter
-  imports the core, `ports`, `wire`, the config, the shared input limits (`limits`), the disk
-  writer (`disk`), the message catalogue, and its own protocol module.
-- Tools import no adapter internals (invariant 3): of `timerd.adapters`, a tool imports only
-  the documented protocol and format modules (`PROTOCOLS`); the daemon's own setup (pins,
-  what stops a start) it reaches through `app.py`.
-- `app.py` alone wires (invariant 4): only it constructs adapters and registers outputs,
-  commands, buttons and status keys with the service.
-- A reply to a request is built in `wire.py` (invariant 6), never written where it is sent.
+- Adapters see ports, never the service, the app or each other (invariant 3): of timerd an
+  adapter imports the core, `ports`, `wire`, the config, the shared input limits (`limits`),
+  the disk writer (`disk`), the message catalogue, and its own protocol module (relative
+  imports resolved); the import contracts (tests/test_import_contracts.py) forbid the rest.
+- `app.py` alone wires (invariant 4): only it constructs the service and the adapters and
+  registers outputs, commands, buttons and status keys with the service, under whatever name
+  a module gives the service.
+- One wire format (invariant 6): a reply to a request (a dict with `ok` and `error`, as a
+  literal, `dict(ok=..., error=...)` or JSON text), a status document (`status.to_dict()`,
+  or a dict of the document's clock keys) and an event record (the shape of one of
+  `wire.event_record`'s types) are built in `wire.py` or a documented format module, never
+  where they are sent.
+- One clock face: no view (adapters, tools, the command line, the service) makes its own
+  M:SS of a time (`// 60`, `% 60`, `divmod(..., 60)`); it takes the core's clock face
+  (`Status.clock_face`) or `core.display`'s `shown_clock`/`elapsed_clock`.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
+from tests.core.test_core_imports import imports
+
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
-ADAPTERS = ROOT / "adapters"
 
 #: What any adapter may import of timerd.
-SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.config.schema",
-          "timerd.limits", "timerd.disk", "timerd.i18n")
+SHARED = ("timerd.core", "timerd.ports", "timerd.wire", "timerd.config", "timerd.limits",
+          "timerd.disk", "timerd.i18n", "timerd.__version__")
 #: An adapter's own documented format module (each says so in its docstring): the adapter
 #: imports it, and so may the tools; no other adapter does.
 OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
@@ -31,99 +40,86 @@ OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
                 "journal": "timerd.adapters.journal.format"}
 #: What a tool may import of the adapters: their documented protocol and format modules.
 PROTOCOLS = frozenset(OWN_PROTOCOL.values())
-#: The adapters' classes that stand for a part of the outside world.
-ADAPTER_CLASSES = {"GpioBoard", "Speaker", "EventStream", "SerialDisplay", "ControlSocket",
-                   "WebServer", "HallLink", "Journal", "ResultsFile", "SystemdNotifier",
-                   "TerminalDisplay", "Keyboard", "Keypad"}
 #: The service's registers that only the composition root fills.
 REGISTERS = {"outputs", "status_extras", "extra_commands", "buttons", "chords"}
+#: The status document's keys about the clock at one instant (not those a result shares):
+#: a dict with three of them, built outside the wire, is a status document of its own.
+CLOCK_KEYS = frozenset({"phase", "remaining_s", "clock_face", "period", "clock_running",
+                        "elapsed_s", "start_in_s", "interruption_s", "count_up",
+                        "last_signal", "break_kind"})
 
 
 def _tree(path: Path) -> ast.AST:
     return ast.parse(path.read_text(), str(path))
 
 
-def timerd_imports(path: Path) -> set[str]:
-    """The timerd modules `path` imports (`from timerd import cli` counts as `timerd.cli`,
-    `from timerd.adapters.hall import link` as `timerd.adapters.hall.link`)."""
-    names = set()
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names if a.name.startswith("timerd")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
-                and node.module.startswith("timerd"):
-            names |= {_module(node.module, a.name) for a in node.names}
-    return names
-
-
-def _module(package: str, name: str) -> str:
-    """What `from package import name` imports: the module `package.name` when there is
-    one (`from timerd.adapters.hall import link`), else `package` itself."""
-    path = ROOT.parent.joinpath(*package.split("."), name)
-    is_module = path.with_suffix(".py").exists() or (path / "__init__.py").exists()
-    return f"{package}.{name}" if is_module else package
-
-
-def adapter_wall_breaches(adapters: Path) -> set[str]:
+def adapter_wall_breaches(root: Path) -> set[str]:
+    """What an adapter imports of timerd beyond what adapters share and its own part."""
+    adapters = root / "adapters"
     out = set()
     for path in sorted(adapters.rglob("*.py")):
         # A part is a module, or a package whose modules may import each other.
         part = path.stem if path.parent == adapters else path.parent.name
         allowed = (*SHARED, OWN_PROTOCOL.get(part, "-"), f"timerd.adapters.{part}.")
-        for name in timerd_imports(path):
-            if name != "timerd" and not name.startswith(allowed) and name != "timerd.__version__":
-                out.add(f"{path.name}: {name}")
+        for name in imports(root, path):
+            if name.startswith("timerd.") and not name.startswith(allowed):
+                out.add(f"{path.relative_to(root)}: {name}")
     return out
-
-
-def tools(root: Path) -> list[Path]:
-    """The tools: what an operator or a tournament desk runs beside the daemon (the command
-    line, and every module in `tools/`)."""
-    return [root / "cli.py", *sorted((root / "tools").glob("*.py"))]
-
-
-def tool_wall_breaches(root: Path) -> set[str]:
-    """Adapter modules a tool imports that are not a documented protocol or format module
-    (`from timerd.adapters import hall` counts as `timerd.adapters.hall.link`)."""
-    out = set()
-    for path in tools(root):
-        for module in timerd_imports(path) | _adapter_modules(path):
-            if module.startswith("timerd.adapters.") and module not in PROTOCOLS:
-                out.add(f"{path.name}: {module}")
-    return out
-
-
-def _adapter_modules(path: Path) -> set[str]:
-    """`from timerd.adapters import x` as `timerd.adapters.x`."""
-    return {f"timerd.adapters.{a.name}" for node in ast.walk(_tree(path))
-            if isinstance(node, ast.ImportFrom) and node.module == "timerd.adapters"
-            for a in node.names}
 
 
 def wiring_outside_the_app(root: Path) -> set[str]:
-    """Adapters constructed, or the service's registers filled, anywhere but app.py (an
-    adapter may make itself, as in `Speaker.for_service`, and fill its own attributes)."""
+    """Adapters or the service constructed (the composition), or the service's registers
+    filled, anywhere but app.py (an adapter may make itself, as in `Speaker.for_service`, and
+    fill its own attributes). The service is read through any alias a module gives it
+    (`control = self.service; control.outputs.append(self)`)."""
     out = set()
     for path in sorted(root.rglob("*.py")):
         if path.name == "app.py" and path.parent == root:
             continue
-        for node in ast.walk(_tree(path)):
+        tree = _tree(path)
+        aliases = _service_aliases(tree)
+        composed = adapter_classes(root) | {"Service"}
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.id if isinstance(func, ast.Name) else \
                     func.value.id if isinstance(func, ast.Attribute) and \
                     isinstance(func.value, ast.Name) else None
-                if name in ADAPTER_CLASSES and not _defines(path, name):
+                if name in composed and not _defines(path, name):
                     out.add(f"{path.relative_to(root)}:{node.lineno}: constructs {name}")
             if isinstance(node, ast.Attribute) and node.attr in REGISTERS and \
-                    _is_service(node.value) and path.name != "service.py":
+                    _is_service(node.value, aliases) and path.name != "service.py":
                 out.add(f"{path.relative_to(root)}:{node.lineno}: service.{node.attr}")
     return out
 
 
-def _is_service(node: ast.expr) -> bool:
-    """`service` or `anything.service`."""
-    return (isinstance(node, ast.Name) and node.id == "service") or \
+def adapter_classes(root: Path) -> set[str]:
+    """The adapters' classes that stand for a part of the outside world: an output (it has
+    `notify`) or a part with a lifetime (`async with`), wherever under `adapters/`."""
+    return {node.name for path in (root / "adapters").rglob("*.py")
+            for node in ast.walk(_tree(path)) if isinstance(node, ast.ClassDef)
+            and {"notify", "__aenter__"} & {m.name for m in node.body if isinstance(
+                m, ast.FunctionDef | ast.AsyncFunctionDef)}}
+
+
+def _service_aliases(tree: ast.AST) -> set[str]:
+    """The names a module binds to the service (`control = self.service`, `s = service`),
+    followed through chains of such assignments."""
+    aliases: set[str] = set()
+    while True:
+        found = {target.id for node in ast.walk(tree)
+                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+                 and _is_service(node.value, aliases)
+                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 if isinstance(target, ast.Name)}
+        if found <= aliases:
+            return aliases
+        aliases |= found
+
+
+def _is_service(node: ast.expr, aliases: Collection[str] = ()) -> bool:
+    """`service`, `anything.service`, or a name bound to one of them."""
+    return (isinstance(node, ast.Name) and (node.id == "service" or node.id in aliases)) or \
         (isinstance(node, ast.Attribute) and node.attr == "service")
 
 
@@ -133,8 +129,9 @@ def _defines(path: Path, class_name: str) -> bool:
 
 
 def replies_outside_the_wire(root: Path) -> set[str]:
-    """A reply (a dict with "ok" and "error", or such JSON as text) made anywhere in the
-    daemon but wire.py (the tools are the replies' readers)."""
+    """A reply (a dict with "ok" and "error": a literal, `dict(ok=..., error=...)`, or such
+    JSON as text) made anywhere in the daemon but wire.py (the tools are the replies'
+    readers)."""
     out = set()
     for path in sorted(root.rglob("*.py")):
         if path == root / "wire.py" or (root / "tools") in path.parents:
@@ -142,12 +139,20 @@ def replies_outside_the_wire(root: Path) -> set[str]:
         tree = _tree(path)
         docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
         for node in ast.walk(tree):
-            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)} \
-                if isinstance(node, ast.Dict) else set()
             text = "" if id(node) in docstrings else _text(node)
-            if {"ok", "error"} <= keys or ('"ok":' in text and '"error":' in text):
+            if {"ok", "error"} <= _keys(node) or ('"ok":' in text and '"error":' in text):
                 out.add(f"{path.relative_to(root)}:{node.lineno}")
     return out
+
+
+def _keys(node: ast.AST) -> set[str]:
+    """The constant keys of a dict display or of a `dict(...)` call."""
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys if isinstance(k, ast.Constant)
+                and isinstance(k.value, str)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return {kw.arg for kw in node.keywords if kw.arg}
+    return set()
 
 
 def _text(node: ast.AST) -> str:
@@ -157,17 +162,87 @@ def _text(node: ast.AST) -> str:
         value if isinstance(value, str) else ""
 
 
+def event_shapes(root: Path) -> dict[str, set[str]]:
+    """The event records `wire.event_record` builds: each `type` with its other keys."""
+    shapes: dict[str, set[str]] = {}
+    for node in ast.walk(_tree(root / "wire.py")):
+        if isinstance(node, ast.Dict):
+            kind = _constant(node, "type")
+            if kind is not None:
+                shapes.setdefault(kind, set()).update(_keys(node) - {"type"})
+    return shapes
+
+
+def _constant(node: ast.Dict, key: str) -> str | None:
+    for k, v in zip(node.keys, node.values, strict=True):
+        if isinstance(k, ast.Constant) and k.value == key and isinstance(v, ast.Constant) \
+                and isinstance(v.value, str):
+            return v.value
+    return None
+
+
+def shapes_outside_the_wire(root: Path) -> set[str]:
+    """A status document or an event record built outside `wire.py` and the documented
+    format modules (nor in the core, which makes the values they are built from, nor in the
+    tools, their readers): a `status.to_dict()`, a dict with three of the document's clock
+    keys, or a dict with the
+    `type` of one of the wire's event records and two of that record's keys."""
+    allowed = {root / "wire.py", *(root.parent / (m.replace(".", "/") + ".py") for m in PROTOCOLS)}
+    shapes = event_shapes(root)
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        if path in allowed or {root / "core", root / "tools"} & set(path.parents):
+            continue
+        for node in ast.walk(_tree(path)):
+            where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "to_dict" and "status" in ast.unparse(node.func.value):
+                out.add(f"{where}: a status document")
+            keys = _keys(node)
+            if len(keys & CLOCK_KEYS) >= 3:
+                out.add(f"{where}: a status document")
+            kind = _constant(node, "type") if isinstance(node, ast.Dict) else None
+            if kind in shapes and len(keys & shapes[kind]) >= 2:
+                out.add(f"{where}: a {kind} event")
+    return out
+
+
+def own_clock_text(root: Path) -> set[str]:
+    """M:SS made by a view itself (minutes and seconds taken apart: `// 60`, `% 60`,
+    `divmod(x, 60)`) anywhere but the core, whose `display.py` makes the one clock face."""
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        if (root / "core") in path.parents:
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod) \
+                    and _is_60(node.right):
+                out.add(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id == "divmod" and len(node.args) == 2 and _is_60(node.args[1]):
+                out.add(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def _is_60(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (60, 60.0)
+
+
 def test_replies_are_built_in_the_wire_module() -> None:
     assert replies_outside_the_wire(ROOT) == set()
 
 
+def test_status_documents_and_event_records_are_built_in_the_wire_or_a_format_module() -> None:
+    assert {"signal", "goal", "state", "notice"} <= set(event_shapes(ROOT))
+    assert shapes_outside_the_wire(ROOT) == set()
+
+
+def test_every_view_takes_the_one_clock_face() -> None:
+    assert own_clock_text(ROOT) == set()
+
+
 def test_adapters_import_ports_not_the_service_the_app_or_each_other() -> None:
-    assert adapter_wall_breaches(ADAPTERS) == set()
-
-
-def test_tools_import_only_the_adapters_documented_protocol_and_format_modules() -> None:
-    assert ROOT / "tools" / "hall_desk.py" in tools(ROOT)
-    assert tool_wall_breaches(ROOT) == set()
+    assert adapter_wall_breaches(ROOT) == set()
 
 
 def test_each_module_tools_may_import_says_it_is_a_documented_format() -> None:
@@ -179,31 +254,5 @@ def test_each_module_tools_may_import_says_it_is_a_documented_format() -> None:
 
 
 def test_only_the_app_constructs_adapters_and_fills_the_services_registers() -> None:
+    assert {"Speaker", "HallLink", "WebServer", "Journal", "ResultsFile"} <= adapter_classes(ROOT)
     assert wiring_outside_the_app(ROOT) == set()
-
-
-def test_the_checks_see_a_breach(tmp_path: Path) -> None:
-    """Each check fails on code that breaks its wall (the way a regression would)."""
-    (tmp_path / "adapters").mkdir()
-    (tmp_path / "adapters" / "web.py").write_text(
-        "from timerd.service import Service\nfrom timerd.adapters.events import x\n"
-        "from timerd.ports import Control\n")
-    assert adapter_wall_breaches(tmp_path / "adapters") == {
-        "web.py: timerd.service", "web.py: timerd.adapters.events"}
-    (tmp_path / "tool.py").write_text(
-        "def run(service):\n    service.outputs.append(HallLink(None, service))\n"
-        "def enter(self):\n    self.service.status_extras.append(self.status_extra)\n")
-    assert wiring_outside_the_app(tmp_path) == {"tool.py:2: constructs HallLink",
-                                                "tool.py:2: service.outputs",
-                                                "tool.py:4: service.status_extras"}
-    (tmp_path / "cli.py").write_text(
-        "from timerd.adapters.results.format import recent_results\n"
-        "def run():\n    from timerd.adapters.gpio import pin_factory\n")
-    (tmp_path / "service.py").write_text(
-        'def f():\n    return {"ok": False, "error": "no"}\n'
-        'REFUSED = b\'{"ok": false, "error": "busy"}\'\n')
-    assert replies_outside_the_wire(tmp_path) == {"service.py:2", "service.py:3"}
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "desk.py").write_text("from timerd.adapters.hall import link\n")
-    assert tool_wall_breaches(tmp_path) == {"cli.py: timerd.adapters.gpio",
-                                            "desk.py: timerd.adapters.hall.link"}

@@ -20,6 +20,13 @@ from timerd.core.profile import RULE_NAMES, Profile
 from timerd.core.rules import MODULES, RULE_COMMANDS
 
 MATCH_PY = Path(__file__).resolve().parents[2] / "timerd" / "core" / "match.py"
+#: The phase machine's size (issue 32): a feature that grows it belongs in a rule module.
+MATCH_CAP = 500
+
+
+def match_lines(root: Path) -> int:
+    """The lines of `core/match.py` under `root` (the `timerd` directory)."""
+    return len((root / "core" / "match.py").read_text().splitlines())
 
 
 def running(profile: Profile, at: float = 60.0) -> Match:
@@ -79,7 +86,7 @@ def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
         "timerd.core.rules"}
     methods = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert methods & {"goal", "undo", "set_teams", "faceoff", "start_in"} == set()  # modules'
-    assert len(MATCH_PY.read_text().splitlines()) <= 500
+    assert match_lines(MATCH_PY.parents[1]) <= MATCH_CAP
 
 
 def test_an_ithf_profile_must_have_the_ithf_4_4_signals(tmp_path: Path) -> None:

@@ -19,9 +19,11 @@ from tests.test_unit_file import settings
 from timerd import cli
 from timerd import config as config_mod
 from timerd.adapters.journal.format import JOURNAL_NAME
-from timerd.config import INSTANCE_ENV, paths
+from timerd.config import INSTANCE_ENV, paths, profiles
+from timerd.core.match import Match
 from timerd.tools import doctor, install
 from timerd.tools.install import render_unit
+from timerd.wire import status_document
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -180,11 +182,13 @@ def test_an_upgrade_asks_when_a_match_is_running_and_then_restarts(
     run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
     (machine.parent / "calls").unlink()
     monkeypatch.setenv("FAKE_ACTIVE", "1")
-    monkeypatch.setenv("FAKE_STATUS", json.dumps(
-        {"phase": "running", "profile": "ithf", "remaining_s": 151.2, "version": "0.1.0"}))
+    running = Match(profiles.load("ithf"))
+    running.handle("start", 0.0)
+    running.poll(168.8)  # 151.2 s left: the table's clock reads 2:32 (rounded up), not 2:31
+    monkeypatch.setenv("FAKE_STATUS", json.dumps(status_document(running.status(168.8), [])))
     code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)
     assert code == 1
-    assert "A match is under way on this table (ithf: running, 2:31 left)" in out
+    assert "A match is under way on this table (ithf: running, 2:32 left)" in out
     assert "the match comes back paused" in out
     assert not any(c.startswith(("apt-get", "pip", "systemctl restart")) for c in calls(machine))
 
@@ -199,6 +203,25 @@ def test_an_upgrade_asks_when_a_match_is_running_and_then_restarts(
     code, out = run_installer(machine, "install", answer="y\n", monkeypatch=monkeypatch)
     assert code == 0, out
     assert "under way" not in out
+
+
+def test_the_match_warning_tells_the_clock_the_table_shows(
+        machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock face (issue 32): a sudden-death overtime is told by its time played, not
+    "0:00 left"; an older daemon's document without a face is told without a clock."""
+    run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
+    monkeypatch.setenv("FAKE_ACTIVE", "1")
+    overtime = Match(profiles.load("ithf-playoff"))
+    overtime.handle("start", 0.0)
+    overtime.poll(421.75)  # the final at 320, a 30-s break, overtime from 350
+    monkeypatch.setenv("FAKE_STATUS", json.dumps(status_document(overtime.status(421.75), [])))
+    code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)
+    assert code == 1
+    assert "(ithf-playoff: running, overtime 1:11 played)" in out
+    monkeypatch.setenv("FAKE_STATUS", json.dumps({"phase": "paused", "profile": "ithf",
+                                                  "remaining_s": 12.0}))
+    code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)
+    assert "A match is under way on this table (ithf: paused)" in out
 
 
 def test_plain_debian_without_lgpio_says_exactly_what_to_do(

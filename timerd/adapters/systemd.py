@@ -24,7 +24,6 @@ import socket
 from collections.abc import Mapping
 from types import TracebackType
 
-from timerd.core.display import FaceKind
 from timerd.core.effects import Effect, PhaseChanged
 from timerd.core.status import Status
 
@@ -34,11 +33,7 @@ log = logging.getLogger("timerd.systemd")
 def status_text(status: Status) -> str:
     """The one line `systemctl status` shows: profile, phase, clock."""
     period = f" (period {status.period}/{status.periods})" if status.periods > 1 else ""
-    face = status.clock_face
-    clock = {FaceKind.COUNT_UP: f"overtime {face.text} played",
-             FaceKind.BREAK: f"{face.text} of the break left",
-             FaceKind.SHOOTOUT: f"shootout {face.text}"}.get(face.kind, f"{face.text} left")
-    return f"{status.profile}: {status.phase.value}, {clock}{period}"
+    return f"{status.profile}: {status.phase.value}, {status.clock_face.said()}{period}"
 
 
 class SystemdNotifier:

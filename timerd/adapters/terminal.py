@@ -29,7 +29,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
 
-from timerd.core.display import FaceKind, shown_clock
+from timerd.core.display import ClockFace, FaceKind, shown_clock
 from timerd.core.effects import Effect, Notice, Phase, Signal
 from timerd.core.offered import offered_commands
 from timerd.core.score import Goal
@@ -84,8 +84,7 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     terminals wrap); what does not fit is left out as the module says."""
     msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
-    face = status.clock_face
-    clock = f"OT +{face.text}" if face.kind is FaceKind.COUNT_UP else face.text
+    clock = shown_face(status.clock_face)
     countdowns = []
     if status.timeouts:
         countdowns += [msg("term.timeout", side=msg.side(side),
@@ -108,6 +107,12 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     return fit("  ".join(parts), room)
 
 
+def shown_face(face: ClockFace) -> str:
+    """The big clock as the terminal shows it: the core's clock face, `OT +` before the time
+    played in a sudden-death overtime (ITHF 4.8)."""
+    return f"OT +{face.text}" if face.kind is FaceKind.COUNT_UP else face.text
+
+
 def score_words(status: Status, msg: Messages, name_width: int) -> str:
     """The score, between the teams' names cut to `name_width` when names are set and the
     width is not 0 ("Jana Novak-… 1:0 Peter Horvat")."""
@@ -123,7 +128,11 @@ def event_line(effect: Effect, status: Status, msg: Messages,
     """The line printed above the status line for `effect`, if it is one a person follows."""
     if isinstance(effect, Signal):
         name = msg.signal(effect.kind, effect.beeps, stop_clock)
-        return f"{shown_clock(effect.remaining_s):>5}  {name}"
+        # When it sounded: the time left, or in a sudden-death overtime (no time left to
+        # show) the clock face's time played, as the status line shows it.
+        counts_up = status.clock_face.kind is FaceKind.COUNT_UP
+        when = shown_face(status.clock_face) if counts_up else shown_clock(effect.remaining_s)
+        return f"{when:>5}  {name}"
     if isinstance(effect, Goal):
         side = msg.side(effect.side.value, status.teams)
         if effect.counted:

@@ -8,6 +8,7 @@ its `text` (or, where a view runs the clock on between pushes, its `kind` and `v
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -33,6 +34,19 @@ class ClockFace:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "value_s": self.value_s, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClockFace:
+        """The face as a status document carries it (`to_dict`); KeyError, TypeError or
+        ValueError when `data` is not one."""
+        return cls(FaceKind(data["kind"]), float(data["value_s"]), str(data["text"]))
+
+    def said(self) -> str:
+        """The face in a line of English (`systemctl status`, the installer's warning):
+        "2:32 left", "overtime 1:11 played", "0:15 of the break left", "shootout 2-1"."""
+        return {FaceKind.COUNT_UP: f"overtime {self.text} played",
+                FaceKind.BREAK: f"{self.text} of the break left",
+                FaceKind.SHOOTOUT: f"shootout {self.text}"}.get(self.kind, f"{self.text} left")
 
 
 def clock_face(*, remaining_s: float, count_up: bool, overtime_s: float | None,

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from timerd.core.display import ClockFace
 from timerd.tools import completion
 
 USER = "timerd"
@@ -308,9 +309,11 @@ def running_match(venv: Path, target: Target) -> str:
     phase = status.get("phase", "idle") if isinstance(status, dict) else "idle"
     if phase in RESTING:
         return ""
-    left = status.get("remaining_s")
-    clock = f", {int(left) // 60}:{int(left) % 60:02d} left" if isinstance(left, int | float) \
-        else ""
+    try:  # the clock as the table shows it (`core.display`: its time left rounded up,
+        # the time played in a sudden-death overtime); an older daemon's document has none
+        clock = ", " + ClockFace.from_dict(status["clock_face"]).said()
+    except (KeyError, TypeError, ValueError):
+        clock = ""
     return f"a match is under way on this table ({status.get('profile', '?')}: {phase}{clock})"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd.config.schema import SchemaError, build
-from timerd.core.effects import Phase, SignalKind
+from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
@@ -322,6 +322,14 @@ def _where(status: Status) -> dict[str, Any]:
     overtime) and the period ("2/3") or "overtime"."""
     return {"phase": status.phase.value, "clock": status.clock_face.text,
             "period": "overtime" if status.overtime else f"{status.period}/{status.periods}"}
+
+
+def signal_record(signal: Signal) -> dict[str, Any]:
+    """A time mark as the journal keeps it (read back by `_started_wall`): built here, beside
+    what reads it, not where it is written, so that it is not taken for the event stream's
+    record of the same signal (`wire.event_record`), which has a shape of its own."""
+    return {"type": "signal", "signal": signal.kind.value,
+            "remaining_s": round(signal.remaining_s, 3), "period": signal.period}
 
 
 def told(outcome: str, **params: Any) -> dict[str, Any]:

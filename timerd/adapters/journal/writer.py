@@ -75,6 +75,7 @@ from timerd.adapters.journal.format import (
     parse_journal,
     read_heartbeat,
     recover,
+    signal_record,
     told,
 )
 from timerd.config import INSTANCE_HINT, InUse
@@ -343,9 +344,7 @@ class Journal:
             self._applied(effect, status)
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \
                 and self.match_id is not None:
-            self._append({"type": "signal", "signal": effect.kind.value,
-                          "remaining_s": round(effect.remaining_s, 3), "period": effect.period},
-                         wait=False)
+            self._append(signal_record(effect), wait=False)
         elif isinstance(effect, Tick | PhaseChanged):
             self._beat_on_tick(status.phase, tick=isinstance(effect, Tick))
         if isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
