@@ -107,7 +107,7 @@ def play(profile: str, script: list[tuple[float, str]], until: float,
         def press(words: str) -> None:
             command, *args = words.split()
             with contextlib.suppress(CommandRefused):
-                service.execute(command, *args)
+                service.execute(service.parse(command, *args))
 
         for t, words in script:
             loop.call_at(recorder.t0 + t, press, words)

@@ -171,7 +171,7 @@ def test_a_refusal_reads_in_each_language() -> None:
     """The same refusal, told in English, Slovenian and Slovak (the web page and timerctl
     render the code a reply carries)."""
     with pytest.raises(CommandRefused) as info:
-        Match(load("ithf")).handle("goal", 0.0, "home")
+        (m := Match(load("ithf"))).handle(m.parse("goal", "home"), 0.0)
     told = {language: Messages(language).refusal(info.value) for language in LANGUAGES}
     assert told == {
         "en": "goal refused: no match is running; press START to begin",

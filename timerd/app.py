@@ -33,6 +33,7 @@ from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.config import Config, InUse, SignalOutput, UnsafePath, private_directory
+from timerd.core.commands import Reset
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -355,7 +356,7 @@ class ProfileSwitch:
         return [told]
 
     def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Applied) and effect.command == "reset" \
+        if isinstance(effect, Applied) and isinstance(effect.command, Reset) \
                 and status.phase is Phase.IDLE and self.pending():
             # After this dispatch: the journal has closed the old match under its profile.
             self.service.loop.call_soon(self._switch)

@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
-from timerd.core.commands import Command
+from timerd.core.commands import Command, Reset, Toggle
 from timerd.core.effects import Effect, Notice
 from timerd.core.profile import Profile
+from timerd.core.rules.corrections import Undo
+from timerd.core.rules.passive import PassivePress
+from timerd.core.rules.rulings import Forfeit
+from timerd.core.rules.scoring import Faceoff, Goal
+from timerd.core.rules.stoppage import StartLineChange
+from timerd.core.score import Side
 from timerd.core.status import Status
 
 
@@ -55,7 +61,7 @@ class ButtonBinding:
     """What a physical button does: the command for each gesture, and its debounce logic."""
 
     logic: ButtonLogic
-    commands: Mapping[Gesture, Command]  # Command("goal", ("home",))
+    commands: Mapping[Gesture, Command]  # Goal(Side.HOME)
     hint: Notice | None = None  # told to the operator on a too-short press of a long press
 
 
@@ -73,16 +79,15 @@ def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float
     """
     hold = f"{long_press_s:g}"
     table: dict[str, tuple[Mapping[Gesture, Command], Notice | None]] = {
-        "start_pause": ({Gesture.PRESS: Command("toggle")}, None),
-        "reset": ({Gesture.LONG_PRESS: Command("reset")},
-                  Notice("notice.hold_reset", {"s": hold})),
-        "goal_home": ({Gesture.PRESS: Command("goal", ("home",))}, None),
-        "goal_away": ({Gesture.PRESS: Command("goal", ("away",))}, None),
-        "faceoff": ({Gesture.PRESS: Command("faceoff")}, None),
-        "undo": ({Gesture.LONG_PRESS: Command("undo")}, Notice("notice.hold_undo", {"s": hold})),
-        "passive_home": ({Gesture.PRESS: Command("passive", ("home",))}, None),
-        "passive_away": ({Gesture.PRESS: Command("passive", ("away",))}, None),
-        "line_change": ({Gesture.PRESS: Command("linechange")}, None),
+        "start_pause": ({Gesture.PRESS: Toggle()}, None),
+        "reset": ({Gesture.LONG_PRESS: Reset()}, Notice("notice.hold_reset", {"s": hold})),
+        "goal_home": ({Gesture.PRESS: Goal(Side.HOME)}, None),
+        "goal_away": ({Gesture.PRESS: Goal(Side.AWAY)}, None),
+        "faceoff": ({Gesture.PRESS: Faceoff()}, None),
+        "undo": ({Gesture.LONG_PRESS: Undo()}, Notice("notice.hold_undo", {"s": hold})),
+        "passive_home": ({Gesture.PRESS: PassivePress(Side.HOME)}, None),
+        "passive_away": ({Gesture.PRESS: PassivePress(Side.AWAY)}, None),
+        "line_change": ({Gesture.PRESS: StartLineChange()}, None),
     }
     present = set(names)
     bindings = {}
@@ -93,9 +98,8 @@ def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float
             bindings[prefix + name] = ButtonBinding(ButtonLogic(debounce_s, long_press),
                                                     commands, hint)
     chords = [Chord((prefix + "reset", prefix + f"goal_{side}"), long_press_s,
-                    Command("forfeit", (absent,)))
-              for side, absent in (("home", "away"), ("away", "home"))
-              if {"reset", f"goal_{side}"} <= present]
+                    Forfeit(side.opponent))
+              for side in Side if {"reset", f"goal_{side}"} <= present]
     return bindings, chords
 
 
@@ -137,8 +141,13 @@ class Control(Protocol):
         """The versioned status document (`timerd.wire.status_document`)."""
         ...
 
-    def execute(self, command: str, *args: str, at: float | None = None) -> Status:
-        """Run a command; CommandRefused says why not."""
+    def parse(self, name: str, *words: str) -> Command:
+        """Command `name` read from its words as the profile's modules declare it
+        (`Match.parse`); CommandRefused says what is wrong."""
+        ...
+
+    def execute(self, command: Command, *, at: float | None = None) -> Status:
+        """Run a typed command (`timerd.core.commands`); CommandRefused says why not."""
         ...
 
     def command(self, request: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
+from timerd.core.commands import Command
 from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
@@ -172,8 +173,8 @@ class Service:
         """The commands the match's profile has (the others it would refuse anyway) and the
         adapters' own, each with its arguments' names: what a score desk offers."""
         have = offered_commands(self.match.profile)
-        table = {name: usage for name, (_, usage) in self.match.commands().items()
-                 if name in have}
+        table = {cls.name: cls.usage(self.match.profile) for cls in self.match.commands()
+                 if cls.name in have}
         return table | {name: arg_names(fn) for name, fn in self.extra_commands.items()}
 
     def announce(self, *effects: Effect) -> None:
@@ -182,7 +183,12 @@ class Service:
 
     # -- inputs (loop thread) --------------------------------------------------------------
 
-    def execute(self, command: str, *args: str, at: float | None = None) -> Status:
+    def parse(self, name: str, *words: str) -> Command:
+        """Command `name` read from its words as the match's profile declares it
+        (`Match.parse`): each edge that receives words calls this once."""
+        return self.match.parse(name, *words)
+
+    def execute(self, command: Command, *, at: float | None = None) -> Status:
         """Run an operator command; CommandRefused says why it was not allowed.
 
         `at` is when it was given (a button's edge, timestamped in gpiozero's thread): the
@@ -192,7 +198,7 @@ class Service:
         now = self.now()
         when = now if at is None else min(now, max(at, self._told_until))
         try:
-            effects = self.match.handle(command, when, *args)
+            effects = self.match.handle(command, when)
             self._mint()
             # The status the dispatch hands out, checked first: no second snapshot, so the
             # check costs a press no time before the buzzer's edge.
@@ -206,27 +212,26 @@ class Service:
             self._wake()
             raise
         except Exception as exc:
-            raise self._failed(command, args, exc) from exc
+            raise self._failed(command, exc) from exc
         self._told_until = when
-        self._log.info(f"command {command}", "command %s %s", command, " ".join(args))
-        effects.append(Applied(command, args, at=when))
+        self._log.info(f"command {command.name}", "command %s", command)
+        effects.append(Applied(command, at=when))
         self._dispatch(effects, now, status)
         self._wake()
         return status
 
-    def _failed(self, command: str, args: tuple[str, ...], exc: Exception) -> CommandRefused:
+    def _failed(self, command: Command, exc: Exception) -> CommandRefused:
         """A command the core raised on, or took but cannot show or time (`core.status.check`): a
         defect. It reached no output, so it is not journalled; the match object may be
         half-changed, so the daemon stops as for any defect in the loop (systemd restarts it,
         and the journal restores the match as it was before this command), and the tool that
         sent it is told (`refused.failed`) instead of getting no reply (issue 34)."""
-        log.error("command %s %s failed inside timerd; not applied, not journalled; the "
-                  "daemon stops and restarts from its journal", command,
-                  " ".join(a[:40] for a in args[:8]), exc_info=exc)
+        log.error("command %s failed inside timerd; not applied, not journalled; the daemon "
+                  "stops and restarts from its journal", str(command)[:200], exc_info=exc)
         if self._running is not None and not self._running.done():
             self._running.set_exception(exc)
         failed = CommandRefused("failed")
-        failed.command = command
+        failed.command = command.name
         return failed
 
     def command(self, request: Any) -> dict[str, Any]:
@@ -252,7 +257,7 @@ class Service:
                                   args, exc_info=True)
                     return error_reply(f"{name}: wrong number of arguments")
             elif name != "status":
-                self.execute(name, *args)
+                self.execute(self.parse(name, *args))
         except CommandRefused as exc:
             exc.command = exc.command or name
             return refused_reply(refusal(exc))
@@ -304,7 +309,7 @@ class Service:
             if chord.update(levels, at):
                 log.info("buttons %s: held together", " + ".join(chord.buttons))
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(chord.command.name, *chord.command.args, at=at)
+                    self.execute(chord.command, at=at)
         for name, those in gestures.items():
             if not any(chord.swallows(name) for chord in self.chords):
                 self._gestures(name, self.buttons[name], those, at)
@@ -316,7 +321,7 @@ class Service:
             if command is not None:
                 log.info("button %s: %s", name, gesture)
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
-                    self.execute(command.name, *command.args, at=at)
+                    self.execute(command, at=at)
             elif gesture is Gesture.SHORT and binding.hint is not None:
                 self._dispatch([binding.hint], self.now())
 

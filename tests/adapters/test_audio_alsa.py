@@ -118,7 +118,7 @@ async def main():
                     break
                 await asyncio.to_thread(time.sleep, 0.05)
             task = asyncio.create_task(service.run())
-            service.execute("start")
+            service.execute(service.parse("start"))
             await asyncio.sleep(330)
             task.cancel()
             status = service.status_dict()

@@ -94,7 +94,7 @@ def _match_with_slow_device(monkeypatch: Any, failures: int, retry_s: float,
             CONFIG, service, board.buzzers, AlsaPlayer(retry_s, loop.time, pcm)), service)
         task = asyncio.create_task(service.run())
         started = loop.time()
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(1.2)  # the pre-signal's pattern (1.1 s) is over
         while not settled(pcm) and loop.time() < started + 19:  # noqa: ASYNC110 (a thread)
             await asyncio.sleep(0.01)

@@ -85,9 +85,9 @@ def test_chatter_within_the_debounce_time_gives_one_action(mock_factory, monkeyp
 def test_reset_acts_only_on_a_long_press(mock_factory, monkeypatch):
     async def main():
         service, board, task = await board_and_service(mock_factory, monkeypatch)
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(30)
-        service.execute("pause")
+        service.execute(service.parse("pause"))
         reset = mock_factory.pin(PINS.reset_pin)
         in_thread(reset.drive_low)
         await asyncio.sleep(0.8)
@@ -111,7 +111,7 @@ def test_buzzer_pin_gives_the_interval_pattern(mock_factory, monkeypatch):
     async def main():
         service, board, task = await board_and_service(mock_factory, monkeypatch)
         buzzer = mock_factory.pin(PINS.buzzer_pins[0])
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(20 + 59)  # a second before 4:00 left
         buzzer.clear_states()
         await asyncio.sleep(5)
@@ -137,13 +137,13 @@ def test_leds_show_running_paused_and_the_last_30_seconds(mock_factory, monkeypa
         def look():
             seen.append(tuple(led[n].state for n in ("running", "paused", "last_30")))
 
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(30)
         look()
-        service.execute("pause")
+        service.execute(service.parse("pause"))
         await asyncio.sleep(0)
         look()
-        service.execute("resume")
+        service.execute(service.parse("resume"))
         await asyncio.sleep(265)
         look()
         await asyncio.sleep(60)
@@ -159,7 +159,7 @@ def test_leds_show_running_paused_and_the_last_30_seconds(mock_factory, monkeypa
 def test_closing_the_board_silences_the_buzzer(mock_factory, monkeypatch):
     async def main():
         service, board, task = await board_and_service(mock_factory, monkeypatch)
-        service.execute("start")  # the pre-signal sounds now
+        service.execute(service.parse("start"))  # the pre-signal sounds now
         await asyncio.sleep(0.05)
         buzzing = mock_factory.pin(PINS.buzzer_pins[0]).state
         task.cancel()

@@ -37,7 +37,7 @@ def chord(monkeypatch, script):
         service.outputs += [board.buzzers, board.leds, recorder]
         task = asyncio.create_task(service.run())
         await asyncio.sleep(0)
-        service.execute("start")
+        service.execute(service.parse("start"))
         for at, pin, pressed in script:
             await asyncio.sleep(at - loop.time())
             p = factory.pin(getattr(PINS, f"{pin}_pin"))

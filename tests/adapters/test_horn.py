@@ -34,7 +34,7 @@ def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
         service.outputs += [board.buzzers, board.horn, board.leds]
         t0 = loop.time()
         for t, words in script:
-            loop.call_at(t0 + t, lambda w=words: service.execute(*w.split()))
+            loop.call_at(t0 + t, lambda w=words: service.execute(service.parse(*w.split())))
         pin = factory.pin(gpio.horn_pin)
         loop.call_at(t0 + watch_from, pin.clear_states)
         task = asyncio.create_task(service.run())
@@ -81,14 +81,14 @@ def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_fact
         attach(service, board)
         service.outputs += [board.buzzers, board.horn, recorder]
         task = asyncio.create_task(service.run())
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(60)
         button = mock_factory.pin(gpio.line_change_pin)
         button.drive_low()  # pressed while the clock runs: refused, play goes on
         await asyncio.sleep(0.2)
         button.drive_high()
         await asyncio.sleep(10)
-        service.execute("stop")
+        service.execute(service.parse("stop"))
         await asyncio.sleep(2)
         button.drive_low()  # t = 72.2: in the stoppage
         await asyncio.sleep(0.2)

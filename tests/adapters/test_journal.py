@@ -28,6 +28,7 @@ from timerd.adapters.journal.format import (
 from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
 from timerd.config import InUse, profiles
 from timerd.config.schema import to_plain
+from timerd.core.commands import Start
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter, LineFile
@@ -198,7 +199,7 @@ def test_after_resume_the_remaining_signals_sound_on_plan() -> None:
     records = [header(), command("start", 100.0), mark("start", 120.0)]
     result = restore(records, beat(190.4), now=5.0)
     match = result.match
-    match.handle("resume", 10.0)
+    match.handle(match.parse("resume"), 10.0)
     fired = []
     while (deadline := match.next_deadline()) is not None:
         fired += [e for e in match.poll(deadline) if isinstance(e, Signal)]
@@ -341,9 +342,9 @@ def test_killed_in_overtime_it_is_restored_paused_in_overtime_with_its_score() -
     assert result.started_wall == WALL + 20.0
 
     match = result.match
-    match.handle("resume", 10.0)
+    match.handle(match.parse("resume"), 10.0)
     assert fired(match, 100.0) == []  # sudden death: nothing is timed
-    effects = match.handle("goal", 12.0, "away")  # the golden goal (ITHF 4.8)
+    effects = match.handle(match.parse("goal", "away"), 12.0)  # the golden goal (ITHF 4.8)
     assert [e.kind for e in effects if isinstance(e, Signal)] == [SignalKind.FINAL]
     final = match.status(12.0)
     assert final.phase is Phase.FINISHED
@@ -410,8 +411,8 @@ def test_a_running_penalty_and_a_spent_timeout_are_restored() -> None:
                                "away": {"left": 1, "remaining_s": None}}
     match = result.match
     with refused("Home has used its timeouts"):
-        match.handle("timeout", 6.0, "home")
-    match.handle("start", 10.0)  # the referee's faceoff
+        match.handle(match.parse("timeout", "home"), 6.0)
+    match.handle(match.parse("start"), 10.0)  # the referee's faceoff
     assert fired(match, 200.0) == [(80.0, SignalKind.PENALTY_END)]
     assert match.status(80.0).penalties == []
 
@@ -544,7 +545,7 @@ def test_a_second_daemon_on_the_same_state_directory_refuses_to_start(
 
 
 def test_applied_effects_compare_without_their_instant() -> None:
-    assert Applied("start", (), at=3.0) == Applied("start")
+    assert Applied(Start(), at=3.0) == Applied(Start())
 
 
 def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
@@ -559,7 +560,7 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
         async with journal:
             service.outputs.append(journal)
             task = asyncio.create_task(service.run())
-            service.execute("start")
+            service.execute(service.parse("start"))
             await asyncio.sleep(30)
             task.cancel()
             beating = (tmp_path / "run" / HEARTBEAT_NAME).exists()
@@ -652,7 +653,7 @@ def heartbeats(tmp_path: Path, idle_s: float, play_s: float,
             task = asyncio.create_task(service.run())
             loop.call_later(look_from_s, sample)
             await asyncio.sleep(idle_s)
-            service.execute("start")
+            service.execute(service.parse("start"))
             await asyncio.sleep(play_s)
             task.cancel()
         ticks = [t for t, effect, _ in recorder.seen if isinstance(effect, Tick)]

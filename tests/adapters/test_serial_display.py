@@ -224,9 +224,9 @@ def test_frames_follow_a_scripted_match_in_order(tmp_path: Path) -> None:
 
     async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
         service.outputs.append(KeepUp(display, end))
-        at(1.0, lambda: service.execute("start"))
-        at(100.5, lambda: service.execute("pause"))
-        at(110.25, lambda: service.execute("resume"))
+        at(1.0, lambda: service.execute(service.parse("start")))
+        at(100.5, lambda: service.execute(service.parse("pause")))
+        at(110.25, lambda: service.execute(service.parse("resume")))
         await asyncio.sleep(335)
         end.catch_up(display.frames_sent)
         assert display.jams.total == 0
@@ -263,11 +263,13 @@ def test_a_ball_hockey_period_its_penalties_and_the_intermission(tmp_path: Path)
 
     async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
         service.outputs.append(KeepUp(display, end))
-        at(1.0, lambda: service.execute("start"))
-        at(11.0, lambda: service.execute("stop"))  # the whistle: 10 s played
+        at(1.0, lambda: service.execute(service.parse("start")))
+        at(11.0, lambda: service.execute(service.parse("stop")))  # the whistle: 10 s played
         for t, player in ((12.0, "17"), (13.0, "4"), (14.0, "9")):
-            at(t, lambda player=player: service.execute("penalty", "home", "minor", player))
-        at(21.0, lambda: service.execute("start"))  # the faceoff; the period ends at 911 s
+            at(t, lambda player=player: service.execute(
+                service.parse("penalty", "home", "minor", player)))
+        # the faceoff; the period ends at 911 s
+        at(21.0, lambda: service.execute(service.parse("start")))
         await asyncio.sleep(911 + 600 + 5)
         end.catch_up(display.frames_sent)
 
@@ -315,7 +317,7 @@ def test_the_port_vanishes_and_comes_back(tmp_path: Path,
         keep_up: list[KeepUp] = []
 
         service.outputs.append(KeepUp(display, first))
-        at(1.0, lambda: service.execute("start"))
+        at(1.0, lambda: service.execute(service.parse("start")))
         at(50.5, first.unplug)  # 270.5 s left: the display last showed 4:31
         at(60.25, plug_in)
         at(60.5, lambda: connected.append(display.status_extra()["serial_display"]["connected"]))
@@ -481,7 +483,7 @@ def test_a_display_that_stops_reading_gets_the_newest_frames(tmp_path: Path) -> 
     end = DisplayEnd(tmp_path / "display")
 
     async def body(service: Service, display: SerialDisplay, recorder: Recorder) -> None:
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(330)  # the final signal sounds at 320 s; nobody read the port
         assert display.jams.total >= 1
         await end.line(lambda line: b",finished," in line)
@@ -509,9 +511,9 @@ def test_the_clock_does_not_wait_for_a_stuck_display(tmp_path: Path) -> None:
                        end: DisplayEnd = end, reading: bool = reading) -> None:
             if reading:
                 service.outputs.append(KeepUp(display, end))
-            at(1.0, lambda: service.execute("start"))
-            at(100.5, lambda: service.execute("pause"))
-            at(110.25, lambda: service.execute("resume"))
+            at(1.0, lambda: service.execute(service.parse("start")))
+            at(100.5, lambda: service.execute(service.parse("pause")))
+            at(110.25, lambda: service.execute(service.parse("resume")))
             await asyncio.sleep(335)
             instants.append(signal_times(recorder))
 

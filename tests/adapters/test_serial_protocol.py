@@ -152,12 +152,12 @@ def test_ball_hockey_status_from_the_core() -> None:
     one_short = dataclasses.replace(  # a house rule: one player off at a time
         isbhf, penalties=dataclasses.replace(isbhf.penalties, max_running=1))
     match = Match(one_short)
-    match.handle("start", 0.0)
-    match.handle("stop", 10.0)  # the whistle, 10 s played
-    match.handle("penalty", 12.0, "home", "minor", "17")
-    match.handle("penalty", 13.0, "home", "minor", "4")  # waits for #17's place
-    match.handle("penalty", 14.0, "away", "misconduct", "9")  # not short-handed: runs
-    match.handle("start", 20.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 10.0)  # the whistle, 10 s played
+    match.handle(match.parse("penalty", "home", "minor", "17"), 12.0)
+    match.handle(match.parse("penalty", "home", "minor", "4"), 13.0)  # waits for #17's place
+    match.handle(match.parse("penalty", "away", "misconduct", "9"), 14.0)  # not short-handed: runs
+    match.handle(match.parse("start"), 20.0)
     status = match.status(50.0).to_dict()  # 30 s of the penalties served
     assert [(p["player"], p["running"]) for p in status["penalties"]] == [
         ("17", True), ("9", True), ("4", False)]
@@ -173,11 +173,11 @@ def test_ball_hockey_status_from_the_core() -> None:
 
 def test_the_documented_intermission_frame_comes_from_a_real_match() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
-    match.handle("stop", 850.0)  # the whistle with 0:50 left in the first period
-    match.handle("goal", 851.0, "home")
-    match.handle("penalty", 852.0, "away", "minor", "8")
-    match.handle("start", 860.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 850.0)  # the whistle with 0:50 left in the first period
+    match.handle(match.parse("goal", "home"), 851.0)
+    match.handle(match.parse("penalty", "away", "minor", "8"), 852.0)
+    match.handle(match.parse("start"), 860.0)
     match.poll(910.0)  # the period's end: 50 s of the minor served, the intermission starts
     line = state_frame(match.status(1000.0).to_dict()).decode().rstrip("\n")
     assert line == "$TDS,1,break,8:30,----I,2,3,1,0,A8=1:10*7B5F"
@@ -187,7 +187,7 @@ def test_the_documented_intermission_frame_comes_from_a_real_match() -> None:
 def test_a_sudden_death_overtime_counts_up() -> None:
     """ITHF 4.8: the clock field shows the overtime played, in whole seconds."""
     match = Match(profiles.load("ithf-playoff"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(425.6)  # the final at 320, a 30-s break, overtime from 350
     status = match.status(425.6).to_dict()
     assert frame_fields(status)[:3] == ["running", "1:15", "R--O-"]

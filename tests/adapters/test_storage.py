@@ -408,7 +408,7 @@ def test_a_storage_fault_flashes_the_last_30_s_led_unless_it_is_lit(mock_factory
     led = LED(13, pin_factory=mock_factory)
     leds = Leds(None, None, led)
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(30.0)
     early = match.status(30.0)  # 5:00 from 20 s on: 4:50 left
     match.poll(300.0)

@@ -125,7 +125,7 @@ def test_pings_stop_while_the_loop_is_blocked(fake_systemd: FakeSystemd) -> None
 
 def test_status_line_names_phase_and_clock() -> None:
     match = Match(load("ithf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
     assert status_text(match.status(95.5)) == "ithf: running, 3:45 left"
 

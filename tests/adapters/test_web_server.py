@@ -234,7 +234,7 @@ def test_stream_event_records_match_the_event_stream() -> None:
             async with aiohttp.ClientSession() as session, \
                     session.ws_connect(f"{server.url}api/stream") as ws:
                 assert (await ws.receive_json(timeout=5))["type"] == "state"
-                service.execute("start")
+                service.execute(service.parse("start"))
                 messages = [await ws.receive_json(timeout=5) for _ in range(3)]
         return messages
 

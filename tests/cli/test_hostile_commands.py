@@ -31,7 +31,7 @@ from timerd import app
 from timerd import service as service_module
 from timerd.adapters.control import MAX_LINE
 from timerd.config import Config, MatchConfig, SpeakerConfig, StateConfig, WebConfig, profiles
-from timerd.core.commands import check_arguments
+from timerd.core.commands import Command, check_arguments
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
 
@@ -51,7 +51,8 @@ def commands_of(profile: str, home: Path, factory: Any) -> dict[str, tuple[str, 
     """Every command a table with `profile` answers, by name, with its arguments' names: the
     match's own (those its profile lacks are refused, and sent all the same) and the ones a
     built table's adapters add (`Service.offered`: mute, ...)."""
-    table = {name: usage for name, (_, usage) in Match(profiles.load(profile)).commands().items()}
+    rules = profiles.load(profile)
+    table = {cls.name: cls.usage(rules) for cls in Match(rules).commands()}
 
     async def offered() -> dict[str, tuple[str, ...]]:
         async with contextlib.AsyncExitStack() as stack:
@@ -204,12 +205,12 @@ def test_start_in_refuses_a_start_beyond_the_horizon_and_takes_one_within() -> N
     match = Match(profile)
     for beyond in ("3600.5", "1e308", "1e999", "inf", "nan"):
         with pytest.raises(CommandRefused) as refused:
-            match.handle("start_in", 0.0, beyond)
+            match.handle(match.parse("start_in", beyond), 0.0)
         assert refused.value.code in ("start_too_far", "not_seconds"), beyond
-    match.handle("start_in", 0.0, "3600")
+    match.handle(match.parse("start_in", "3600"), 0.0)
     assert match.status(0.0).start_in_s == 3600
     longer = Match(replace(profile, start_horizon_s=7200.0))
-    longer.handle("start_in", 0.0, "7000")
+    longer.handle(longer.parse("start_in", "7000"), 0.0)
     assert replace(profile, start_horizon_s=0).problems()[0].startswith("start_horizon_s = 0")
     check_arguments(("seconds",), ("1",))
 
@@ -233,7 +234,7 @@ def test_a_defect_after_the_core_took_a_command_is_answered_and_never_journalled
                                      mock_factory, stack)
             loop_task = asyncio.create_task(daemon.service.run())
             # Set up without waiting on the disk: virtual time would run on meanwhile.
-            daemon.service.execute("start")
+            daemon.service.execute(daemon.service.parse("start"))
             await asyncio.sleep(30)  # the pre-signal, the start signal, 10 s played
             monkeypatch.setattr(service_module, "check", check)
             reply = await ask(options(tmp_path).control, "goal", ["home"])
@@ -267,7 +268,7 @@ def test_recovery_skips_a_record_the_match_raises_on_and_restores_the_rest(
             loop_task = asyncio.create_task(daemon.service.run())
             for command, args in (("start", []), ("goal", ["home"]), ("goal", ["away"]),
                                   ("goal", ["home"])):
-                daemon.service.execute(command, *args)
+                daemon.service.execute(daemon.service.parse(command, *args))
                 await asyncio.sleep(30)
             loop_task.cancel()
 
@@ -275,11 +276,11 @@ def test_recovery_skips_a_record_the_match_raises_on_and_restores_the_rest(
     real_handle = Match.handle
     seen = []
 
-    def handle(self: Match, command: str, now: float, *args: str) -> Any:
-        if args == ("away",):
-            seen.append(command)
+    def handle(self: Match, command: Command, now: float) -> Any:
+        if command.words() == ("away",):
+            seen.append(command.name)
             raise OverflowError("a record that an older timerd let in")
-        return real_handle(self, command, now, *args)
+        return real_handle(self, command, now)
 
     monkeypatch.setattr(Match, "handle", handle)
 

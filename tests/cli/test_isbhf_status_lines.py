@@ -14,13 +14,13 @@ from timerd.service import Service
 
 def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
-    match.handle("stop", 10.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 10.0)
     for player in ("17", "4", "5"):
-        match.handle("penalty", 11.0, "home", "minor", player)
-    match.handle("timeout", 12.0, "away")
-    match.handle("linechange", 12.0)
-    match.handle("goalie-change", 13.0, "home")
+        match.handle(match.parse("penalty", "home", "minor", player), 11.0)
+    match.handle(match.parse("timeout", "away"), 12.0)
+    match.handle(match.parse("linechange"), 12.0)
+    match.handle(match.parse("goalie-change", "home"), 13.0)
     status = match.status(14.0).to_dict()
     lines = format_status(status, Messages("en")).splitlines()
     assert lines[-6:] == [
@@ -42,7 +42,7 @@ def test_status_lines_for_timeouts_penalties_and_countdowns() -> None:
 
 def test_no_ball_hockey_lines_for_table_hockey() -> None:
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     text = format_status(match.status(30.0).to_dict(), Messages("en"))
     assert "timeouts" not in text
     assert "penalty" not in text
@@ -53,11 +53,11 @@ def test_the_status_line_keeps_the_countdowns_at_80_columns_in_every_language() 
     the line fits 80 columns and shows both countdowns whole; what gives way is the last
     signal, then the names. Net time reads as the whistle's stop (ISBHF 407)."""
     match = Match(profiles.load("isbhf"))
-    match.handle("teams", 0.0, "Jana Novak-Kovač", "Peter Horvat")
-    match.handle("start", 0.0)
-    match.handle("stop", 10.0)
-    match.handle("timeout", 12.0, "away")
-    match.handle("linechange", 12.0)
+    match.handle(match.parse("teams", "Jana Novak-Kovač", "Peter Horvat"), 0.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 10.0)
+    match.handle(match.parse("timeout", "away"), 12.0)
+    match.handle(match.parse("linechange"), 12.0)
     status = match.status(14.0)
     for language in LANGUAGES:
         msg = Messages(language)
@@ -67,16 +67,16 @@ def test_the_status_line_keeps_the_countdowns_at_80_columns_in_every_language() 
         assert msg("term.line_change", time="3.0") in line, line
         assert msg("term.stopped", s=4) in line, line
     quiet = Match(profiles.load("isbhf"))  # no countdowns: the names and the last signal fit
-    quiet.handle("teams", 0.0, "Jana Novak-Kovač", "Peter Horvat")
-    quiet.handle("start", 0.0)
+    quiet.handle(quiet.parse("teams", "Jana Novak-Kovač", "Peter Horvat"), 0.0)
+    quiet.handle(quiet.parse("start"), 0.0)
     assert status_line(quiet.status(9.0), Messages("en"), 80) == \
         "14:51 P1/3  Jana Novak-… 0:0 Peter Horvat  running  last: START"
 
 
 def test_timerctl_says_time_stopped_under_net_time() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
-    match.handle("stop", 10.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 10.0)
     status = match.status(14.0).to_dict() | {"clock_rule": "stop"}
     lines = format_status(status, Messages("en")).splitlines()
     assert "phase     time stopped" in lines
@@ -108,10 +108,10 @@ def test_status_columns_align_and_every_word_is_translated_in_every_language() -
     column), the speaker's state is a word of the language ("off"), and a running timeout
     says whose it is by team name."""
     match = Match(profiles.load("isbhf"))
-    match.handle("teams", 0.0, "HK Olimpija", "HC Košice", "2")
-    match.handle("start", 0.0)
-    match.handle("stop", 10.0)
-    match.handle("timeout", 12.0, "away")
+    match.handle(match.parse("teams", "HK Olimpija", "HC Košice", "2"), 0.0)
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 10.0)
+    match.handle(match.parse("timeout", "away"), 12.0)
     status = match.status(14.0).to_dict() | {"speaker": "off", "speaker_muted": False,
                                              "clock_rule": "stop",
                                              "buzzer_muted": False, "version": "1.0"}

@@ -30,7 +30,7 @@ def _match_at(profile: str, script: list[tuple[str, float, tuple[str, ...]]],
     match = Match(profiles.load(profile))
     for command, at, args in script:
         match.poll(at)
-        match.handle(command, at, *args)
+        match.handle(match.parse(command, *args), at)
     match.poll(now)
     return match.status(now)
 

@@ -20,16 +20,16 @@ def kinds(effects: list) -> list[SignalKind]:
 
 def started(profile: str = "isbhf") -> Match:
     match = Match(profiles.load(profile))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     return match
 
 
 def test_penalty_expiry_is_a_deadline_of_the_game_clock() -> None:
     match = started()
-    match.handle("stop", 100.0)
-    match.handle("penalty", 101.0, "away", "minor", "8")
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("penalty", "away", "minor", "8"), 101.0)
     assert match.next_deadline() is None  # the clock is stopped: nothing runs down
-    match.handle("start", 160.0)
+    match.handle(match.parse("start"), 160.0)
     assert match.next_deadline() == 280.0  # 2:00 of game time from the restart
     assert match.status(200.0).penalties[0]["remaining_s"] == 80.0
     effects = match.poll(280.0)
@@ -39,9 +39,10 @@ def test_penalty_expiry_is_a_deadline_of_the_game_clock() -> None:
 
 def test_a_penalty_ending_with_the_period_ends_in_that_period() -> None:
     match = started()
-    match.handle("stop", 780.0)
-    match.handle("penalty", 780.0, "home", "minor")
-    match.handle("start", 790.0)  # it runs out at 15:00 of the period, as the period ends
+    match.handle(match.parse("stop"), 780.0)
+    match.handle(match.parse("penalty", "home", "minor"), 780.0)
+    # it runs out at 15:00 of the period, as the period ends
+    match.handle(match.parse("start"), 790.0)
     effects = match.poll(910.0)
     assert kinds(effects) == [SignalKind.PENALTY_END, SignalKind.PERIOD_END]
     assert match.result is None
@@ -50,54 +51,54 @@ def test_a_penalty_ending_with_the_period_ends_in_that_period() -> None:
 def test_a_penalty_given_in_the_intermission_starts_with_the_next_period() -> None:
     match = started()
     match.poll(900.0)
-    match.handle("penalty", 950.0, "home", "major", "5")
+    match.handle(match.parse("penalty", "home", "major", "5"), 950.0)
     match.poll(1500.0)
-    match.handle("start", 1510.0)
+    match.handle(match.parse("start"), 1510.0)
     assert match.status(1570.0).penalties[0]["remaining_s"] == 240.0
     assert kinds(match.poll(1810.0)) == [SignalKind.PENALTY_END]
 
 
 def test_penalty_commands_are_refused_with_reasons() -> None:
     with refused("profile ithf has no penalties"):
-        started("ithf").handle("penalty", 30.0, "home", "minor")
+        (m := started("ithf")).handle(m.parse("penalty", "home", "minor"), 30.0)
     with refused("no match is running"):
-        Match(profiles.load("isbhf")).handle("penalty", 0.0, "home", "minor")
+        (m := Match(profiles.load("isbhf"))).handle(m.parse("penalty", "home", "minor"), 0.0)
     match = started()
     with refused('no penalty kind "minr"'):
-        match.handle("penalty", 10.0, "home", "minr")
+        match.handle(match.parse("penalty", "home", "minr"), 10.0)
     with refused("takes a penalty number"):
-        match.handle("penalty-cancel", 10.0, "home", "x")
+        match.handle(match.parse("penalty-cancel", "home", "x"), 10.0)
     usage = "penalty refused: it takes <home|away> <minor|major|misconduct> [player], got 0"
     with refused(usage.replace("|", r"\|").replace("[", r"\[")):
-        match.handle("penalty", 10.0)
+        match.handle(match.parse("penalty"), 10.0)
 
 
 def test_isbhf_412_timeout_refusals_and_the_timeout_clock() -> None:
     with refused("profile ithf has no timeouts"):
-        started("ithf").handle("timeout", 30.0, "home")
+        (m := started("ithf")).handle(m.parse("timeout", "home"), 30.0)
     match = started()
     with refused("the clock is running; a timeout is asked for in "
                                              r"a stoppage \(ISBHF 412\)"):
-        match.handle("timeout", 50.0, "home")
-    match.handle("stop", 60.0)
-    match.handle("timeout", 61.0, "home")
+        match.handle(match.parse("timeout", "home"), 50.0)
+    match.handle(match.parse("stop"), 60.0)
+    match.handle(match.parse("timeout", "home"), 61.0)
     assert match.next_deadline() == 91.0
     assert kinds(match.poll(91.0)) == [SignalKind.TIMEOUT_END]
     assert match.status(92.0).timeouts == {"home": {"left": 0, "remaining_s": None},
                                            "away": {"left": 1, "remaining_s": None}}
     match.poll(900.0 + 10)  # nothing: the clock is stopped
-    match.handle("start", 100.0)
+    match.handle(match.parse("start"), 100.0)
     match.poll(940.0)  # the period ends at 15:00 net: an intermission
     assert match.phase is Phase.BREAK
     with refused("timeout refused: a timed break runs"):
-        match.handle("timeout", 950.0, "away")
+        match.handle(match.parse("timeout", "away"), 950.0)
 
 
 def test_a_faceoff_during_a_timeout_ends_it() -> None:
     match = started()
-    match.handle("stop", 60.0)
-    match.handle("timeout", 61.0, "away")
-    effects = match.handle("start", 75.0)
+    match.handle(match.parse("stop"), 60.0)
+    match.handle(match.parse("timeout", "away"), 61.0)
+    effects = match.handle(match.parse("start"), 75.0)
     assert "timeout Away ended by the faceoff after 14 s" in said(effects)
     assert match.next_deadline() == 900.0 + 15.0  # only the period end is left
     timeouts = next(r for r in match.rules if isinstance(r, TeamTimeouts)).timeouts
@@ -107,44 +108,45 @@ def test_a_faceoff_during_a_timeout_ends_it() -> None:
 def test_isbhf_408_goalie_change_countdown() -> None:
     match = started()
     with refused("the clock is running; stop it first"):
-        match.handle("goalie-change", 100.0, "home")
-    match.handle("stop", 100.0)
-    match.handle("goalie-change", 101.0, "home")
+        match.handle(match.parse("goalie-change", "home"), 100.0)
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goalie-change", "home"), 101.0)
     assert match.status(161.0).goalie_change == {"home": 540.0}
     effects = match.poll(701.0)
     assert kinds(effects) == [SignalKind.GOALIE_CHANGE_END]
     assert match.status(702.0).goalie_change == {}
-    match.handle("goalie-change", 710.0, "away")
-    effects = match.handle("start", 800.0)  # dressed early: the faceoff ends the countdown
+    match.handle(match.parse("goalie-change", "away"), 710.0)
+    # dressed early: the faceoff ends the countdown
+    effects = match.handle(match.parse("start"), 800.0)
     assert "goalie change Away ended by the faceoff" in said(effects)
     assert match.status(801.0).goalie_change == {}
 
 
 def test_isbhf_420_422_goal_with_scorer_and_assists() -> None:
     match = started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home", "17", "4", "9")
-    match.handle("goal", 102.0, "away", "8")
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home", "17", "4", "9"), 101.0)
+    match.handle(match.parse("goal", "away", "8"), 102.0)
     assert [(g["scorer"], g["assists"]) for g in match.status(103.0).goals] == [
         ("17", ["4", "9"]), ("8", [])]
     with refused("different players"):
-        match.handle("goal", 104.0, "home", "17", "17")
+        match.handle(match.parse("goal", "home", "17", "17"), 104.0)
     with refused("shirt number"):
-        match.handle("goal", 104.0, "home", "seventeen")
+        match.handle(match.parse("goal", "home", "seventeen"), 104.0)
     with refused("got 5"):
-        match.handle("goal", 104.0, "home", "1", "2", "3", "4")
+        match.handle(match.parse("goal", "home", "1", "2", "3", "4"), 104.0)
 
 
 def test_the_result_holds_periods_penalties_and_timeouts() -> None:
     match = started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 100.5, "home", "17")
-    match.handle("penalty", 101.0, "away", "minor", "3")
-    match.handle("timeout", 102.0, "away")
-    match.handle("start", 140.0)
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home", "17"), 100.5)
+    match.handle(match.parse("penalty", "away", "minor", "3"), 101.0)
+    match.handle(match.parse("timeout", "away"), 102.0)
+    match.handle(match.parse("start"), 140.0)
     for t in (1640.0, 3140.0):  # period ends at 940, 2440 (+600 intermissions)
         match.poll(t)
-        match.handle("start", t)
+        match.handle(match.parse("start"), t)
     match.poll(4100.0)
     assert match.status(4100.0).phase is Phase.FINISHED
     result = match.status(4100.0).result
@@ -160,10 +162,10 @@ def test_the_result_holds_periods_penalties_and_timeouts() -> None:
 
 def test_reset_forgets_penalties_and_timeouts() -> None:
     match = started()
-    match.handle("stop", 10.0)
-    match.handle("penalty", 11.0, "home", "minor")
-    match.handle("timeout", 12.0, "home")
-    match.handle("reset", 13.0)
+    match.handle(match.parse("stop"), 10.0)
+    match.handle(match.parse("penalty", "home", "minor"), 11.0)
+    match.handle(match.parse("timeout", "home"), 12.0)
+    match.handle(match.parse("reset"), 13.0)
     status = match.status(14.0)
     assert status.penalties == []
     assert status.timeouts == {"home": {"left": 1, "remaining_s": None},
@@ -181,22 +183,22 @@ def test_a_penalty_is_served_in_exactly_its_game_time_whatever_the_stoppages(
     # the period ends first.
     match = started()
     now = gaps[0]
-    match.handle("stop", now)
-    match.handle("penalty", now, "home", kind)
+    match.handle(match.parse("stop"), now)
+    match.handle(match.parse("penalty", "home", kind), now)
     given_play = match.play_s(now)
     ran = 0.0  # running clock since it was given, as the test counts it
     ended_at_run = None
     for gap in [*gaps[1:], 1000.0]:
         running = match.phase is Phase.RUNNING
         if not running:
-            match.handle("start", now)
+            match.handle(match.parse("start"), now)
         for effect in match.poll(now + gap):
             if isinstance(effect, Signal) and effect.kind is SignalKind.PENALTY_END:
                 ended_at_run = ran + (effect.due - now)
         if match.phase is Phase.RUNNING:
             ran += gap
             now += gap
-            match.handle("stop", now)
+            match.handle(match.parse("stop"), now)
         else:
             break  # the period ended
         now += 1.0  # a second of stoppage

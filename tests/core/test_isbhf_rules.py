@@ -21,20 +21,20 @@ def test_isbhf_410_net_time_of_a_regular_match_is_45_minutes(gaps: list[float]) 
     # played, and the intermissions run by themselves between them.
     match = Match(profiles.load("isbhf"))
     now = 0.0
-    match.handle("start", now)
+    match.handle(match.parse("start"), now)
     for gap in gaps:
         now += gap
         match.poll(now)
         if match.phase is Phase.FINISHED:
             break
         if match.phase is not Phase.BREAK:
-            match.handle("toggle", now)
+            match.handle(match.parse("toggle"), now)
     while match.phase is not Phase.FINISHED:  # play out whatever is left
         deadline = match.next_deadline()
         now = deadline if deadline is not None else now + 1.0
         match.poll(now)
         if match.phase is Phase.PAUSED:
-            match.handle("start", now)
+            match.handle(match.parse("start"), now)
     assert match.result is not None
     assert match.result.played_s == pytest.approx(2700.0)
     assert match.result.how == "regular"
@@ -42,31 +42,31 @@ def test_isbhf_410_net_time_of_a_regular_match_is_45_minutes(gaps: list[float]) 
 
 def test_isbhf_410_intermission_runs_by_itself_with_a_warning() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     effects = match.poll(900.0)
     assert [e.kind for e in effects if isinstance(e, Signal)] == [SignalKind.PERIOD_END]
     status = match.status(900.0)
     assert (status.phase, status.break_kind, status.start_in_s) == (Phase.BREAK, "intermission",
                                                                     600.0)
     with refused("intermission"):
-        match.handle("start", 1000.0)
+        match.handle(match.parse("start"), 1000.0)
     assert [e.kind for e in match.poll(1500.0) if isinstance(e, Signal)] == [
         SignalKind.BREAK_WARNING, SignalKind.INTERMISSION_END]
     assert match.phase is Phase.PAUSED
     assert match.status(1500.0).ends_switched is True  # ISBHF 401
-    match.handle("start", 1520.0)  # the referee's faceoff starts period 2
+    match.handle(match.parse("start"), 1520.0)  # the referee's faceoff starts period 2
     assert match.status(1530.0).remaining_s == pytest.approx(890.0)
 
 
 def test_isbhf_goal_while_the_clock_is_stopped_counts_and_not_in_intermission() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
-    match.handle("stop", 100.0)  # the whistle after the goal
-    match.handle("goal", 102.0, "home")
-    match.handle("start", 130.0)
-    match.handle("goal", 131.0, "away")  # no faceoff guard in ball hockey
+    match.handle(match.parse("start"), 0.0)
+    match.handle(match.parse("stop"), 100.0)  # the whistle after the goal
+    match.handle(match.parse("goal", "home"), 102.0)
+    match.handle(match.parse("start"), 130.0)
+    match.handle(match.parse("goal", "away"), 131.0)  # no faceoff guard in ball hockey
     match.poll(930.0)
-    match.handle("goal", 940.0, "away")
+    match.handle(match.parse("goal", "away"), 940.0)
     assert [(g.counted, g.reason) for g in match.sheet.goals] == [
         (True, None), (True, None), (False, "intermission")]
 
@@ -114,14 +114,15 @@ def test_isbhf_414b_shootout_undecided_and_alternation() -> None:
 def test_isbhf_413a_points_after_three_periods(goals: tuple[str, ...], winner: Side | None,
                                                points: dict[str, int]) -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
-    match.handle("stop", 100.0)  # the whistle, the goals, the faceoff: all at 100 s, so
+    match.handle(match.parse("start"), 0.0)
+    # the whistle, the goals, the faceoff: all at 100 s, so
+    match.handle(match.parse("stop"), 100.0)
     for side in goals:  # the periods end where they would without them
-        match.handle("goal", 100.0, side)
-    match.handle("start", 100.0)
+        match.handle(match.parse("goal", side), 100.0)
+    match.handle(match.parse("start"), 100.0)
     for t in (1500.0, 3000.0):  # after each intermission, the referee's faceoff
         match.poll(t)
-        match.handle("start", t)
+        match.handle(match.parse("start"), t)
     match.poll(4000.0)
     assert match.result is not None
     assert (match.result.how, match.result.winner) == ("regular", winner)

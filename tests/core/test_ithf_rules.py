@@ -18,7 +18,7 @@ from timerd.core.score import Goal
 
 def started(profile: str = "ithf") -> Match:
     match = Match(profiles.load(profile))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
     return match
 
@@ -29,7 +29,7 @@ def kinds(effects: list[object]) -> list[SignalKind]:
 
 def test_status_carries_the_scoring_keys() -> None:
     match = started()
-    match.handle("goal", 25.0, "home")
+    match.handle(match.parse("goal", "home"), 25.0)
     status = match.status(26.0).to_dict()
     assert status["score"] == {"home": 1, "away": 0}
     assert status["goals"] == [{"number": 1, "side": "home", "match_time_s": 5.0,
@@ -48,9 +48,9 @@ def test_the_guard_shows_its_time_left_and_stands_still_in_a_pause() -> None:
     # ITHF 5.6 with 10.2: a pause freezes the guard; resuming without a faceoff continues it
     match = started()
     assert match.status(21.0).faceoff_guard_s == pytest.approx(2.0)
-    match.handle("pause", 21.0)
+    match.handle(match.parse("pause"), 21.0)
     assert match.status(30.0).faceoff_guard_s == pytest.approx(2.0)
-    match.handle("resume", 40.0)
+    match.handle(match.parse("resume"), 40.0)
     assert match.status(41.5).faceoff_guard_s == pytest.approx(0.5)
     assert [e for e in match.poll(42.0) if isinstance(e, FaceoffGuardChanged)] == [
         FaceoffGuardChanged(active=False)]
@@ -58,10 +58,10 @@ def test_the_guard_shows_its_time_left_and_stands_still_in_a_pause() -> None:
 
 def test_a_faceoff_clears_pending_and_the_passive_count() -> None:
     match = started()
-    match.handle("goal", 30.0, "home")
-    match.handle("passive", 31.0, "away")
+    match.handle(match.parse("goal", "home"), 30.0)
+    match.handle(match.parse("passive", "away"), 31.0)
     assert match.status(32.0).passive["away"] == pytest.approx(4.0)
-    match.handle("faceoff", 32.0)
+    match.handle(match.parse("faceoff"), 32.0)
     status = match.status(32.0)
     assert (status.faceoff_pending, status.passive["away"]) == (False, None)
     assert status.faceoff_guard_s == pytest.approx(3.0)
@@ -79,26 +79,26 @@ def test_a_faceoff_clears_pending_and_the_passive_count() -> None:
 def test_refusals_in_idle_say_why(command: str, args: tuple[str, ...], message: str) -> None:
     match = Match(profiles.load("ithf"))
     with refused(message):
-        match.handle(command, 0.0, *args)
+        match.handle(match.parse(command, *args), 0.0)
 
 
 def test_argument_counts_are_checked_with_optional_ones_shown() -> None:
     match = started()
     with refused(r"resume refused: it takes \[faceoff\], got 2"):
-        match.handle("resume", 30.0, "faceoff", "now")
+        match.handle(match.parse("resume", "faceoff", "now"), 30.0)
     with refused(re.escape(
             "goal refused: it takes <home|away> [scorer] [assist] [assist], got 0")):
-        match.handle("goal", 30.0)
+        match.handle(match.parse("goal"), 30.0)
 
 
 def test_undo_needs_an_entry_and_leaves_a_finished_result_alone() -> None:
     match = started()
     with refused("no goal entry"):
-        match.handle("undo", 30.0)
-    match.handle("goal", 30.0, "home")
-    match.handle("walkout", 40.0, "away")
+        match.handle(match.parse("undo"), 30.0)
+    match.handle(match.parse("goal", "home"), 30.0)
+    match.handle(match.parse("walkout", "away"), 40.0)
     with refused("finished"):
-        match.handle("undo", 41.0)
+        match.handle(match.parse("undo"), 41.0)
 
 
 @pytest.mark.parametrize("at", [320.0, 321.5, 345.0])  # 345: after the break's warning
@@ -108,7 +108,7 @@ def test_a_walkout_in_the_break_before_overtime_does_not_sound_the_final_twice(a
     refused-command property test: two FINAL signals at 320 s.)"""
     match = started("ithf-playoff")
     assert kinds(match.poll(320.0))[-1] is SignalKind.FINAL
-    effects = match.handle("walkout", at, "home")
+    effects = match.handle(match.parse("walkout", "home"), at)
     assert SignalKind.FINAL not in kinds(effects)
     assert match.result is not None
     assert match.result.how.value == "walkout"
@@ -116,15 +116,15 @@ def test_a_walkout_in_the_break_before_overtime_does_not_sound_the_final_twice(a
 
 def test_a_walkout_in_play_sounds_the_final_signal() -> None:
     match = started()
-    assert kinds(match.handle("walkout", 50.0, "home")) == [SignalKind.FINAL]
+    assert kinds(match.handle(match.parse("walkout", "home"), 50.0)) == [SignalKind.FINAL]
 
 
 def test_passive_play_is_refused_when_the_profile_does_not_time_it() -> None:
     match = Match(replace(profiles.load("ithf"), rules=("rulings",)))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
     with refused("does not time passive play"):
-        match.handle("passive", 30.0, "home")
+        match.handle(match.parse("passive", "home"), 30.0)
 
 
 def test_timed_overtime_ends_with_the_final_signal() -> None:
@@ -132,7 +132,7 @@ def test_timed_overtime_ends_with_the_final_signal() -> None:
     profile = replace(profiles.load("ithf-playoff"),
                       overtime=Overtime(length_s=60.0, break_s=0.0, break_warning_s=None))
     match = Match(profile)
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     effects = match.poll(320.0)
     assert kinds(effects)[-2:] == [SignalKind.FINAL, SignalKind.OVERTIME_START]
     assert match.status(330.0).remaining_s == pytest.approx(50.0)
@@ -144,7 +144,7 @@ def test_timed_overtime_ends_with_the_final_signal() -> None:
 
 def test_count_up_overtime_status() -> None:
     match = Match(profiles.load("ithf-playoff"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(357.0)  # overtime started at 350, its guard ran out at 353
     status = match.status(357.25)
     assert (status.overtime, status.count_up, status.remaining_s) == (True, True, 0.0)
@@ -157,10 +157,10 @@ def test_goals_count_while_stopped_is_profile_data() -> None:
     # A stop clock (ball hockey) stops at the goal's whistle: the goal still counts.
     match = Match(replace(profiles.load("ithf"), goals_count_while_stopped=True,
                           faceoff_guard_s=None))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
-    match.handle("pause", 30.0)
-    effects = match.handle("goal", 30.5, "away")
+    match.handle(match.parse("pause"), 30.0)
+    effects = match.handle(match.parse("goal", "away"), 30.5)
     assert [e.counted for e in effects if isinstance(e, Goal)] == [True]
 
 

@@ -19,7 +19,7 @@ def signals(effects):
 
 def started(profile="ithf", at=0.0):
     match = Match(profiles.load(profile))
-    match.handle("start", at)
+    match.handle(match.parse("start"), at)
     match.poll(at + match.profile.pre_signal_lead_s)
     return match
 
@@ -39,7 +39,7 @@ def test_ithf_4_4_thirds_plan():
 
 def test_ithf_4_4_pre_signal_leads_the_start_by_20_s():
     match = Match(profiles.load("ithf"))
-    effects = match.handle("start", 100.0)
+    effects = match.handle(match.parse("start"), 100.0)
     assert signals(effects) == [(K.PRE_SIGNAL, 1, 300)]
     assert match.phase is Phase.PRE_SIGNAL
     assert match.next_deadline() == 120.0
@@ -60,7 +60,7 @@ def test_late_poll_fires_each_due_signal_once_and_keeps_the_planned_instants():
 
 def test_a_late_start_does_not_shift_the_match():
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.3)  # the loop woke 300 ms late for the start
     assert match.clock.anchor == 20.0
     assert match.clock.when_elapsed(60) == 80.0
@@ -68,19 +68,19 @@ def test_a_late_start_does_not_shift_the_match():
 
 def test_ithf_10_2_pause_adds_the_lost_time_back():
     match = started()
-    effects = match.handle("pause", 50.0)
+    effects = match.handle(match.parse("pause"), 50.0)
     assert match.phase is Phase.PAUSED
     assert signals(effects) == [(K.PAUSE, 1, 270)]
     assert match.next_deadline() is None
     assert match.status(62.5).interruption_s == 12.5
-    effects = match.handle("resume", 80.0)
+    effects = match.handle(match.parse("resume"), 80.0)
     assert signals(effects) == [(K.RESUME, 1, 270)]
     assert match.next_deadline() == 80.0 + 30.0  # 4:00 left comes 30 s of play later
 
 
 def test_signals_due_before_a_command_fire_first():
     match = started()
-    effects = match.handle("pause", 80.0)  # exactly at 4:00 left
+    effects = match.handle(match.parse("pause"), 80.0)  # exactly at 4:00 left
     kinds = [e.kind for e in effects if isinstance(e, Signal)]
     assert kinds == [K.INTERVAL, K.PAUSE]
 
@@ -95,23 +95,23 @@ def test_final_signal_finishes_the_match_at_exactly_zero():
 
 def test_toggle_is_the_start_pause_button():
     match = Match(profiles.load("ithf"))
-    match.handle("toggle", 0.0)
+    match.handle(match.parse("toggle"), 0.0)
     assert match.phase is Phase.PRE_SIGNAL
     with refused("pre-signal"):
-        match.handle("toggle", 5.0)
+        match.handle(match.parse("toggle"), 5.0)
     match.poll(20.0)
-    match.handle("toggle", 30.0)
+    match.handle(match.parse("toggle"), 30.0)
     assert match.phase is Phase.PAUSED
-    match.handle("toggle", 40.0)
+    match.handle(match.parse("toggle"), 40.0)
     assert match.phase is Phase.RUNNING
 
 
 def test_reset_is_refused_while_the_clock_runs():
     match = started()
     with refused("pause first"):
-        match.handle("reset", 30.0)
-    match.handle("pause", 31.0)
-    effects = match.handle("reset", 32.0)
+        match.handle(match.parse("reset"), 30.0)
+    match.handle(match.parse("pause"), 31.0)
+    effects = match.handle(match.parse("reset"), 32.0)
     assert effects == [PhaseChanged(Phase.IDLE, Phase.PAUSED)]
     assert match.status(32.0).remaining_s == 300
     assert match.interruptions == []
@@ -121,15 +121,15 @@ def test_start_after_the_match_finished_is_refused_with_a_hint():
     match = started()
     match.poll(400.0)
     with refused("long-press RESET"):
-        match.handle("toggle", 401.0)
+        match.handle(match.parse("toggle"), 401.0)
 
 
 def test_unknown_command_and_wrong_arguments_are_refused():
     match = Match(profiles.load("ithf"))
     with refused("explode refused: unknown command; known: .*faceoff", "unknown"):
-        match.handle("explode", 0.0)
+        match.handle(match.parse("explode"), 0.0)
     with refused("takes no arguments"):
-        match.handle("start", 0.0, "now")
+        match.handle(match.parse("start", "now"), 0.0)
     assert match.phase is Phase.IDLE
 
 
@@ -146,10 +146,11 @@ def test_final_comes_300_s_plus_paused_time_after_start_and_intervals_keep_match
         fired += [(e, paused) for e in match.poll(now) if isinstance(e, Signal)]
         if match.phase is not Phase.RUNNING:
             break
-        fired += [(e, paused) for e in match.handle("pause", now) if isinstance(e, Signal)]
+        fired += [(e, paused) for e in match.handle(match.parse("pause"), now)
+                  if isinstance(e, Signal)]
         now += pause_s
         paused += pause_s
-        match.handle("resume", now)
+        match.handle(match.parse("resume"), now)
     fired += [(e, paused) for e in match.poll(now + 1000) if isinstance(e, Signal)]
     timed = [(e, p) for e, p in fired if e.kind not in (K.PAUSE, K.RESUME)]
     assert [e.kind for e, _ in timed][-1] is K.FINAL

@@ -25,7 +25,7 @@ def signals(effects: list[object]) -> list[tuple[SignalKind, float]]:
 
 def test_a_start_beyond_the_lead_waits_then_sounds_the_pre_signal_one_lead_before() -> None:
     match = ithf()
-    effects = match.handle("start_in", 100.0, "60")
+    effects = match.handle(match.parse("start_in", "60"), 100.0)
     assert effects == [PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
     assert match.next_deadline() == 140.0
     assert match.status(110.0).start_in_s == 50.0
@@ -40,7 +40,7 @@ def test_a_start_beyond_the_lead_waits_then_sounds_the_pre_signal_one_lead_befor
 
 def test_a_late_wake_up_fires_pre_signal_and_start_once_each_at_their_planned_instants() -> None:
     match = ithf()
-    match.handle("start_in", 0.0, "60")
+    match.handle(match.parse("start_in", "60"), 0.0)
     effects = match.poll(65.0)
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 40.0), (SignalKind.START, 60.0)]
     assert match.clock.anchor == 60.0  # the match is not shifted by the late wake-up
@@ -49,7 +49,8 @@ def test_a_late_wake_up_fires_pre_signal_and_start_once_each_at_their_planned_in
 
 def test_a_start_inside_the_lead_sounds_the_pre_signal_at_once_with_a_shorter_lead() -> None:
     match = ithf()
-    effects = match.handle("start_in", 100.0, "17")  # 17 s: shorter than 20, at least ITHF's 15
+    # 17 s: shorter than 20, at least ITHF's 15
+    effects = match.handle(match.parse("start_in", "17"), 100.0)
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 100.0)]
     assert any("17.0 s" in text for text in said(effects))
     assert match.phase is Phase.PRE_SIGNAL
@@ -58,7 +59,7 @@ def test_a_start_inside_the_lead_sounds_the_pre_signal_at_once_with_a_shorter_le
 
 def test_a_start_exactly_one_lead_away_is_a_plain_start_without_a_notice() -> None:
     match = ithf()
-    effects = match.handle("start_in", 5.0, "20")
+    effects = match.handle(match.parse("start_in", "20"), 5.0)
     assert signals(effects) == [(SignalKind.PRE_SIGNAL, 5.0)]
     assert not any(isinstance(e, Notice) for e in effects)
 
@@ -68,7 +69,7 @@ def test_a_start_too_late_for_the_ithf_minimum_lead_is_refused_and_nothing_chang
         lead_s: float) -> None:
     match = ithf()
     with refused(r"too late for the 15 s pre-signal ITHF 4\.4"):
-        match.handle("start_in", 100.0, repr(lead_s))
+        match.handle(match.parse("start_in", repr(lead_s)), 100.0)
     assert match.phase is Phase.IDLE
     assert match.start_at is None
     assert match.next_deadline() is None
@@ -76,15 +77,16 @@ def test_a_start_too_late_for_the_ithf_minimum_lead_is_refused_and_nothing_chang
 
 def test_fifteen_seconds_is_still_kept() -> None:
     match = ithf()
-    assert signals(match.handle("start_in", 0.0, "15")) == [(SignalKind.PRE_SIGNAL, 0.0)]
+    assert signals(match.handle(match.parse("start_in", "15"), 0.0)) == [
+        (SignalKind.PRE_SIGNAL, 0.0)]
 
 
 def test_a_training_profile_with_a_short_lead_has_that_lead_as_its_minimum() -> None:
     match = Match(Profile("drill", ithf_conformant=False, period_s=30, pre_signal_lead_s=2))
     assert min_pre_signal_lead_s(match.profile) == 2
     with pytest.raises(CommandRefused):
-        match.handle("start_in", 0.0, "1.9")
-    match.handle("start_in", 0.0, "2")
+        match.handle(match.parse("start_in", "1.9"), 0.0)
+    match.handle(match.parse("start_in", "2"), 0.0)
     assert match.phase is Phase.PRE_SIGNAL
 
 
@@ -92,28 +94,28 @@ def test_only_an_idle_match_can_be_scheduled() -> None:
     match = ithf()
     match.start(0.0)
     with refused("pre-signal is sounding"):
-        match.handle("start_in", 1.0, "59")
+        match.handle(match.parse("start_in", "59"), 1.0)
 
 
 def test_a_scheduled_start_refuses_start_and_pause_and_is_cancelled_by_reset() -> None:
     match = ithf()
-    match.handle("start_in", 0.0, "60")
+    match.handle(match.parse("start_in", "60"), 0.0)
     for command in ("start", "pause", "resume"):
         with refused("a start is scheduled"):
-            match.handle(command, 1.0)
-    assert match.handle("reset", 2.0) == [PhaseChanged(Phase.IDLE, Phase.SCHEDULED)]
+            match.handle(match.parse(command), 1.0)
+    assert match.handle(match.parse("reset"), 2.0) == [PhaseChanged(Phase.IDLE, Phase.SCHEDULED)]
     assert match.next_deadline() is None
     assert match.poll(100.0) == []
 
 
 def test_start_in_is_the_command_form_relative_to_now() -> None:
     match = ithf()
-    match.handle("start_in", 10.0, "30.5")
+    match.handle(match.parse("start_in", "30.5"), 10.0)
     assert match.phase is Phase.SCHEDULED
     assert match.start_at == 40.5
     for bad in ("soon", "nan", "inf"):
         with refused("number of seconds"):
-            ithf().handle("start_in", 0.0, bad)
+            (m := ithf()).handle(m.parse("start_in", bad), 0.0)
 
 
 # -- issue 28 item 6: a scheduled ball-hockey start waits for the referee's faceoff ----------
@@ -122,7 +124,8 @@ def test_isbhf_401_407_1_a_scheduled_start_waits_for_the_referees_faceoff() -> N
     """Old code: the scheduled instant started the net time by itself (an ITHF start), so a
     ball dropped 15 s late cost 15 s of play."""
     match = Match(profiles.load("isbhf"))
-    assert match.handle("start_in", 100.0, "60") == [PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
+    assert match.handle(match.parse("start_in", "60"), 100.0) == [
+        PhaseChanged(Phase.SCHEDULED, Phase.IDLE)]
     assert match.next_deadline() == 160.0
     effects = match.poll(160.0)
     assert PhaseChanged(Phase.PAUSED, Phase.SCHEDULED) in effects
@@ -131,14 +134,14 @@ def test_isbhf_401_407_1_a_scheduled_start_waits_for_the_referees_faceoff() -> N
     status = match.status(175.0)  # the referee drops the ball 15 s late
     assert (status.phase, status.clock_running, status.elapsed_s) == (Phase.PAUSED, False, 0.0)
     assert status.interruptions == 0
-    assert signals(match.handle("start", 175.0)) == [(SignalKind.START, 175.0)]
+    assert signals(match.handle(match.parse("start"), 175.0)) == [(SignalKind.START, 175.0)]
     assert match.status(475.0).elapsed_s == 300.0  # net time from the faceoff
     assert match.interruptions == []
 
 
 def test_isbhf_407_1_a_stop_clock_profile_with_a_pre_signal_sounds_it_when_ready() -> None:
     match = Match(replace(profiles.load("isbhf"), pre_signal_lead_s=10.0))
-    match.handle("start_in", 0.0, "30")
+    match.handle(match.parse("start_in", "30"), 0.0)
     assert signals(match.poll(20.0)) == []  # no lead: the clock waits for the ball anyway
     assert signals(match.poll(30.0)) == [(SignalKind.PRE_SIGNAL, 30.0)]
     assert match.phase is Phase.PAUSED

@@ -24,19 +24,20 @@ def test_a_command_a_profile_lacks_is_refused_by_its_match(name: str) -> None:
     every phase a desk reaches first (idle, running, stopped)."""
     profile = profiles.load(name)
     offered = offered_commands(profile)
-    assert offered <= set(Match(profile).commands())
-    for command, (_, usage) in Match(profile).commands().items():
+    declared = {cls.name: cls.usage(profile) for cls in Match(profile).commands()}
+    assert offered <= set(declared)
+    for command, usage in declared.items():
         if command in offered:
             continue
         for setup in ([], ["start"], ["start", "pause"]):
             match = Match(profile)
             now = 0.0
             for step in setup:
-                match.handle(step, now)
+                match.handle(match.parse(step), now)
                 now += 40.0
             before = match.status(now).to_dict()
             try:
-                match.handle(command, now, *first_args(usage))
+                match.handle(match.parse(command, *first_args(usage)), now)
             except CommandRefused:
                 continue
             assert match.status(now).to_dict() == before, (command, setup)

@@ -32,11 +32,11 @@ def test_a_goal_refused_at_the_final_signal_does_not_swallow_it():
     """Fails on main: the final signal and PhaseChanged(FINISHED) were polled inside the
     refused `handle` and thrown away; `poll(321)` then returned nothing."""
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0)
+    match.handle(match.parse("start"), 0)
     match.poll(20)
     match.poll(319.9)
-    with refused("sideways"):
-        match.handle("goal", 320.0005, "sideways")
+    with refused("no goal entry 9", "no_goal_number"):  # refused by the match, not its words
+        match.handle(match.parse("correct", "9"), 320.0005)
     assert match.next_deadline() == 320.0005  # the held effects are due at once
     effects = match.poll(321)
     assert [e.kind for e in effects if isinstance(e, Signal)] == [K.FINAL]
@@ -49,11 +49,11 @@ def test_a_goal_refused_at_the_final_signal_does_not_swallow_it():
 def test_a_pause_refused_after_the_final_signal_hands_it_out_with_the_next_command():
     """The held effects come first in the next `handle`'s effects, in time order."""
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0)
+    match.handle(match.parse("start"), 0)
     match.poll(319.9)
     with refused("finished"):
-        match.handle("pause", 320.0)  # the final fired first: the match is over
-    effects = match.handle("reset", 330.0)
+        match.handle(match.parse("pause"), 320.0)  # the final fired first: the match is over
+    effects = match.handle(match.parse("reset"), 330.0)
     assert effects[0] == next(e for e in effects if isinstance(e, Signal))
     assert [e.kind for e in effects if isinstance(e, Signal)] == [K.FINAL]
     assert effects[-1] == PhaseChanged(Phase.IDLE, Phase.FINISHED)
@@ -67,7 +67,7 @@ WORDS = ["home", "away", "sideways", "faceoff", "minor", "major", "misconduct", 
 
 
 def _commands(profile_name: str) -> list[str]:
-    return sorted(Match(profiles.load(profile_name)).commands())
+    return sorted(cls.name for cls in Match(profiles.load(profile_name)).commands())
 
 
 #: A step: when (a gap in seconds, or at the next deadline plus a hair), a command, its words.
@@ -106,7 +106,7 @@ class Run:
             self.effects += self.match.poll(now)
             return
         try:
-            self.effects += self.match.handle(command, now, *args)
+            self.effects += self.match.handle(self.match.parse(command, *args), now)
         except CommandRefused:
             self.refused.append(i)
             self.effects += self.match.poll(now)
@@ -121,7 +121,7 @@ def _instants(match: Match, steps: list[Step]) -> list[float]:
         now = now + value if how == "gap" or deadline is None else max(now, deadline + value)
         out.append(now)
         try:
-            match.handle(command, now, *args)
+            match.handle(match.parse(command, *args), now)
         except CommandRefused:
             match.poll(now)
     return out

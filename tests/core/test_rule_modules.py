@@ -31,7 +31,7 @@ def match_lines(root: Path) -> int:
 
 def running(profile: Profile, at: float = 60.0) -> Match:
     match = Match(profile)
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(at)
     return match
 
@@ -40,15 +40,15 @@ def running(profile: Profile, at: float = 60.0) -> Match:
 def test_ball_hockey_refuses_the_ithf_rulings_as_not_part_of_its_profile(command: str) -> None:
     # Before: isbhf took a forfeit 0:5 and a walk-out +5 by accident of ITHF defaults.
     match = running(profiles.load("isbhf"))
-    match.handle("stop", 60.0)
+    match.handle(match.parse("stop"), 60.0)
     word, *args = command.split()
     with refused(f"{word} refused: profile isbhf has no rulings"):
-        match.handle(word, 61.0, *args)
+        match.handle(match.parse(word, *args), 61.0)
 
 
 def test_a_profile_without_rules_is_a_bare_clock() -> None:
     bare = Profile(name="bare", pre_signal_lead_s=10)
-    assert set(Match(bare).commands()) == ALWAYS | {"faceoff"}
+    assert {cls.name for cls in Match(bare).commands()} == ALWAYS | {"faceoff"}
     assert offered_commands(bare) == ALWAYS
     match = running(bare)
     for command, args in (("passive", ["home"]), ("forfeit", ["home"]),
@@ -56,7 +56,7 @@ def test_a_profile_without_rules_is_a_bare_clock() -> None:
                           ("early-intermission", [])):
         module = RULE_COMMANDS[command].name
         with refused(f"{command} refused: profile bare (has no|does not)", f"lacks_{module}"):
-            match.handle(command, 70.0, *args)
+            match.handle(match.parse(command, *args), 70.0)
     assert match.status(70.0).faceoff_guard_s is None  # no ITHF 5.6 guard by default
 
 
@@ -65,7 +65,7 @@ def test_each_rule_module_brings_its_commands_and_nothing_else() -> None:
     for name in RULE_NAMES:
         only = Match(replace(ithf, rules=(name,)) if name != "shootout" else
                      profiles.load("isbhf-playoff"))
-        assert MODULES[name].command_names <= set(only.commands())
+        assert set(MODULES[name].declares) <= set(only.commands())
     assert sorted(MODULES) == sorted(RULE_NAMES)
 
 

@@ -82,14 +82,14 @@ def run_sequence(profile: str, steps: list[tuple[float, tuple[str, ...]]]) -> \
     phase before it and the faceoff guard left at that instant."""
     match = Match(profiles.load(profile))
     now = 0.0
-    match.handle("start", now)
+    match.handle(match.parse("start"), now)
     entered = []
     for gap, (command, *args) in steps:
         now += gap
         match.poll(now)
         phase, guard = match.phase, match.status(now).faceoff_guard_s
         try:
-            effects = match.handle(command, now, *args)
+            effects = match.handle(match.parse(command, *args), now)
         except CommandRefused:
             continue
         entered += [(e, phase, guard) for e in effects if isinstance(e, Goal)]
@@ -127,7 +127,7 @@ def test_a_walkout_leaves_the_opponent_at_least_five_ahead(
     match, _ = run_sequence("ithf-playoff", steps)
     now = 301.0 + sum(gap for gap, _ in steps)
     try:
-        match.handle("walkout", now, walker.value)
+        match.handle(match.parse("walkout", walker.value), now)
     except CommandRefused:
         assert match.phase in (Phase.FINISHED, Phase.PRE_SIGNAL, Phase.IDLE)
         return

@@ -11,7 +11,7 @@ from timerd.core.record import NAME_MAX
 
 def test_names_and_round_are_in_the_status_and_the_result():
     match = started()
-    match.handle("teams", 30.0, "Jana Novák", "Peter Šťastný", "3")
+    match.handle(match.parse("teams", "Jana Novák", "Peter Šťastný", "3"), 30.0)
     status = match.status(31.0)
     assert status.teams == {"home": "Jana Novák", "away": "Peter Šťastný"}
     assert status.round == "3"
@@ -23,8 +23,8 @@ def test_names_and_round_are_in_the_status_and_the_result():
 
 def test_names_outlive_a_reset_for_the_next_match():
     match = Match(profiles.load("isbhf"))
-    match.handle("teams", 0.0, "HC Kometa", "")
-    match.handle("reset", 1.0)
+    match.handle(match.parse("teams", "HC Kometa", ""), 0.0)
+    match.handle(match.parse("reset"), 1.0)
     assert match.status(2.0).teams == {"home": "HC Kometa", "away": ""}
     assert match.status(2.0).round is None
 
@@ -33,5 +33,5 @@ def test_names_outlive_a_reset_for_the_next_match():
 def test_a_name_that_no_scoreboard_can_show_is_refused(name):
     match = Match(profiles.load("ithf"))
     with refused("teams refused"):
-        match.handle("teams", 0.0, name, "B")
+        match.handle(match.parse("teams", name, "B"), 0.0)
     assert match.status(0.0).teams == {"home": "", "away": ""}

@@ -25,9 +25,9 @@ from timerd.wire import (
 
 def _status():
     match = Match(profiles.load("ithf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
-    match.handle("goal", 30.0, "home")
+    match.handle(match.parse("goal", "home"), 30.0)
     return match, match.status(40.0)
 
 
@@ -61,7 +61,7 @@ def test_an_adapter_may_fill_in_what_the_core_left_unknown() -> None:
 
 def test_every_event_record_carries_its_format() -> None:
     match = Match(profiles.load("ithf"))
-    effects = match.handle("start", 0.0)
+    effects = match.handle(match.parse("start"), 0.0)
     status = match.status(0.0)
     records = [event_record(e, status) for e in effects]
     assert records

@@ -20,10 +20,10 @@ from timerd.core.score import Ending, Side
 def ithf_with_goals(profile: str, *goals: tuple[float, str]) -> Match:
     """`profile`'s match from its start signal at t=20, with `goals` (t, side) entered."""
     match = Match(profiles.load(profile))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(20.0)
     for at, side in goals:
-        match.handle("goal", at, side)
+        match.handle(match.parse("goal", side), at)
     return match
 
 
@@ -38,9 +38,9 @@ def ithf_playoff_in_overtime() -> Match:
 
 def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
     match = ithf_playoff_in_overtime()
-    match.handle("goal", 370.0, "home")  # the golden goal ends the match...
+    match.handle(match.parse("goal", "home"), 370.0)  # the golden goal ends the match...
     assert match.phase is Phase.FINISHED
-    effects = match.handle("undo", 400.0)  # ...but the puck bounced out (ITHF 6.1)
+    effects = match.handle(match.parse("undo"), 400.0)  # ...but the puck bounced out (ITHF 6.1)
     assert [e for e in effects if isinstance(e, Reopened)] == [Reopened(1, 3)]
     status = match.status(400.0)
     assert status.phase is Phase.PAUSED
@@ -48,9 +48,10 @@ def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
     assert status.score == {"home": 1, "away": 1}
     assert status.overtime_s == pytest.approx(20.0)  # as it stood at the entry
     assert status.interruption_s == pytest.approx(30.0)  # paused since the entry
-    match.handle("resume", 410.0)  # the restart is a faceoff (ITHF 10.4): its guard runs
+    # the restart is a faceoff (ITHF 10.4): its guard runs
+    match.handle(match.parse("resume"), 410.0)
     assert match.status(411.0).faceoff_guard_s == pytest.approx(2.0)
-    effects = match.handle("goal", 420.0, "away")
+    effects = match.handle(match.parse("goal", "away"), 420.0)
     assert match.result is not None
     assert match.result.winner is Side.AWAY
     assert match.result.overtime_s == pytest.approx(30.0)
@@ -60,26 +61,26 @@ def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
 
 def test_isbhf_420_1_411_undo_of_the_overtime_goal_waits_for_the_faceoff() -> None:
     match = Match(profiles.load("isbhf-playoff"))
-    match.handle("start", 0.0)  # the first faceoff: period 1 runs
+    match.handle(match.parse("start"), 0.0)  # the first faceoff: period 1 runs
     for period_start in (0.0, 1500.0, 3000.0):  # 900 s of play, 600 s of intermission
         if period_start:
             match.poll(period_start)
-            match.handle("start", period_start)
+            match.handle(match.parse("start"), period_start)
         match.poll(period_start + 900.0)
     assert match.phase is Phase.BREAK  # 0:0, the break before overtime (ISBHF 411)
     match.poll(4500.0)
-    match.handle("start", 4500.0)  # the overtime's faceoff
-    match.handle("stop", 4560.0)
-    match.handle("goal", 4561.0, "away")
+    match.handle(match.parse("start"), 4500.0)  # the overtime's faceoff
+    match.handle(match.parse("stop"), 4560.0)
+    match.handle(match.parse("goal", "away"), 4561.0)
     assert match.phase is Phase.FINISHED
-    match.handle("undo", 4570.0)
+    match.handle(match.parse("undo"), 4570.0)
     status = match.status(4580.0)
     assert status.phase is Phase.PAUSED
     assert status.overtime
     assert status.score["away"] == 0
     assert status.overtime_s == pytest.approx(60.0)
     assert not status.clock_running
-    match.handle("start", 4600.0)  # START is the faceoff: the clock runs on
+    match.handle(match.parse("start"), 4600.0)  # START is the faceoff: the clock runs on
     assert match.status(4610.0).overtime_s == pytest.approx(70.0)
 
 
@@ -88,7 +89,7 @@ def test_ithf_6_1_undo_of_the_last_regular_entry_after_the_final_corrects_the_re
     match.poll(320.0)
     assert match.result is not None
     assert match.result.score[Side.HOME] == 2
-    effects = match.handle("undo", 330.0)
+    effects = match.handle(match.parse("undo"), 330.0)
     assert match.phase is Phase.FINISHED  # the final result stands, corrected
     assert match.result.score == {Side.HOME: 1, Side.AWAY: 0}
     assert ResultCorrected(1) in effects
@@ -100,8 +101,8 @@ def test_ithf_4_8_a_correction_that_ties_a_playoff_match_brings_the_overtime() -
     match = ithf_with_goals("ithf-playoff", (100.0, "home"), (310.0, "home"))
     match.poll(320.0)
     assert match.phase is Phase.FINISHED
-    match.handle("undo", 330.0)  # 1:0 was a mistaken 2:0... and 0:0 after the next
-    match.handle("undo", 331.0)
+    match.handle(match.parse("undo"), 330.0)  # 1:0 was a mistaken 2:0... and 0:0 after the next
+    match.handle(match.parse("undo"), 331.0)
     assert match.phase is Phase.BREAK
     assert match.result is None
     fired = [e.kind for e in match.poll(361.0) if isinstance(e, Signal)]
@@ -111,9 +112,9 @@ def test_ithf_4_8_a_correction_that_ties_a_playoff_match_brings_the_overtime() -
 
 def test_reopen_is_refused_after_the_profiles_time_limit() -> None:
     match = ithf_playoff_in_overtime()
-    match.handle("goal", 370.0, "home")
+    match.handle(match.parse("goal", "home"), 370.0)
     with pytest.raises(CommandRefused) as refused:
-        match.handle("undo", 370.0 + 601.0)
+        match.handle(match.parse("undo"), 370.0 + 601.0)
     assert refused.value.code == "reopen_too_late"
     assert match.phase is Phase.FINISHED
     assert match.result is not None
@@ -121,17 +122,17 @@ def test_reopen_is_refused_after_the_profiles_time_limit() -> None:
 
 def test_reopen_is_refused_after_a_reset() -> None:
     match = ithf_playoff_in_overtime()
-    match.handle("goal", 370.0, "home")
-    match.handle("reset", 380.0)
+    match.handle(match.parse("goal", "home"), 370.0)
+    match.handle(match.parse("reset"), 380.0)
     with pytest.raises(CommandRefused):
-        match.handle("undo", 381.0)
+        match.handle(match.parse("undo"), 381.0)
 
 
 def test_an_entry_after_the_end_is_removed_without_touching_the_result() -> None:
     match = ithf_playoff_in_overtime()
-    match.handle("goal", 370.0, "home")
-    match.handle("goal", 372.0, "away")  # after the end: not counted
-    effects = match.handle("undo", 375.0)
+    match.handle(match.parse("goal", "home"), 370.0)
+    match.handle(match.parse("goal", "away"), 372.0)  # after the end: not counted
+    effects = match.handle(match.parse("undo"), 375.0)
     assert match.phase is Phase.FINISHED
     assert not any(
         isinstance(e, Reopened | ResultCorrected) for e in effects)
@@ -146,84 +147,87 @@ def play_out(match: Match, period_1_ends: float) -> None:
     for _ in range(2):
         at += 600.0
         match.poll(at)
-        match.handle("start", at)
+        match.handle(match.parse("start"), at)
         at += 900.0
     match.poll(at)
 
 
 def isbhf_started() -> Match:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)  # the first faceoff
+    match.handle(match.parse("start"), 0.0)  # the first faceoff
     return match
 
 
 def test_isbhf_420_1_no_undo_after_the_faceoff_that_follows_the_goal() -> None:
     match = isbhf_started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home")
-    match.handle("start", 130.0)  # the faceoff after the goal
-    match.handle("stop", 145.0)
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home"), 101.0)
+    match.handle(match.parse("start"), 130.0)  # the faceoff after the goal
+    match.handle(match.parse("stop"), 145.0)
     with pytest.raises(CommandRefused) as refused:
-        match.handle("undo", 146.0)
+        match.handle(match.parse("undo"), 146.0)
     assert refused.value.code == "undo_after_faceoff"
     assert match.sheet.score()[Side.HOME] == 1
 
 
 def test_isbhf_420_1_a_goal_can_be_revoked_until_that_faceoff() -> None:
     match = isbhf_started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home")
-    match.handle("undo", 110.0)
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home"), 101.0)
+    match.handle(match.parse("undo"), 110.0)
     assert match.sheet.score()[Side.HOME] == 0
 
 
 def test_isbhf_420_1_undo_of_a_power_play_goal_gives_the_minor_back_its_time() -> None:
     match = isbhf_started()
-    match.handle("stop", 10.0)
-    match.handle("penalty", 10.0, "away", "minor", "7")  # 2:00 from the faceoff at t=20
-    match.handle("penalty", 11.0, "away", "minor", "8")
-    match.handle("penalty", 12.0, "away", "minor", "9")  # waits: two already run
-    match.handle("start", 20.0)
-    match.handle("stop", 95.1)  # 75.1 s served: 44.9 s left
-    match.handle("goal", 96.0, "home")  # a power-play goal ends #7's minor; #9's starts
-    match.handle("undo", 97.0)  # taken back: it was never a goal
+    match.handle(match.parse("stop"), 10.0)
+    # 2:00 from the faceoff at t=20
+    match.handle(match.parse("penalty", "away", "minor", "7"), 10.0)
+    match.handle(match.parse("penalty", "away", "minor", "8"), 11.0)
+    match.handle(match.parse("penalty", "away", "minor", "9"), 12.0)  # waits: two already run
+    match.handle(match.parse("start"), 20.0)
+    match.handle(match.parse("stop"), 95.1)  # 75.1 s served: 44.9 s left
+    # a power-play goal ends #7's minor; #9's starts
+    match.handle(match.parse("goal", "home"), 96.0)
+    match.handle(match.parse("undo"), 97.0)  # taken back: it was never a goal
     shown = {p["player"]: p for p in match.status(97.0).penalties or []}
     assert shown["7"]["running"]
     assert shown["7"]["remaining_s"] == pytest.approx(44.9)
     assert not shown["9"]["running"]
     assert shown["9"]["remaining_s"] == pytest.approx(120.0)
-    match.handle("start", 100.0)
+    match.handle(match.parse("start"), 100.0)
     fired = match.poll(144.9)
     assert any(isinstance(e, Signal) and e.kind is SignalKind.PENALTY_END for e in fired)
 
 
 def test_isbhf_420_3_correct_the_scorer_and_assists_of_any_goal() -> None:
     match = isbhf_started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home", "9", "4")
-    match.handle("start", 120.0)
-    match.handle("stop", 200.0)
-    match.handle("goal", 201.0, "away", "11")
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home", "9", "4"), 101.0)
+    match.handle(match.parse("start"), 120.0)
+    match.handle(match.parse("stop"), 200.0)
+    match.handle(match.parse("goal", "away", "11"), 201.0)
     before = match.status(202.0)
-    match.handle("correct", 202.0, "1", "10", "4", "5")  # goal 1, long after its faceoff
+    # goal 1, long after its faceoff
+    match.handle(match.parse("correct", "1", "10", "4", "5"), 202.0)
     after = match.status(202.0)
     assert after.goals[0]["scorer"] == "10"
     assert after.goals[0]["assists"] == ["4", "5"]
     assert after.score == before.score
     assert after.elapsed_s == before.elapsed_s
     with pytest.raises(CommandRefused) as refused:
-        match.handle("correct", 203.0, "7", "10")
+        match.handle(match.parse("correct", "7", "10"), 203.0)
     assert refused.value.code == "no_goal_number"
 
 
 def test_isbhf_420_3_a_correction_after_the_end_is_a_new_revision() -> None:
     match = isbhf_started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home", "9")
-    match.handle("start", 120.0)
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home", "9"), 101.0)
+    match.handle(match.parse("start"), 120.0)
     play_out(match, 920.0)  # 20 s stopped in period 1
     assert match.phase is Phase.FINISHED
-    effects = match.handle("correct", 3930.0, "1", "10")
+    effects = match.handle(match.parse("correct", "1", "10"), 3930.0)
     assert ResultCorrected(1) in effects
     result = match.status(3930.0).result
     assert result is not None
@@ -237,7 +241,7 @@ def isbhf_after_period_1(profile: str = "isbhf") -> Match:
     """Period 1 played from t=0 without a stoppage: its horn at t=900, the intermission to
     t=1500, then the wait for period 2's faceoff."""
     match = Match(profiles.load(profile))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(900.0)
     assert match.phase is Phase.BREAK
     return match
@@ -250,21 +254,22 @@ def test_isbhf_412_no_timeout_in_the_wait_for_a_periods_faceoff() -> None:
     match.poll(1500.0)
     assert match.phase is Phase.PAUSED
     with pytest.raises(CommandRefused) as refused:
-        match.handle("timeout", 1510.0, "home")
+        match.handle(match.parse("timeout", "home"), 1510.0)
     assert refused.value.code == "timeout_before_faceoff"
-    match.handle("start", 1520.0)
-    match.handle("stop", 1530.0)
-    match.handle("timeout", 1531.0, "home")  # a stoppage of period 2: granted
+    match.handle(match.parse("start"), 1520.0)
+    match.handle(match.parse("stop"), 1530.0)
+    match.handle(match.parse("timeout", "home"), 1531.0)  # a stoppage of period 2: granted
     assert match.status(1532.0).timeouts["home"]["left"] == 0  # type: ignore[index]
 
 
 def test_isbhf_410_420_a_goal_of_the_last_second_entered_in_the_intermission() -> None:
     """Old code: a goal entered after the horn was never counted."""
     match = isbhf_after_period_1()
-    match.handle("goal", 905.0, "home")  # a plain goal in the intermission: not counted
+    # a plain goal in the intermission: not counted
+    match.handle(match.parse("goal", "home"), 905.0)
     assert match.sheet.score()[Side.HOME] == 0
-    match.handle("undo", 906.0)
-    effects = match.handle("late-goal", 910.0, "home", "9")
+    match.handle(match.parse("undo"), 906.0)
+    effects = match.handle(match.parse("late-goal", "home", "9"), 910.0)
     [goal] = [g for g in match.sheet.goals if g.counted]
     assert goal in effects
     assert (goal.period, goal.match_time_s, goal.scorer) == (1, 900.0, "9")
@@ -274,11 +279,11 @@ def test_isbhf_410_420_a_goal_of_the_last_second_entered_in_the_intermission() -
 
 def test_isbhf_410_420_a_late_goal_after_the_last_period_corrects_the_result() -> None:
     match = Match(profiles.load("isbhf"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     play_out(match, 900.0)
     assert match.result is not None
     assert match.result.winner is None  # 0:0, a point each (413a)
-    effects = match.handle("late-goal", 3920.0, "away")
+    effects = match.handle(match.parse("late-goal", "away"), 3920.0)
     assert ResultCorrected(1) in effects
     assert match.phase is Phase.FINISHED
     assert match.result.winner is Side.AWAY
@@ -288,11 +293,11 @@ def test_isbhf_410_420_a_late_goal_after_the_last_period_corrects_the_result() -
 def test_isbhf_410_420_a_late_goal_is_refused_during_play_and_on_a_running_clock() -> None:
     match = isbhf_started()
     with pytest.raises(CommandRefused) as refused:
-        match.handle("late-goal", 10.0, "home")
+        match.handle(match.parse("late-goal", "home"), 10.0)
     assert refused.value.code == "late_goal_when"
     ithf = ithf_with_goals("ithf")
     with pytest.raises(CommandRefused) as refused:
-        ithf.handle("late-goal", 330.0, "home")
+        ithf.handle(ithf.parse("late-goal", "home"), 330.0)
     assert refused.value.code == "unknown"  # a running clock keeps ITHF 6.5
 
 
@@ -300,11 +305,11 @@ def test_isbhf_410_420_411_a_late_goal_in_the_break_before_overtime_decides_the_
     """0:0 after three periods of `isbhf-playoff`: the break before overtime runs. The goal
     of the last second, entered then, ends the match in regular time (no overtime)."""
     match = Match(profiles.load("isbhf-playoff"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     play_out(match, 900.0)
     assert match.phase is Phase.BREAK
     assert match.overtime
-    effects = match.handle("late-goal", 3930.0, "home", "17")
+    effects = match.handle(match.parse("late-goal", "home", "17"), 3930.0)
     assert match.phase is Phase.FINISHED
     assert not match.overtime
     assert match.result is not None
@@ -316,11 +321,11 @@ def test_isbhf_410_420_411_a_late_goal_in_the_break_before_overtime_decides_the_
 
 def test_isbhf_420_1_the_last_goal_cannot_be_revoked_after_its_faceoff_once_ended() -> None:
     match = isbhf_started()
-    match.handle("stop", 100.0)
-    match.handle("goal", 101.0, "home")
-    match.handle("start", 120.0)  # the faceoff after the goal; the periods run out
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home"), 101.0)
+    match.handle(match.parse("start"), 120.0)  # the faceoff after the goal; the periods run out
     play_out(match, 920.0)
     assert match.phase is Phase.FINISHED
     with pytest.raises(CommandRefused) as refused:
-        match.handle("undo", 3930.0)
+        match.handle(match.parse("undo"), 3930.0)
     assert refused.value.code == "undo_after_faceoff"

@@ -41,7 +41,7 @@ def run_panel(factory: Any, presses: list[tuple[float, str, float]], until: floa
         service.outputs += [board.buzzers, board.leds, recorder]
         t0 = recorder.t0
         task = asyncio.create_task(service.run())
-        service.execute("start")
+        service.execute(service.parse("start"))
         for t, name, hold_s in presses:
             pin = board.buttons[name].pin
             loop.call_at(t0 + t, pin.drive_low)
@@ -125,11 +125,11 @@ def test_simulate_line_shows_the_score_and_the_overtime_count_up() -> None:
     from timerd.adapters.terminal import status_line  # noqa: PLC0415
 
     match = Match(profiles.load("ithf-playoff"))
-    match.handle("start", 0.0)
+    match.handle(match.parse("start"), 0.0)
     match.poll(30.0)
-    match.handle("goal", 30.0, "away")
+    match.handle(match.parse("goal", "away"), 30.0)
     assert status_line(match.status(30.0)).startswith(" 4:50  0:1  running")
-    match.handle("faceoff", 40.0)
-    match.handle("goal", 200.0, "home")
+    match.handle(match.parse("faceoff"), 40.0)
+    match.handle(match.parse("goal", "home"), 200.0)
     match.poll(380.0)  # 1:1 at 0:00, overtime from 350
     assert status_line(match.status(380.0)).startswith("OT +0:30  1:1  running")

@@ -28,7 +28,7 @@ def _refused_late(service: Service, command: str, *args: str) -> None:
     def stalled() -> None:
         loop.warp.advance(0.0505)
         with pytest.raises(CommandRefused):
-            service.execute(command, *args)
+            service.execute(service.parse(command, *args))
 
     loop.call_at(loop.time() + 319.95, stalled)
 
@@ -74,7 +74,7 @@ def test_a_refused_button_press_at_the_final_signal_still_gives_the_result(
         def stalled() -> None:
             loop.warp.advance(0.0505)
             with contextlib.suppress(CommandRefused):
-                service.execute("toggle", at=loop.time())
+                service.execute(service.parse("toggle"), at=loop.time())
 
         loop.call_at(loop.time() + 319.95, stalled)
 

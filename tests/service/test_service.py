@@ -144,7 +144,7 @@ def test_signals_sound_at_their_planned_instant_on_virtual_time():
         recorder = Recorder(loop, loop.time())
         service.outputs.append(recorder)
         task = asyncio.create_task(service.run())
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(400)
         task.cancel()
         return recorder
@@ -194,7 +194,7 @@ def test_a_defect_in_a_step_fails_the_run_instead_of_stalling_the_match():
     async def main():
         service = Service(Match(profiles.load("ithf")))
         task = asyncio.create_task(service.run())
-        service.execute("start")
+        service.execute(service.parse("start"))
         await asyncio.sleep(5)
 
         def broken(now):
@@ -222,13 +222,14 @@ def test_a_press_starts_and_stops_the_clock_at_its_own_timestamp():
         service = Service(Match(profiles.load("ithf")))
         task = asyncio.create_task(service.run())
         await asyncio.sleep(10)
-        service.execute("start", at=service.now() - 0.004)  # pressed 4 ms ago
+        service.execute(service.parse("start"), at=service.now() - 0.004)  # pressed 4 ms ago
         start_in = service.status().start_in_s
         await asyncio.sleep(30)
         pressed = service.now() - 0.002
-        service.execute("pause", at=pressed)
+        service.execute(service.parse("pause"), at=pressed)
         remaining = service.status().remaining_s
-        stale = service.execute("resume", at=0.0).remaining_s  # older than the pause: clamped
+        # older than the pause: clamped
+        stale = service.execute(service.parse("resume"), at=0.0).remaining_s
         task.cancel()
         return start_in, remaining, stale
 

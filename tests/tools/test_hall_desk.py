@@ -177,7 +177,7 @@ def test_results_are_collected_and_missing_tables_named(mosquitto: Broker,
             link = wired(HallLink(config, Service(Match(profiles.load("ithf"))),
                                   Outbox(tmp_path / name)))
             await link.__aenter__()
-            link.service.execute("teams", "", "", "R3")
+            link.service.execute(link.service.parse("teams", "", "", "R3"))
             links.append(link)
         links[0].publish_result(RECORD)
         deadline = time.monotonic() + 10

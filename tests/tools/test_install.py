@@ -183,7 +183,7 @@ def test_an_upgrade_asks_when_a_match_is_running_and_then_restarts(
     (machine.parent / "calls").unlink()
     monkeypatch.setenv("FAKE_ACTIVE", "1")
     running = Match(profiles.load("ithf"))
-    running.handle("start", 0.0)
+    running.handle(running.parse("start"), 0.0)
     running.poll(168.8)  # 151.2 s left: the table's clock reads 2:32 (rounded up), not 2:31
     monkeypatch.setenv("FAKE_STATUS", json.dumps(status_document(running.status(168.8), [])))
     code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)
@@ -212,7 +212,7 @@ def test_the_match_warning_tells_the_clock_the_table_shows(
     run_installer(machine, "install", "--yes", monkeypatch=monkeypatch)
     monkeypatch.setenv("FAKE_ACTIVE", "1")
     overtime = Match(profiles.load("ithf-playoff"))
-    overtime.handle("start", 0.0)
+    overtime.handle(overtime.parse("start"), 0.0)
     overtime.poll(421.75)  # the final at 320, a 30-s break, overtime from 350
     monkeypatch.setenv("FAKE_STATUS", json.dumps(status_document(overtime.status(421.75), [])))
     code, out = run_installer(machine, "install", answer="\n", monkeypatch=monkeypatch)

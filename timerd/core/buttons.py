@@ -95,7 +95,7 @@ class Chord:
 
     buttons: tuple[str, str]
     hold_s: float
-    command: Command  # what the chord does: Command("forfeit", ("away",))
+    command: Command  # what the chord does: Forfeit(Side.AWAY)
     engaged: bool = False  # both were down together since the buttons were last all up
     _since: float | None = None  # both down together since
     _done: bool = False

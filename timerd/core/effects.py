@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from timerd.core.commands import Command
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
 
@@ -105,8 +106,7 @@ class Applied:
     For outputs that keep or forward the match's history (the journal, hall mode).
     """
 
-    command: str
-    args: tuple[str, ...] = ()
+    command: Command
     #: The loop time the match applied it at: the journal replays it at exactly that instant.
     at: float = field(default=0.0, compare=False)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.clock import MatchClock
-from timerd.core.commands import check_arguments
+from timerd.core.commands import Command, Pause, Reset, Resume, Start, Stop, Toggle
 from timerd.core.display import elapsed_clock as _mmss
 from timerd.core.effects import (
     Effect,
@@ -42,8 +42,8 @@ from timerd.core.record import Interruption, PeriodPlayed
 from timerd.core.refused import CommandRefused
 from timerd.core.refused import named as _named
 from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
-from timerd.core.rules import BUILT_IN, MODULES, RULE_COMMANDS
-from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, parse_side, table_points
+from timerd.core.rules import BUILT_IN, MODULES, undeclared
+from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, table_points
 from timerd.core.status import Status, snapshot
 
 
@@ -112,7 +112,7 @@ class Match:
 
     # -- commands --------------------------------------------------------------------------
 
-    def handle(self, command: str, now: float, *args: str) -> list[Effect]:
+    def handle(self, command: Command, now: float) -> list[Effect]:
         """Apply an operator command at `now`; raise CommandRefused with the reason if not allowed.
 
         Signals already due fire first: a pause pressed just after a signal's instant does not
@@ -122,35 +122,37 @@ class Match:
         once, `next_deadline`) or `handle` returns it first, so a refused press at the final
         signal still ends the match with its result.
         """
-        commands = self.commands()
-        if command in RULE_COMMANDS and command not in commands:
-            raise _named(command, CommandRefused(
-                f"lacks_{RULE_COMMANDS[command].name}", profile=self.profile.name))
-        if command not in commands:
-            raise _named(command, CommandRefused(
-                "unknown", known=", ".join(sorted(commands))))
-        action, usage = commands[command]
-        try:
-            check_arguments(usage, args)
-        except CommandRefused as exc:
-            raise _named(command, exc) from None
+        action = self.commands().get(type(command))
+        if action is None:
+            raise _named(command.name, undeclared(command.name, self.commands(), self.profile))
         self._hold(self._fire_due(now), now)
         try:
-            effects = action(now, *args)
+            effects = action(command, now)
         except CommandRefused as exc:  # the held effects wait for `poll`
-            raise _named(command, exc) from None
+            raise _named(command.name, exc) from None
         return self._release() + effects + self._fire_due(now)
 
+    def parse(self, name: str, *words: str) -> Command:
+        """Command `name` read from its words as this match declares it (`Command.parse`):
+        what every edge that receives words calls, once; CommandRefused says what is wrong."""
+        declared = {cls.name: cls for cls in self.commands()}
+        try:
+            if name not in declared:
+                raise undeclared(name, declared.values(), self.profile)
+            return declared[name].parse(words, self.profile)
+        except CommandRefused as exc:
+            raise _named(name, exc) from None
+
     def commands(self) -> CommandTable:
-        """Every command this match takes, with the names of its arguments: the phase
+        """Every command this match takes, by type, and what handles it: the phase
         machine's own and those of the profile's rule modules."""
         table: CommandTable = {
-            "start": (self.start, ()),
-            "pause": (self.pause, ()),
-            "stop": (self.pause, ()),
-            "resume": (self.resume, ("faceoff?",)),
-            "toggle": (self.toggle, ()),
-            "reset": (self.reset, ()),
+            Start: lambda _, now: self.start(now),
+            Pause: lambda _, now: self.pause(now),
+            Stop: lambda _, now: self.pause(now),
+            Resume: lambda command, now: self.resume(now, command.how is not None),
+            Toggle: lambda _, now: self.toggle(now),
+            Reset: lambda _, now: self.reset(now),
         }
         for rule in self.rules:
             table.update(rule.commands())
@@ -186,12 +188,10 @@ class Match:
         effects.append(self.sound(SignalKind.PAUSE, now, remaining_s=self.remaining_s(now)))
         return effects
 
-    def resume(self, now: float, how: str = "") -> list[Effect]:
+    def resume(self, now: float, faceoff: bool = False) -> list[Effect]:
         """Play on after an interruption, with a new faceoff (`resume faceoff`, or a faceoff
         marked during the pause) or with the puck returned to the figure that had it, in which
         case a running guard carries on (ITHF 10.4)."""
-        if how not in ("", "faceoff"):
-            raise CommandRefused("resume_how", given=how)
         if self.phase is not Phase.PAUSED:
             raise self.why_not("resume")
         if self.paused_since is None and self.play_s(now) == 0:  # a scheduled stop clock's
@@ -203,7 +203,7 @@ class Match:
         effects.extend(self._play_restarts(now))
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
         # the faceoff (a goal's pending one included).
-        if how or self.guard.on_resume or self.profile.clock == "stop":
+        if faceoff or self.guard.on_resume or self.profile.clock == "stop":
             self.both_took_part(("faceoff", _mmss(self.play_s(now))))
             effects.extend(self.faceoff_at(now))
         return effects
@@ -483,9 +483,6 @@ class Match:
 
     def remaining_s(self, now: float) -> float:
         return self.clock.remaining(now)
-
-    def side(self, word: str) -> Side:
-        return parse_side(word)
 
     def goto(self, phase: Phase) -> list[Effect]:
         """Enter `phase`: its PhaseChanged, if it is a change."""

@@ -22,7 +22,7 @@ def offered_commands(profile: Profile) -> frozenset[str]:
     lists (`rules`) but `early-intermission` where the intermission may not come early
     (ISBHF 407 !2: no `early_window_s`), and `faceoff` where a guard runs after it (ITHF 5.6:
     ball hockey's faceoff is the referee's START, ISBHF 401)."""
-    modules = {command for name in profile.rules for command in MODULES[name].command_names}
+    modules = {command.name for name in profile.rules for command in MODULES[name].declares}
     if profile.intermission is None or profile.intermission.early_window_s is None:
         modules.discard("early-intermission")
     faceoff = {"faceoff"} if profile.faceoff_guard_s is not None else set()

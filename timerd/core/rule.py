@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from timerd.core.clock import MatchClock
+from timerd.core.commands import Command
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
@@ -26,8 +27,9 @@ from timerd.core.score import Ending, Goal, ScoreSheet, Side
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-#: A command's action (`now`, then its words) and the names of its arguments ("x?": optional).
-CommandTable = dict[str, tuple[Callable[..., list[Effect]], tuple[str, ...]]]
+#: The commands a match takes, by type (`timerd.core.commands`), and what handles each: a
+#: callable of the command and `now`.
+CommandTable = dict[type[Command], Callable[[Any, float], list[Effect]]]
 #: A timed step: when it is due (monotonic), and what it does then.
 Step = tuple[float, Callable[[float], list[Effect]]]
 #: What a timed break leads to: overtime (ITHF 4.8), or play stopped for the faceoff
@@ -60,7 +62,6 @@ class MatchView(Protocol):
     def when_played(self, play_s: float) -> float | None: ...
     def sound(self, kind: SignalKind, due: float, beeps: int = 1,
               remaining_s: float = 0.0) -> Signal: ...
-    def side(self, word: str) -> Side: ...
     def why_not(self, command: str) -> CommandRefused: ...
     def close_interruption(self, now: float) -> None: ...
     def finish(self, how: Ending, at: float, side: Side | None = None,
@@ -90,9 +91,9 @@ class RuleModule:
 
     #: The name a profile lists it by (`rules = ["penalties"]`).
     name: ClassVar[str]
-    #: The commands it adds, for a clear refusal under a profile without it (the refusal's
-    #: code is `lacks_<name>`, in the message catalogue).
-    command_names: ClassVar[frozenset[str]] = frozenset()
+    #: The commands it declares (`timerd.core.commands.Command`), for a clear refusal under a
+    #: profile without it (the refusal's code is `lacks_<name>`, in the message catalogue).
+    declares: ClassVar[tuple[type[Command], ...]] = ()
     #: Its timed step comes before a planned signal due at the same instant.
     ahead_of_signals: ClassVar[bool] = False
 
@@ -100,6 +101,7 @@ class RuleModule:
         self.match = match
 
     def commands(self) -> CommandTable:
+        """What handles each of its commands in this match, by the command's type."""
         return {}
 
     def next_step(self) -> Step | None:

@@ -63,8 +63,11 @@ from timerd.adapters.hall.protocol import (
     reply_record,
 )
 from timerd.config import HallConfig, hall_outbox
+from timerd.core.commands import Command, Pause, Reset, Resume
 from timerd.core.effects import Effect, Phase, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
+from timerd.core.rules.scheduled import StartIn
+from timerd.core.rules.scoring import Teams
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
@@ -344,8 +347,8 @@ class HallLink:
         self._log = RateLimitedLog(log)  # lines about the broker's messages and comings
         self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
             "start_round": self._start_round,
-            "pause": lambda _: self._execute("pause"),
-            "resume": lambda _: self._execute("resume"),
+            "pause": lambda _: self._execute(Pause()),
+            "resume": lambda _: self._execute(Resume()),
             "teams": self._teams,
             "ack": self._ack,
             "reset": self._reset,
@@ -501,8 +504,8 @@ class HallLink:
         self._queue_event(reply_record(name, message.get("id"), self.wall(), detail=detail,
                                        refused=refused))
 
-    def _execute(self, command: str, *args: str) -> str:
-        return self.service.execute(command, *args).phase.value
+    def _execute(self, command: Command) -> str:
+        return self.service.execute(command).phase.value
 
     def _phase(self) -> Phase:
         return self.service.status().phase
@@ -527,11 +530,11 @@ class HallLink:
                 raise CommandRefused("result_not_sent")
             if not self.result["acked"]:
                 raise CommandRefused("result_not_acked", result=self.result["id"])
-            self._execute("reset")
+            self._execute(Reset())
             reset = "reset (result acknowledged), "
         lead_s = (at - self.wall()) * self.rate
         # The round goes with the start (checked as a name, journalled with the match).
-        phase = self._execute("start_in", repr(lead_s), *([] if round_id is None else [round_id]))
+        phase = self._execute(StartIn(lead_s, round_id))
         if self.service.profile.clock == "stop":  # ISBHF 407 !1: the clock waits for the ball
             return (f"{reset}{phase}: ready for the referee's faceoff in "
                     f"{lead_s / self.rate:.3f} s (START starts the clock)")
@@ -551,7 +554,7 @@ class HallLink:
         if round_id != (self.round or "") and self._phase() in ROUND_FIXED:
             raise CommandRefused("teams_in_play", round=self.round or "-",
                                  phase=self._phase().value, next=round_id)
-        self._execute("teams", home, away, round_id or self.round or "")
+        self._execute(Teams(home, away, round_id or self.round or ""))
         return f"{home} - {away}" + (f", round {round_id}" if round_id else "")
 
     def _ack(self, message: Mapping[str, Any]) -> str:
@@ -586,7 +589,7 @@ class HallLink:
             raise CommandRefused("reset_not_finished", phase=phase.value)
         unsent = "" if phase is not Phase.FINISHED or (self.result or {}).get("acked") \
             else f" ({self._result_state()}: it stays in the outbox and the results file)"
-        return self._execute("reset") + unsent
+        return self._execute(Reset()) + unsent
 
     # -- the connection --------------------------------------------------------------------
 

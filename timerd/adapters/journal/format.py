@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd.config.schema import SchemaError, build
+from timerd.core.commands import Command, Pause
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -234,7 +235,7 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
     paused = []
     if match.status(now).clock_running:
         try:
-            match.handle("pause", now)  # ITHF 10.1: an interruption; 10.2: the time is kept
+            match.handle(Pause(), now)  # ITHF 10.1: an interruption; 10.2: the time is kept
             paused.append({"type": "command", "command": "pause", "args": [], "t": now,
                            "wall": wall_now})
         except CommandRefused as exc:
@@ -281,7 +282,7 @@ def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
         at = record["t"] + shift
         words = " ".join([record["command"], *record["args"]])[:120]
         try:
-            effects = out.match.handle(record["command"], at, *record["args"])
+            effects = out.match.handle(_command(out.match, record), at)
             check(out.match, at)
         except CommandRefused as exc:
             out.warnings.append(f"command `{words}` refused in the replay "
@@ -299,13 +300,18 @@ def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
     return out
 
 
+def _command(match: Match, record: dict[str, Any]) -> Command:
+    """A journalled command record read back as the match declares it (`Match.parse`)."""
+    return match.parse(record["command"], *record["args"])
+
+
 def _entered_pre_signal(profile: Profile, applied: list[dict[str, Any]]) -> int:
     """The index of the last command that took a match from idle into the pre-signal."""
     probe = Match(profile)
     entered = 0
     for i, record in enumerate(applied):
         before = probe.phase
-        probe.handle(record["command"], record["t"], *record["args"])
+        probe.handle(_command(probe, record), record["t"])
         if before is Phase.IDLE and probe.phase is Phase.PRE_SIGNAL:
             entered = i
     return entered

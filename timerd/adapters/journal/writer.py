@@ -388,7 +388,8 @@ class Journal:
                      self.path)
         elif match_id != self.match_id:
             self._relabel(match_id)
-        self._append({"type": "command", "command": effect.command, "args": list(effect.args)},
+        self._append({"type": "command", "command": effect.command.name,
+                      "args": list(effect.command.words())},
                      effect.at)
 
     def _reopen(self) -> None:

@@ -4,6 +4,11 @@ the score (`BUILT_IN`: the score desk every match has)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from timerd.core.commands import Command
+from timerd.core.profile import Profile
+from timerd.core.refused import CommandRefused
 from timerd.core.rule import RuleModule
 from timerd.core.rules.corrections import Corrections
 from timerd.core.rules.intermission import Intermissions
@@ -26,4 +31,13 @@ MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
     Shootouts)}
 #: The commands rule modules add: refused with the reason under a profile without them.
 RULE_COMMANDS: dict[str, type[RuleModule]] = {
-    c: m for m in MODULES.values() for c in m.command_names}
+    c.name: m for m in MODULES.values() for c in m.declares}
+
+
+def undeclared(name: str, declared: Iterable[type[Command]], profile: Profile) -> CommandRefused:
+    """The refusal of command `name`, which the match under `profile` does not declare: a rule
+    module's that the profile leaves out (`lacks_<module>`), else one nobody knows."""
+    known = sorted(cls.name for cls in declared)
+    if name in RULE_COMMANDS and name not in known:
+        return CommandRefused(f"lacks_{RULE_COMMANDS[name].name}", profile=profile.name)
+    return CommandRefused("unknown", known=", ".join(known))

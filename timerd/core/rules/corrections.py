@@ -27,20 +27,58 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
-from timerd.core.score import AWARDS, Ending, Goal, Side, shirt_numbers
+from timerd.core.rules.scoring import Goal as GoalCommand
+from timerd.core.rules.scoring import players
+from timerd.core.score import AWARDS, Ending, Goal, Side, parse_player, shirt_numbers
+
+
+def entry_number(word: str) -> int:
+    """A goal entry's number as the status numbers it (1, 2, ...)."""
+    if not (word.isascii() and word.isdigit() and str(int(word)) == word):
+        raise CommandRefused("no_goal_number", number=word[:8])
+    return int(word)
+
+
+@dataclass(frozen=True)
+class Undo(Command):
+    """Take back the last goal entry (ITHF 6.1; ISBHF 420 !1)."""
+
+    name = "undo"
+
+
+@dataclass(frozen=True)
+class Correct(Command):
+    """ISBHF 420 !3: goal entry `number`'s scorer and assists put right (none: no names)."""
+
+    name = "correct"
+    number: int = arg("number", entry_number)
+    scorer: str | None = arg("scorer", parse_player, optional=True)
+    assists: tuple[str, ...] = arg("assist", parse_player, repeat=2)
+
+    def __post_init__(self) -> None:
+        shirt_numbers(players(self.scorer, self.assists))  # a player named twice is refused
+
+
+@dataclass(frozen=True)
+class LateGoal(GoalCommand):
+    """ISBHF 410, 420: a goal of the last second of the period that just ended."""
+
+    name = "late-goal"
 
 
 class Corrections(RuleModule):
     """`undo` (before and after the end) and `correct`, and the result's revision."""
 
     name = "corrections"
+    declares = (Undo, Correct, LateGoal)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
@@ -53,11 +91,9 @@ class Corrections(RuleModule):
         self.ended: tuple[dict[str, Any], float, int] | None = None
 
     def commands(self) -> CommandTable:
-        table: CommandTable = {
-            "undo": (self.undo, ()),
-            "correct": (self.correct, ("number", "scorer?", "assist?", "assist?"))}
+        table: CommandTable = {Undo: lambda _, now: self.undo(now), Correct: self.correct}
         if self.match.profile.clock == "stop":  # a running clock keeps ITHF 6.5
-            table["late-goal"] = (self.late_goal, ("home|away", "scorer?", "assist?", "assist?"))
+            table[LateGoal] = self.late_goal
         return table
 
     # -- hooks -------------------------------------------------------------------------------
@@ -168,14 +204,13 @@ class Corrections(RuleModule):
 
     # -- ISBHF 410, 420: a goal of the last second, entered after the horn --------------------
 
-    def late_goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
+    def late_goal(self, command: LateGoal, now: float) -> list[Effect]:
         """ISBHF 410, 420 (stop clock): a ball that crossed the line in the last second of
         the period that just ended, entered after its horn: counted for that period, at its
         end. In the intermission or the wait for the next period's faceoff; after the last
         period it corrects the result (a new revision) or, breaking a tie, ends the match."""
         match = self.match
-        side = match.side(side_word)
-        names = shirt_numbers(players)
+        side = command.side
         between = not match.overtime and match.period > 1 and (
             (match.phase is Phase.BREAK and match.break_kind == "intermission")
             or (match.phase is Phase.PAUSED and match.paused_since is None))
@@ -189,7 +224,7 @@ class Corrections(RuleModule):
             self._restore_end(now, correction=ended)
         goal = match.sheet.add(Goal(side, match.play_s(now), True, None,
                                     match.period - 1 if between else match.period, False, now,
-                                    names[0] if names else None, tuple(names[1:])))
+                                    command.scorer, command.assists))
         effects: list[Effect] = [goal, match.sound(SignalKind.GOAL, now),
                                  Notice("notice.late_goal", {"side": side.value,
                                                              "period": goal.period})]
@@ -198,7 +233,7 @@ class Corrections(RuleModule):
 
     # -- ISBHF 420 !3 --------------------------------------------------------------------------
 
-    def correct(self, now: float, number: str, *players: str) -> list[Effect]:
+    def correct(self, command: Correct, now: float) -> list[Effect]:
         """ISBHF 420 !3: put right the scorer and assists of goal entry `number` (as numbered
         in the status); no name: the goal has none. The score and the clock are untouched. After
         the end, the result is corrected: a new revision."""
@@ -206,19 +241,18 @@ class Corrections(RuleModule):
         if match.phase is Phase.IDLE:
             raise match.why_not("correct")
         found = [i for i, g in enumerate(match.sheet.goals)
-                 if str(g.number) == number and g.reason not in AWARDS]
+                 if g.number == command.number and g.reason not in AWARDS]
         if not found:
-            raise CommandRefused("no_goal_number", number=number[:8])
-        names = shirt_numbers(players)
+            raise CommandRefused("no_goal_number", number=command.number)
         goal = match.sheet.goals[found[0]]
         sheets = [match.sheet] + ([self.ended[0]["sheet"]] if self.ended else [])
         for sheet in sheets:  # the kept end too: a later reopen keeps the correction
-            sheet.goals = [replace(g, scorer=names[0] if names else None,
-                                   assists=tuple(names[1:])) if g.number == goal.number
+            sheet.goals = [replace(g, scorer=command.scorer, assists=command.assists)
+                           if g.number == goal.number
                            else g for g in sheet.goals]
         told = Notice("notice.corrected", {"number": goal.number, "side": goal.side.value,
-                                           "scorer": names[0] if names else "-",
-                                           "assists": ", ".join(names[1:]) or "-"})
+                                           "scorer": command.scorer or "-",
+                                           "assists": ", ".join(command.assists) or "-"})
         if match.phase is not Phase.FINISHED:
             return [told]
         self.revision += 1

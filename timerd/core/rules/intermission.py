@@ -10,13 +10,22 @@ early, and starts it early on the referee's `early-intermission`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from timerd.core.commands import Command
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
 from timerd.core.profile import Intermission
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
+
+
+@dataclass(frozen=True)
+class EarlyIntermission(Command):
+    """ISBHF 407 !2: the intermission at once, after an unforeseen delay."""
+
+    name = "early-intermission"
 
 
 class Intermissions(RuleModule):
@@ -26,7 +35,7 @@ class Intermissions(RuleModule):
     ends the teams play on (`ends_switched`)."""
 
     name = "intermission"
-    command_names = frozenset({"early-intermission"})
+    declares = (EarlyIntermission,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
@@ -37,7 +46,7 @@ class Intermissions(RuleModule):
         self.half_switches = 0
 
     def commands(self) -> CommandTable:
-        return {"early-intermission": (self.early, ())}
+        return {EarlyIntermission: lambda _, now: self.early(now)}
 
     def early(self, now: float) -> list[Effect]:
         """ISBHF 407 !2: after an unforeseen delay in the last minutes of a period before the

@@ -12,10 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
-from timerd.core.score import Goal, Side
+from timerd.core.score import Goal, Side, parse_side
+
+
+@dataclass(frozen=True)
+class PassivePress(Command):
+    """ITHF 8.1: `side` holds the puck (the same side again clears the count)."""
+
+    name = "passive"
+    side: Side = arg("home|away", parse_side)
 
 
 @dataclass
@@ -69,19 +78,19 @@ class Passive(RuleModule):
     side in the status (`passive`: seconds left, 0 once warned)."""
 
     name = "passive"
-    command_names = frozenset({"passive"})
+    declares = (PassivePress,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
         self.count = PassivePlay(match.profile.passive_play_s or 5.0)
 
     def commands(self) -> CommandTable:
-        return {"passive": (self.press, ("home|away",))}
+        return {PassivePress: self.press}
 
-    def press(self, now: float, side_word: str) -> list[Effect]:
+    def press(self, command: PassivePress, now: float) -> list[Effect]:
         """`side` holds the puck; warn after the profile's count unless it is pressed again
         (cleared), or a goal or faceoff comes first."""
-        side = self.match.side(side_word)
+        side = command.side
         if self.match.phase is not Phase.RUNNING:
             raise self.match.why_not("passive")
         play = self.match.play_s(now)

@@ -22,12 +22,45 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import PenaltyKind, PenaltyRules
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
-from timerd.core.score import Goal, Side, parse_player
+from timerd.core.score import Goal, Side, parse_player, parse_side
+
+
+def _player(word: str) -> str | None:
+    """A penalised player's shirt number; "" names none."""
+    return parse_player(word) if word else None
+
+
+def _number(word: str) -> int | None:
+    """A penalty's number as the status numbers it; "" is the side's last one."""
+    if word and not (word.isascii() and word.isdigit()):
+        raise CommandRefused("penalty_number", given=word[:8])
+    return int(word) if word else None
+
+
+@dataclass(frozen=True)
+class Penalty(Command):
+    """ISBHF part 4: `side` is given a penalty of `kind` (the profile's: minor, major,
+    misconduct), optionally naming the player."""
+
+    name = "penalty"
+    side: Side = arg("home|away", parse_side)
+    kind: str = arg(lambda profile: "|".join((profile.penalties or PenaltyRules()).kinds))
+    player: str | None = arg("player", _player, optional=True)
+
+
+@dataclass(frozen=True)
+class PenaltyCancel(Command):
+    """Lift `side`'s penalty `number` (default: its last one given)."""
+
+    name = "penalty-cancel"
+    side: Side = arg("home|away", parse_side)
+    number: int | None = arg("number", _number, optional=True)
 
 
 class PenaltyEnd(StrEnum):
@@ -40,7 +73,7 @@ class PenaltyEnd(StrEnum):
 
 
 @dataclass
-class Penalty:
+class GivenPenalty:
     """One penalty, from being given to its end; times are play time (net seconds)."""
 
     number: int  # 1, 2, ... in the order given: the handle for `penalty-cancel`
@@ -92,31 +125,31 @@ class PenaltyBox:
     """Every penalty of a match, and which of them run."""
 
     rules: PenaltyRules
-    penalties: list[Penalty] = field(default_factory=list)
+    penalties: list[GivenPenalty] = field(default_factory=list)
 
     def give(self, side: Side, kind: str, player: str | None, play_s: float,
-             period: int) -> Penalty:
+             period: int) -> GivenPenalty:
         """A new penalty at `play_s`: it runs at once if its team has a place, else waits."""
         rule = self.rules.kinds.get(kind)
         if rule is None:
             raise CommandRefused("penalty_kind", given=kind, kinds=", ".join(self.rules.kinds))
-        penalty = Penalty(len(self.penalties) + 1, side, kind, rule, player, play_s, period)
+        penalty = GivenPenalty(len(self.penalties) + 1, side, kind, rule, player, play_s, period)
         self.penalties.append(penalty)
         self._start_waiting(play_s)
         return penalty
 
-    def active(self) -> list[Penalty]:
+    def active(self) -> list[GivenPenalty]:
         return [p for p in self.penalties if p.end is None]
 
     def short_handed_count(self, side: Side) -> int:
         return sum(p.running and p.rule.short_handed and p.side is side for p in self.penalties)
 
-    def next_end(self) -> Penalty | None:
+    def next_end(self) -> GivenPenalty | None:
         """The running penalty that runs out first (the earliest given on a tie)."""
         running = [p for p in self.penalties if p.ends_s() is not None]
         return min(running, key=lambda p: p.ends_s() or 0.0, default=None)
 
-    def expire(self, penalty: Penalty) -> list[Penalty]:
+    def expire(self, penalty: GivenPenalty) -> list[GivenPenalty]:
         """`penalty` ran out at its end; returns the waiting penalties that start then."""
         at = penalty.ends_s()
         if at is None:
@@ -124,7 +157,8 @@ class PenaltyBox:
         self._end(penalty, PenaltyEnd.EXPIRED, at)
         return self._start_waiting(at)
 
-    def power_play_goal(self, scorer: Side, play_s: float) -> tuple[Penalty, list[Penalty]] | None:
+    def power_play_goal(self, scorer: Side,
+                        play_s: float) -> tuple[GivenPenalty, list[GivenPenalty]] | None:
         """A goal by `scorer` at `play_s`: ends the opponent's running minor closest to its end
         if the opponent is short-handed; returns it and the waiting penalties that start."""
         penalised = scorer.opponent
@@ -139,7 +173,7 @@ class PenaltyBox:
         return ended, self._start_waiting(play_s)
 
     def cancel(self, side: Side, number: int | None,
-               play_s: float) -> tuple[Penalty, list[Penalty]]:
+               play_s: float) -> tuple[GivenPenalty, list[GivenPenalty]]:
         """Lift `side`'s penalty `number` (default: its last one given that is not over);
         returns it and the waiting penalties that start in its place. CommandRefused when
         there is none."""
@@ -153,7 +187,8 @@ class PenaltyBox:
         self._end(penalty, PenaltyEnd.CANCELLED, play_s)
         return penalty, self._start_waiting(play_s)
 
-    def resume(self, ended: Penalty, started: list[Penalty], played_since_s: float) -> None:
+    def resume(self, ended: GivenPenalty, started: list[GivenPenalty],
+               played_since_s: float) -> None:
         """Undo a power-play goal (`power_play_goal`): `ended` runs again with the time it
         had left (`played_since_s` of play since then does not count), `started` wait
         again."""
@@ -177,11 +212,11 @@ class PenaltyBox:
         waiting = [p for p in active if not p.running]
         return [p.shown(play_s) for p in running + waiting]
 
-    def _end(self, penalty: Penalty, how: PenaltyEnd, play_s: float) -> None:
+    def _end(self, penalty: GivenPenalty, how: PenaltyEnd, play_s: float) -> None:
         penalty.end = how
         penalty.ended_s = play_s
 
-    def _start_waiting(self, play_s: float) -> list[Penalty]:
+    def _start_waiting(self, play_s: float) -> list[GivenPenalty]:
         started = []
         for penalty in self.active():
             if penalty.started_s is not None:
@@ -202,7 +237,7 @@ class Penalties(RuleModule):
     by default)."""
 
     name = "penalties"
-    command_names = frozenset({"penalty", "penalty-cancel"})
+    declares = (Penalty, PenaltyCancel)
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 
     def __init__(self, match: MatchView) -> None:
@@ -210,32 +245,25 @@ class Penalties(RuleModule):
         self.box = PenaltyBox(match.profile.penalties or PenaltyRules())
         #: What each power-play goal did, by its entry number: the minor it ended and the
         #: penalties that started in its place (undone if the goal is taken back).
-        self.power_plays: dict[int, tuple[Penalty, list[Penalty]]] = {}
+        self.power_plays: dict[int, tuple[GivenPenalty, list[GivenPenalty]]] = {}
 
     def commands(self) -> CommandTable:
-        kinds = "|".join(self.box.rules.kinds)
-        return {"penalty": (self.penalty, ("home|away", kinds, "player?")),
-                "penalty-cancel": (self.cancel, ("home|away", "number?"))}
+        return {Penalty: self.penalty, PenaltyCancel: self.cancel}
 
-    def penalty(self, now: float, side_word: str, kind: str, player: str = "") -> list[Effect]:
+    def penalty(self, command: Penalty, now: float) -> list[Effect]:
         """Give `side` a penalty of `kind` (minor, major, misconduct), optionally naming the
         player. It is served in game time; it waits while two of the team's run."""
-        side = self.match.side(side_word)
         self._allowed("penalty")
-        given = self.box.give(side, kind, parse_player(player) if player else None,
+        given = self.box.give(command.side, command.kind, command.player,
                               self.match.play_s(now), self.match.period)
         return [Notice("notice.penalty_running" if given.running else "notice.penalty_waiting",
                        penalty_params(given) | {"time": mmss(given.rule.duration_s)})]
 
-    def cancel(self, now: float, side_word: str, number: str = "") -> list[Effect]:
+    def cancel(self, command: PenaltyCancel, now: float) -> list[Effect]:
         """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
         a penalty entered by mistake. A waiting penalty may take its place."""
-        side = self.match.side(side_word)
         self._allowed("penalty-cancel")
-        if number and not number.isdigit():
-            raise CommandRefused("penalty_number", given=number)
-        lifted, started = self.box.cancel(side, int(number) if number else None,
-                                          self.match.play_s(now))
+        lifted, started = self.box.cancel(command.side, command.number, self.match.play_s(now))
         return [Notice("notice.penalty_cancelled", penalty_params(lifted)), *_starting(started)]
 
     def _allowed(self, command: str) -> None:
@@ -292,11 +320,11 @@ class Penalties(RuleModule):
         return {"penalties": [p.record() for p in self.box.penalties]}
 
 
-def _starting(started: list[Penalty]) -> list[Effect]:
+def _starting(started: list[GivenPenalty]) -> list[Effect]:
     return [Notice("notice.penalty_starts", penalty_params(p)) for p in started]
 
 
-def penalty_params(penalty: Penalty) -> dict[str, Any]:
+def penalty_params(penalty: GivenPenalty) -> dict[str, Any]:
     """A penalty as a notice names it: its number, side, player (" #12" or "") and kind."""
     return {"number": penalty.number, "side": penalty.side.value,
             "player": f" #{penalty.player}" if penalty.player else "", "kind": penalty.kind}

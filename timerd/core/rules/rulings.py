@@ -12,29 +12,54 @@ walker's goals are erased and the opponent gets `walkout_award` (5) on top of th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule
-from timerd.core.score import Ending, Side
+from timerd.core.score import Ending, Side, parse_side
+
+
+@dataclass(frozen=True)
+class Forfeit(Command):
+    """ITHF 4.6: `side` was not at the table and ready in time."""
+
+    name = "forfeit"
+    side: Side = arg("home|away", parse_side)
+
+
+@dataclass(frozen=True)
+class Walkout(Command):
+    """ITHF 4.7: `side` left mid-match."""
+
+    name = "walkout"
+    side: Side = arg("home|away", parse_side)
+
+
+@dataclass(frozen=True)
+class Replay(Command):
+    """ITHF 4.5: the match again from the start, the goals kept."""
+
+    name = "replay"
 
 
 class Rulings(RuleModule):
     """ITHF 4.5 replay, 4.6 forfeit and 4.7 walk-out."""
 
     name = "rulings"
-    command_names = frozenset({"forfeit", "walkout", "replay"})
+    declares = (Forfeit, Walkout, Replay)
 
     def commands(self) -> CommandTable:
-        return {"forfeit": (self.forfeit, ("home|away",)),
-                "walkout": (self.walkout, ("home|away",)),
-                "replay": (self.replay, ())}
+        return {Forfeit: self.forfeit, Walkout: self.walkout,
+                Replay: lambda _, now: self.replay(now)}
 
-    def forfeit(self, now: float, side_word: str) -> list[Effect]:
+    def forfeit(self, command: Forfeit, now: float) -> list[Effect]:
         """ITHF 4.6: `side` was not at the table and ready `forfeit_window_s` after the start
         signal, so it loses by the profile's `forfeit_score`."""
         match, profile = self.match, self.match.profile
-        side = match.side(side_word)
+        side = command.side
         window = profile.forfeit_window_s
         if match.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
             raise CommandRefused("forfeit_before_start", side=side.value, window=f"{window:g}")
@@ -72,12 +97,11 @@ class Rulings(RuleModule):
             return "goal", mmss(goal.match_time_s)
         return self.match.took_part.get(side)
 
-    def walkout(self, now: float, side_word: str) -> list[Effect]:
+    def walkout(self, command: Walkout, now: float) -> list[Effect]:
         """ITHF 4.7: `side` left mid-match: its goals are erased, the opponent gets five more.
         The final signal ends the match, unless it sounded already (a walk-out in the break
         before overtime, ITHF 4.8, ISBHF 411: it does not sound twice)."""
-        match = self.match
-        side = match.side(side_word)
+        match, side = self.match, command.side
         if match.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
             raise match.why_not("walkout")
         match.close_interruption(now)

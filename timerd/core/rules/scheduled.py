@@ -12,13 +12,28 @@ START, the faceoff, starts the clock and sounds the start signal.
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
+from timerd.core.commands import Command, arg, finite
+from timerd.core.commands import seconds as read_seconds
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
 from timerd.core.record import round_of
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
+
+
+@dataclass(frozen=True)
+class StartIn(Command):
+    """From idle: the start signal `seconds` from now, in tournament round `round` (hall
+    mode's `start_round`)."""
+
+    name = "start_in"
+    seconds: float = arg("seconds", read_seconds)
+    round: str | None = arg("round", optional=True)
+
+    def __post_init__(self) -> None:
+        finite(self.seconds)  # a value made in code (hall mode) is held to the same bound
 
 
 def min_pre_signal_lead_s(profile: Profile) -> float:
@@ -31,11 +46,12 @@ class ScheduledStart(RuleModule):
     """The SCHEDULED phase: from idle to the pre-signal at its planned instant."""
 
     name = "scheduled_start"
+    declares = (StartIn,)
 
     def commands(self) -> CommandTable:
-        return {"start_in": (self.start_in, ("seconds", "round?"))}
+        return {StartIn: self.start_in}
 
-    def start_in(self, now: float, seconds: str, round_name: str | None = None) -> list[Effect]:
+    def start_in(self, command: StartIn, now: float) -> list[Effect]:
         """From idle: the start signal sounds `seconds` from now; `round_name`, when given,
         names the tournament round the match is played in (hall mode's `start_round`), checked
         as `teams` checks it and journalled with the start, so that a table restarted
@@ -49,12 +65,7 @@ class ScheduledStart(RuleModule):
         that is not finite, is refused: no instant a tool sends can put the clock beyond what
         it can show or time (issue 34: `start_in 1e308` once bricked a table).
         """
-        try:
-            lead_s = float(seconds)
-        except ValueError:
-            raise CommandRefused("not_seconds", given=seconds[:20]) from None
-        if not math.isfinite(lead_s):
-            raise CommandRefused("not_seconds", given=seconds[:20])
+        lead_s, round_name = command.seconds, command.round
         match = self.match
         horizon_s = match.profile.start_horizon_s
         if lead_s > horizon_s:

@@ -9,25 +9,63 @@ this module decides what an entered goal is worth and marks the faceoffs the ope
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
 from timerd.core.record import names
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
-from timerd.core.score import Ending, Goal, GoalReason, shirt_numbers
+from timerd.core.score import Ending, GoalReason, Side, parse_player, parse_side, shirt_numbers
+from timerd.core.score import Goal as Entry
+
+
+@dataclass(frozen=True)
+class Goal(Command):
+    """A goal for `side`, with the scorer's and up to two assistants' shirt numbers (ISBHF
+    420-422)."""
+
+    name = "goal"
+    side: Side = arg("home|away", parse_side)
+    scorer: str | None = arg("scorer", parse_player, optional=True)
+    assists: tuple[str, ...] = arg("assist", parse_player, repeat=2)
+
+    def __post_init__(self) -> None:
+        shirt_numbers(players(self.scorer, self.assists))  # a player named twice is refused
+
+
+def players(scorer: str | None, assists: tuple[str, ...]) -> tuple[str, ...]:
+    """A goal's scorer and assistants as shirt numbers, in that order."""
+    return (*([scorer] if scorer else []), *assists)
+
+
+@dataclass(frozen=True)
+class Teams(Command):
+    """The two sides' names and, from a tournament desk, the round."""
+
+    name = "teams"
+    home: str = arg("home-name")
+    away: str = arg("away-name")
+    round: str | None = arg("round", optional=True)
+
+
+@dataclass(frozen=True)
+class Faceoff(Command):
+    """A faceoff (ITHF 5.6, 7.1, 10.4)."""
+
+    name = "faceoff"
 
 
 class Scoring(RuleModule):
     """Goals, faceoffs and names: the commands every profile has."""
 
     name = "scoring"
+    declares = (Teams, Goal, Faceoff)
 
     def commands(self) -> CommandTable:
-        return {
-            "teams": (self.set_teams, ("home-name", "away-name", "round?")),
-            "goal": (self.goal, ("home|away", "scorer?", "assist?", "assist?")),
-            "faceoff": (self.mark_faceoff, ()),
-        }
+        return {Teams: self.set_teams, Goal: self.goal,
+                Faceoff: lambda _, now: self.mark_faceoff(now)}
 
     def next_step(self) -> Step | None:
         """ITHF 5.6: the end of the faceoff guard (its LED goes out), in play."""
@@ -41,7 +79,7 @@ class Scoring(RuleModule):
         self.match.guard.until_s = None
         return [FaceoffGuardChanged(active=False)]
 
-    def goal(self, now: float, side_word: str, *players: str) -> list[Effect]:
+    def goal(self, command: Goal, now: float) -> list[Effect]:
         """Enter a goal, optionally with the scorer's and up to two assistants' shirt numbers
         (ISBHF 420-422). It counts unless it came before the start (ITHF 5.1), inside the
         faceoff guard (5.6), at or after the final signal (6.5) or during an interruption
@@ -49,14 +87,12 @@ class Scoring(RuleModule):
         The first counted goal of overtime ends the match (4.8). The rule modules answer
         every entry (`RuleModule.goal_entered`: a passive count ends, a power-play goal)."""
         match = self.match
-        side = match.side(side_word)
         if match.phase in (Phase.IDLE, Phase.SHOOTOUT):
             raise match.why_not("goal")
-        numbers = shirt_numbers(players)
         reason = self._rejection(now)
-        goal = match.sheet.add(Goal(side, match.play_s(now), reason is None, reason,
-                                    match.period, match.overtime, now,
-                                    numbers[0] if numbers else None, tuple(numbers[1:])))
+        goal = match.sheet.add(Entry(command.side, match.play_s(now), reason is None, reason,
+                                     match.period, match.overtime, now, command.scorer,
+                                     command.assists))
         effects: list[Effect] = [goal]
         if reason is not None:
             effects.append(match.sound(SignalKind.GOAL_REJECTED, now,
@@ -103,9 +139,10 @@ class Scoring(RuleModule):
             raise CommandRefused("start_is_faceoff")
         raise match.why_not("faceoff")
 
-    def set_teams(self, now: float, home: str, away: str, round_name: str = "") -> list[Effect]:
+    def set_teams(self, command: Teams, now: float) -> list[Effect]:
         """Name the two sides and, from a tournament desk, the round (`record.names`). Any
         phase: a name is put right mid-match without touching the clock."""
-        self.match.teams, self.match.round, notice = names(home, away, round_name)
+        self.match.teams, self.match.round, notice = names(command.home, command.away,
+                                                          command.round or "")
         return [notice]
 

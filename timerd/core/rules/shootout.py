@@ -11,10 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.commands import Command, arg, one_of
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
-from timerd.core.score import Ending, Side
+from timerd.core.score import Ending, Side, parse_side
+
+
+@dataclass(frozen=True)
+class Shot(Command):
+    """ISBHF 414b: one shootout attempt of `side`, `scored` or `missed`."""
+
+    name = "shot"
+    side: Side = arg("home|away", parse_side)
+    outcome: str = arg("scored|missed", one_of("scored", "missed", code="shot_outcome"))
 
 
 @dataclass
@@ -59,7 +69,7 @@ class Shootouts(RuleModule):
     the match ends once the shootout is decided."""
 
     name = "shootout"
-    command_names = frozenset({"shot"})
+    declares = (Shot,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
@@ -68,13 +78,11 @@ class Shootouts(RuleModule):
         self.shootout: Shootout | None = None
 
     def commands(self) -> CommandTable:
-        return {"shot": (self.shot, ("home|away", "scored|missed"))}
+        return {Shot: self.shot}
 
-    def shot(self, now: float, side_word: str, outcome: str) -> list[Effect]:
+    def shot(self, command: Shot, now: float) -> list[Effect]:
         """Enter one attempt; the match ends once the shootout is decided."""
-        side = self.match.side(side_word)
-        if outcome not in ("scored", "missed"):
-            raise CommandRefused("shot_outcome", given=outcome)
+        side, outcome = command.side, command.outcome
         if self.shootout is None or self.match.phase is not Phase.SHOOTOUT:
             raise self.match.why_not("shot")
         self.shootout.record(side, outcome == "scored")

@@ -11,12 +11,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import LineChangeRule
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
-from timerd.core.score import Side
+from timerd.core.score import Side, parse_side
+
+
+@dataclass(frozen=True)
+class StartLineChange(Command):
+    """ISBHF 404b: the line-change helper's stages, in a stoppage."""
+
+    name = "linechange"
+
+
+@dataclass(frozen=True)
+class ChangeGoalie(Command):
+    """ISBHF 408: `side` dresses a new goalie."""
+
+    name = "goalie-change"
+    side: Side = arg("home|away", parse_side)
 
 
 @dataclass
@@ -82,7 +98,7 @@ class LineChanges(RuleModule):
     after each stage (as many beeps as its number), ended by the restart of play."""
 
     name = "line_change"
-    command_names = frozenset({"linechange"})
+    declares = (StartLineChange,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
@@ -90,7 +106,7 @@ class LineChanges(RuleModule):
         self.running: LineChange | None = None
 
     def commands(self) -> CommandTable:
-        return {"linechange": (self.begin, ())}
+        return {StartLineChange: lambda _, now: self.begin(now)}
 
     def begin(self, now: float) -> list[Effect]:
         """Start the stages (visitors, home, faceoff preparation), each 5 s."""
@@ -140,17 +156,17 @@ class GoalieChanges(RuleModule):
     or the faceoff ends it."""
 
     name = "goalie_change"
-    command_names = frozenset({"goalie-change"})
+    declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
         self.countdowns = GoalieChange(match.profile.goalie_change_s or 600.0)
 
     def commands(self) -> CommandTable:
-        return {"goalie-change": (self.begin, ("home|away",))}
+        return {ChangeGoalie: self.begin}
 
-    def begin(self, now: float, side_word: str) -> list[Effect]:
-        side = self.match.side(side_word)
+    def begin(self, command: ChangeGoalie, now: float) -> list[Effect]:
+        side = command.side
         if self.match.phase is Phase.RUNNING:
             raise CommandRefused("stop_first")
         if self.match.phase not in (Phase.PAUSED, Phase.BREAK):

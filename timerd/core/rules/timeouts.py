@@ -14,11 +14,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.profile import TimeoutRule
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
-from timerd.core.score import Side
+from timerd.core.score import Side, parse_side
+
+
+@dataclass(frozen=True)
+class TakeTimeout(Command):
+    """ISBHF 412: `side` takes its timeout."""
+
+    name = "timeout"
+    side: Side = arg("home|away", parse_side)
 
 
 @dataclass(frozen=True)
@@ -101,21 +110,21 @@ class TeamTimeouts(RuleModule):
     timeouts in the status and the result."""
 
     name = "timeouts"
-    command_names = frozenset({"timeout"})
+    declares = (TakeTimeout,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
         self.timeouts = Timeouts(match.profile.timeouts or TimeoutRule())
 
     def commands(self) -> CommandTable:
-        return {"timeout": (self.timeout, ("home|away",))}
+        return {TakeTimeout: self.timeout}
 
-    def timeout(self, now: float, side_word: str) -> list[Effect]:
+    def timeout(self, command: TakeTimeout, now: float) -> list[Effect]:
         """`side` takes its timeout: only while the clock is stopped, one per team per match,
         not both teams in one stoppage. Its end sounds `timeout_end`. Decision (ISBHF 412,
         "in a stoppage"): a stoppage is play stopped in a period; the wait after an
         intermission (or before the match's or the overtime's first faceoff) is not one."""
-        side = self.match.side(side_word)
+        side = command.side
         if self.match.phase is Phase.RUNNING:
             raise CommandRefused("timeout_in_stoppage")
         if self.match.phase is not Phase.PAUSED:
