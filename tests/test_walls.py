@@ -73,12 +73,12 @@ def wiring_outside_the_app(root: Path) -> set[str]:
     fill its own attributes). The service is read through any alias a module gives it
     (`control = self.service; control.outputs.append(self)`)."""
     out = set()
+    composed = adapter_classes(root) | {"Service"}
     for path in sorted(root.rglob("*.py")):
         if path.name == "app.py" and path.parent == root:
             continue
         tree = _tree(path)
         aliases = _service_aliases(tree)
-        composed = adapter_classes(root) | {"Service"}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
