@@ -22,6 +22,7 @@ tests/test_walls_bite.py plants a breach of each in a copy of the package.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -256,3 +257,15 @@ def test_each_module_tools_may_import_says_it_is_a_documented_format() -> None:
 def test_only_the_app_constructs_adapters_and_fills_the_services_registers() -> None:
     assert {"Speaker", "HallLink", "WebServer", "Journal", "ResultsFile"} <= adapter_classes(ROOT)
     assert wiring_outside_the_app(ROOT) == set()
+
+
+def test_the_walls_table_names_tests_that_exist() -> None:
+    """docs/ARCHITECTURE.md's walls name their tests: each file and test it names exists."""
+    doc = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text()
+    walls = doc[doc.index("## The walls"):doc.index("## Where a change goes")]
+    named = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", walls)
+    assert len(named) > 15
+    for file, test in named:
+        path = ROOT.parent / file
+        assert path.exists(), file
+        assert not test or re.search(rf"^def {test}\(", path.read_text(), re.M), (file, test)
