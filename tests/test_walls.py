@@ -185,8 +185,9 @@ def _constant(node: ast.Dict, key: str) -> str | None:
 def shapes_outside_the_wire(root: Path) -> set[str]:
     """A status document or an event record built outside `wire.py` and the documented
     format modules (nor in the core, which makes the values they are built from, nor in the
-    tools, their readers): a `status.to_dict()`, a dict with three of the document's clock
-    keys, or a dict with the
+    tools, their readers): a `status.to_dict()`, an adapter's own `wire.status_document`
+    (the service builds the one document of a dispatch), a dict with three of the
+    document's clock keys, or a dict with the
     `type` of one of the wire's event records and two of that record's keys."""
     allowed = {root / "wire.py", *(root.parent / (m.replace(".", "/") + ".py") for m in PROTOCOLS)}
     shapes = event_shapes(root)
@@ -199,6 +200,9 @@ def shapes_outside_the_wire(root: Path) -> set[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr == "to_dict" and "status" in ast.unparse(node.func.value):
                 out.add(f"{where}: a status document")
+            if isinstance(node, ast.Call) and (root / "adapters") in path.parents and \
+                    ast.unparse(node.func).endswith("status_document"):
+                out.add(f"{where}: a status document of its own")
             keys = _keys(node)
             if len(keys & CLOCK_KEYS) >= 3:
                 out.add(f"{where}: a status document")

@@ -24,8 +24,9 @@ The breaches planted, by wall:
   control.outputs.append(self)`), an adapter constructing another adapter or the service
   (its own composition), a tool filling a register;
 - replies in the wire: `dict(ok=..., error=...)` in an adapter, a reply literal in the service;
-- one status document and one event shape: `status.to_dict()` in an adapter, a dict of the
-  document's clock keys, an adapter's own signal event;
+- one status document and one event shape: `status.to_dict()` in an adapter, an adapter
+  calling `wire.status_document` itself, a dict of the document's clock keys, an adapter's
+  own signal event;
 - one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
@@ -170,6 +171,9 @@ BREACHES = [
     Breach("adapter-status-to-dict", "adapters/serial_display.py",
            "def _planted(status):\n    return status.to_dict()\n", "shapes",
            "a status document"),
+    Breach("adapter-builds-the-document-itself", "adapters/serial_display.py",
+           "def _planted(status):\n    return wire.status_document(status, [])\n", "shapes",
+           "a status document of its own"),
     Breach("adapter-own-status-document", "adapters/web/adapter.py",
            'def _planted(s):\n    return {"phase": s.phase.value, "remaining_s": s.remaining_s,'
            ' "clock_face": s.clock_face.text}\n', "shapes", "a status document"),
