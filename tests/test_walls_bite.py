@@ -19,7 +19,7 @@ The breaches planted, by wall:
 - the core's standard-library check: a package outside the standard library in `core/rules/`;
 - the core's denylist: `import time`, `import asyncio` inside a function in `core/rules/`,
   `from os import path`, `import logging`, `import socket`, `import threading`, `open(` in
-  `core/rules/`, `print(`;
+  `core/rules/`, `__import__("time")`, `print(`;
 - `app.py` alone wires: registering through an alias (`control = self.service;
   control.outputs.append(self)`), an adapter constructing another adapter or the service
   (its own composition), a tool filling a register;
@@ -147,6 +147,9 @@ BREACHES = [
            "import threading"),
     Breach("rules-open-a-file", "core/rules/stoppage.py",
            "def _planted(p):\n    return open(p).read()\n", "denylist", "open("),
+    Breach("core-imports-past-the-check", "core/offered.py",
+           'def _planted():\n    return __import__("time").monotonic()\n', "denylist",
+           "__import__("),
     Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "denylist",
            "print("),
     # app.py alone wires.
