@@ -47,8 +47,8 @@ from typing import Any, Protocol
 
 from timerd.config import Config, SignalOutput, SpeakerConfig
 from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
-from timerd.core.profile import PLACEABLE
 from timerd.core.refused import CommandRefused
+from timerd.core.settings import PLACEABLE
 from timerd.core.status import Status
 from timerd.limits import RateLimitedLog
 from timerd.ports import Buzzer, Control, ExtraCommand

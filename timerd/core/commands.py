@@ -22,7 +22,7 @@ from timerd.core.refused import CommandRefused
 if TYPE_CHECKING:
     from typing import Self
 
-    from timerd.core.profile import Profile
+    from timerd.core.settings import ProfileBase as Profile
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,28 @@
 """Which commands a rule profile has: read from its data, so a control surface offers only those.
 
 `Match.commands()` takes every command under every profile and refuses the ones a profile
-lacks with a reason; a score desk should not show them at all. The rulebooks' parts a profile
-may leave out are data (`timerd.core.profile`): penalties, timeouts, passive play, a
-shootout, the line-change helper... This module says, from that data alone, which commands
-mean something under a profile.
+lacks with a reason; a score desk should not show them at all. The phase machine's own
+commands are always there; each rule module the match has (built in, or listed in `rules`)
+says which of its commands mean something under the profile (`RuleModule.offered`).
 """
 
 from __future__ import annotations
 
-from timerd.core.profile import Profile
-from timerd.core.rules import MODULES
+from timerd.core.commands import Pause, Reset, Resume, Start, Stop, Toggle
+from timerd.core.rules import BUILT_IN, MODULES
+from timerd.core.settings import ProfileBase
 
-#: Every profile has these: the clock, the names, goals and their correction.
-ALWAYS = frozenset({"start", "teams", "pause", "stop", "resume", "toggle", "reset", "goal",
-                    "undo", "correct", "start_in"})
+#: The phase machine's own commands (the clock).
+OWN = frozenset(c.name for c in (Start, Pause, Stop, Resume, Toggle, Reset))
 
 
-def offered_commands(profile: Profile) -> frozenset[str]:
-    """The commands that `profile` has: the phase machine's own, those of the rule modules it
-    lists (`rules`) but `early-intermission` where the intermission may not come early
-    (ISBHF 407 !2: no `early_window_s`), and `faceoff` where a guard runs after it (ITHF 5.6:
-    ball hockey's faceoff is the referee's START, ISBHF 401)."""
-    modules = {command.name for name in profile.rules for command in MODULES[name].declares}
-    if profile.intermission is None or profile.intermission.early_window_s is None:
-        modules.discard("early-intermission")
-    faceoff = {"faceoff"} if profile.faceoff_guard_s is not None else set()
-    late = {"late-goal"} if profile.clock == "stop" else set()  # ISBHF 410, 420
-    return ALWAYS | modules | faceoff | late
+def offered_commands(profile: ProfileBase) -> frozenset[str]:
+    """The commands that `profile` has: the phase machine's own, and what each module of the
+    match (built in, or listed) offers under it."""
+    modules = (*BUILT_IN, *(MODULES[name] for name in profile.rules))
+    return OWN.union(*(module.offered(profile) for module in modules))
+
+
+#: Every profile has these: what a bare clock offers (no rules, no faceoff guard, a running
+#: clock), the clock, the names, goals and their correction; a profile only adds to them.
+ALWAYS = offered_commands(ProfileBase(name="bare"))

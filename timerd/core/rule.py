@@ -20,9 +20,9 @@ from timerd.core.clock import MatchClock
 from timerd.core.commands import Command
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
 from timerd.core.faceoff import FaceoffGuard
-from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Ending, Goal, ScoreSheet, Side
+from timerd.core.settings import ProfileBase, Settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,7 +40,7 @@ BreakKind = Literal["overtime", "intermission"]
 class MatchView(Protocol):
     """What a rule module sees of the match, and the phase machine's services it may call."""
 
-    profile: Profile
+    profile: ProfileBase
     phase: Phase
     period: int
     overtime: bool
@@ -96,6 +96,15 @@ class RuleModule:
     declares: ClassVar[tuple[type[Command], ...]] = ()
     #: Its timed step comes before a planned signal due at the same instant.
     ahead_of_signals: ClassVar[bool] = False
+    #: Its part of the profile (`Settings`: its keys with their defaults and checks), which
+    #: `Profile` has, listed or not, composed from every registered module's.
+    settings: ClassVar[type[Settings]] = Settings
+
+    @classmethod
+    def offered(cls, profile: ProfileBase) -> frozenset[str]:
+        """The commands it offers under `profile` (which lists it, or every match has it): a
+        score desk shows only those (`timerd.core.offered`). All it declares, by default."""
+        return frozenset(command.name for command in cls.declares)
 
     def __init__(self, match: MatchView) -> None:
         self.match = match

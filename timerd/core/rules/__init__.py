@@ -1,13 +1,16 @@
 """The rule modules a profile may list (`rules = [...]`), by name. Each is one feature of a
 rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare clock that keeps
-the score (`BUILT_IN`: the score desk every match has)."""
+the score (`BUILT_IN`: the score desk every match has).
+
+A new module is registered here, once: its settings, its status keys and its record keys
+reach `Profile`, `Status` and the result through this registry alone (docs/ARCHITECTURE.md,
+"A new sport rule")."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from timerd.core.commands import Command
-from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import RuleModule
 from timerd.core.rules.corrections import Corrections
@@ -20,6 +23,7 @@ from timerd.core.rules.scoring import Scoring
 from timerd.core.rules.shootout import Shootouts
 from timerd.core.rules.stoppage import GoalieChanges, LineChanges
 from timerd.core.rules.timeouts import TeamTimeouts
+from timerd.core.settings import ProfileBase
 
 #: The modules every match has, whatever its profile, ahead of the profile's: the score desk
 #: (goals, faceoffs, names), its corrections (undo, a reopen, ISBHF 420 !3) and the start at
@@ -29,12 +33,16 @@ BUILT_IN: tuple[type[RuleModule], ...] = (Scoring, Corrections, ScheduledStart)
 MODULES: dict[str, type[RuleModule]] = {m.name: m for m in (
     Passive, Rulings, Penalties, TeamTimeouts, LineChanges, GoalieChanges, Intermissions,
     Shootouts)}
+#: The one registry: every module, built in or listed. `Profile` (`timerd.core.profile`) is
+#: composed from their settings and `Status` (`timerd.core.status`) from what they show.
+REGISTERED: tuple[type[RuleModule], ...] = (*BUILT_IN, *MODULES.values())
 #: The commands rule modules add: refused with the reason under a profile without them.
 RULE_COMMANDS: dict[str, type[RuleModule]] = {
     c.name: m for m in MODULES.values() for c in m.declares}
 
 
-def undeclared(name: str, declared: Iterable[type[Command]], profile: Profile) -> CommandRefused:
+def undeclared(name: str, declared: Iterable[type[Command]],
+               profile: ProfileBase) -> CommandRefused:
     """The refusal of command `name`, which the match under `profile` does not declare: a rule
     module's that the profile leaves out (`lacks_<module>`), else one nobody knows."""
     known = sorted(cls.name for cls in declared)

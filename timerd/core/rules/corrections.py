@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from timerd.core.checks import hours
 from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
@@ -38,6 +39,7 @@ from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
 from timerd.core.rules.scoring import players
 from timerd.core.score import AWARDS, Ending, Goal, Side, parse_player, shirt_numbers
+from timerd.core.settings import ProfileBase, Settings
 
 
 def entry_number(word: str) -> int:
@@ -74,11 +76,37 @@ class LateGoal(GoalCommand):
     name = "late-goal"
 
 
+@dataclass(frozen=True)
+class CorrectionSettings(Settings):
+    """The corrections' keys of a profile."""
+
+    #: ISBHF 420 !1: a goal may be revoked (`undo`) only until the faceoff that follows it.
+    undo_until_faceoff: bool = False
+    #: ITHF 6.1 with 4.8, ISBHF 420 !1 with 411: `undo` of the entry that ended the match
+    #: reopens it up to this long after the end (and until RESET or the next match).
+    reopen_within_s: float = 600.0
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        out = hours(reopen_within_s=self.reopen_within_s)
+        if self.reopen_within_s < 0:
+            out.append(f"reopen_within_s = {self.reopen_within_s:g}: must not be negative "
+                       "(0: a finished match is never reopened)")
+        return out
+
+
 class Corrections(RuleModule):
     """`undo` (before and after the end) and `correct`, and the result's revision."""
 
     name = "corrections"
+    settings = CorrectionSettings
     declares = (Undo, Correct, LateGoal)
+
+    @classmethod
+    def offered(cls, profile: ProfileBase) -> frozenset[str]:
+        """`late-goal` only under a stop clock (ISBHF 410, 420)."""
+        if profile.clock == "stop":
+            return super().offered(profile)
+        return super().offered(profile) - {LateGoal.name}
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
@@ -123,7 +151,8 @@ class Corrections(RuleModule):
         """Remove the last goal entry; of the entry that ended the match, reopen it."""
         match = self.match
         goal = self._last_entry()
-        if match.profile.undo_until_faceoff and goal.number <= self.faced_off_after:
+        until_faceoff = CorrectionSettings.of(match.profile).undo_until_faceoff
+        if until_faceoff and goal.number <= self.faced_off_after:
             raise CommandRefused("undo_after_faceoff", number=goal.number,
                                  time=mmss(goal.match_time_s))
         if match.phase is Phase.FINISHED:
@@ -183,8 +212,9 @@ class Corrections(RuleModule):
         match = self.match
         assert self.ended is not None
         state, end_at, _ = self.ended
-        if now - end_at > match.profile.reopen_within_s:
-            raise CommandRefused("reopen_too_late", after=mmss(match.profile.reopen_within_s))
+        within_s = CorrectionSettings.of(match.profile).reopen_within_s
+        if now - end_at > within_s:
+            raise CommandRefused("reopen_too_late", after=mmss(within_s))
         shown = Phase.FINISHED if correction else match.phase
         vars(match).update(state)
         match.phase = shown  # as seen from outside, until what follows

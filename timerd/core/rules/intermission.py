@@ -13,12 +13,54 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from timerd.core.checks import durations, hours
 from timerd.core.commands import Command
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
-from timerd.core.profile import Intermission
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
+from timerd.core.settings import ProfileBase, Settings
+
+
+@dataclass(frozen=True)
+class Intermission:
+    """The break between periods (ISBHF 410: 10:00). It runs by itself, with a warning
+    `warning_s` before its end and a signal at its end; the next period then starts with the
+    referee's faceoff."""
+
+    length_s: float = 600.0
+    warning_s: float | None = 60.0
+    #: ISBHF 407 !2: after an unforeseen delay in this much time left of a period that is not
+    #: the last, the referee may start the intermission at once (none: not allowed).
+    early_window_s: float | None = None
+
+    def problems(self) -> list[str]:
+        out = durations(length_s=self.length_s)
+        out += hours(length_s=self.length_s, early_window_s=self.early_window_s)
+        if self.early_window_s is not None and self.early_window_s <= 0:
+            out.append(f"early_window_s = {self.early_window_s:g}: must be longer than 0 s "
+                       "(or none)")
+        if self.warning_s is not None and not 0 < self.warning_s < self.length_s:
+            out.append(f"warning_s = {self.warning_s:g}: must lie inside the intermission, "
+                       f"between 0 and {self.length_s:g} s (or none)")
+        return out
+
+
+@dataclass(frozen=True)
+class IntermissionSettings(Settings):
+    """The intermission's keys of a profile."""
+
+    #: ISBHF 410: the break between periods.
+    intermission: Intermission | None = None
+    #: ISBHF 401: teams switch ends every period and overtime (shown in the status as
+    #: `ends_switched`).
+    switch_ends: bool = False
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        if "intermission" in profile.rules or not (self.intermission or self.switch_ends):
+            return []
+        return ["rules: [intermission] and switch_ends (ISBHF 410, 401) need `intermission` "
+                "in rules"]
 
 
 @dataclass(frozen=True)
@@ -35,11 +77,21 @@ class Intermissions(RuleModule):
     ends the teams play on (`ends_switched`)."""
 
     name = "intermission"
+    settings = IntermissionSettings
     declares = (EarlyIntermission,)
+
+    @classmethod
+    def offered(cls, profile: ProfileBase) -> frozenset[str]:
+        """`early-intermission` only where the intermission may come early (ISBHF 407 !2:
+        `early_window_s`)."""
+        rest = IntermissionSettings.of(profile).intermission
+        early = rest is not None and rest.early_window_s is not None
+        return super().offered(profile) - (set() if early else {EarlyIntermission.name})
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.rest = match.profile.intermission or Intermission()
+        self.own = IntermissionSettings.of(match.profile)
+        self.rest = self.own.intermission or Intermission()
         #: ISBHF 407 !2: the time left in the current period when its intermission came early.
         self.early_left_s: float | None = None
         #: ISBHF 407 !3: switches of ends at half-time so far (outdoors).
@@ -90,7 +142,7 @@ class Intermissions(RuleModule):
 
     def status(self, now: float) -> Mapping[str, Any]:
         switches = self.match.period - 1 + self.half_switches  # 401: every period and overtime
-        return {"ends_switched": self.match.profile.switch_ends and switches % 2 == 1,
+        return {"ends_switched": self.own.switch_ends and switches % 2 == 1,
                 "early_intermission": self.early_left_s is not None}
 
     def period_record(self) -> Mapping[str, Any]:

@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.checks import at_most
 from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Goal, Side, parse_side
+from timerd.core.settings import GUARD_WHY, ProfileBase, Settings
 
 
 @dataclass(frozen=True)
@@ -72,17 +74,33 @@ class PassivePlay:
         self.warned.clear()
 
 
+@dataclass(frozen=True)
+class PassiveSettings(Settings):
+    """Passive play's key of a profile."""
+
+    #: ITHF 8.3: the passive-play count (none: not timed).
+    passive_play_s: float | None = 5.0
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        out = []
+        if self.passive_play_s is not None and self.passive_play_s <= 0:
+            out.append(f"passive_play_s = {self.passive_play_s:g}: must be longer than 0 s "
+                       "(or none)")
+        return out + at_most(60, GUARD_WHY, " s", passive_play_s=self.passive_play_s)
+
+
 class Passive(RuleModule):
     """ITHF 8.3 in a match: the `passive SIDE` command while the clock runs, the warning as
     a timed step, the count cleared by a goal, a faceoff or the end of play; the count per
     side in the status (`passive`: seconds left, 0 once warned)."""
 
     name = "passive"
+    settings = PassiveSettings
     declares = (PassivePress,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.count = PassivePlay(match.profile.passive_play_s or 5.0)
+        self.count = PassivePlay(PassiveSettings.of(match.profile).passive_play_s or 5.0)
 
     def commands(self) -> CommandTable:
         return {PassivePress: self.press}

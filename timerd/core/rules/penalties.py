@@ -20,15 +20,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
+from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
-from timerd.core.profile import PenaltyKind, PenaltyRules
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Goal, Side, parse_player, parse_side
+from timerd.core.settings import MAX_COUNT, ProfileBase, Settings
 
 
 def _player(word: str) -> str | None:
@@ -43,6 +45,68 @@ def _number(word: str) -> int | None:
     return int(word) if word else None
 
 
+#: Kinds of penalty a profile may have at most: more than the rulebook knows, to catch a typo.
+MAX_KINDS = 16
+
+
+@dataclass(frozen=True)
+class PenaltyKind:
+    """One kind of penalty: how long it runs in game time, and how it affects the team."""
+
+    duration_s: float
+    #: The team plays one player short while it runs, so it counts toward `max_running` and a
+    #: goal against the team is a power-play goal. False for a misconduct: the player sits out
+    #: but is replaced at once.
+    short_handed: bool = True
+    #: A minor penalty ends early when the opponent scores while the team is short-handed.
+    ends_on_goal: bool = False
+
+
+def _default_penalty_kinds() -> Mapping[str, PenaltyKind]:
+    return MappingProxyType({
+        "minor": PenaltyKind(120.0, ends_on_goal=True),
+        "major": PenaltyKind(300.0),
+        "misconduct": PenaltyKind(600.0, short_handed=False),
+    })
+
+
+@dataclass(frozen=True)
+class PenaltyRules:
+    """Penalty clocks that run only while the game clock runs (minor 2:00, major 5:00,
+    misconduct 10:00 by default); at most `max_running` short-handed penalties of a team run at
+    once, the others wait their turn."""
+
+    kinds: Mapping[str, PenaltyKind] = field(default_factory=_default_penalty_kinds)
+    max_running: int = 2
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.kinds:
+            out.append("kinds: give at least one kind (or leave [penalties] out)")
+        if len(self.kinds) > MAX_KINDS:
+            out.append(f"kinds: at most {MAX_KINDS} kinds of penalty (ISBHF knows three)")
+        for name, kind in self.kinds.items():
+            out += durations(**{f"kinds.{name}.duration_s": kind.duration_s})
+            out += hours(**{f"kinds.{name}.duration_s": kind.duration_s})
+        if self.max_running < 1:
+            out.append(f"max_running = {self.max_running}: at least one")
+        return out + at_most(MAX_COUNT, "a team has no more players to send off",
+                             max_running=self.max_running)
+
+
+@dataclass(frozen=True)
+class PenaltySettings(Settings):
+    """The penalties' section of a profile."""
+
+    #: Penalty clocks (none: this profile has none).
+    penalties: PenaltyRules | None = None
+
+    @classmethod
+    def rules_of(cls, profile: ProfileBase) -> PenaltyRules:
+        """The profile's penalty rules, or ISBHF's where it leaves the section out."""
+        return cls.of(profile).penalties or PenaltyRules()
+
+
 @dataclass(frozen=True)
 class Penalty(Command):
     """ISBHF part 4: `side` is given a penalty of `kind` (the profile's: minor, major,
@@ -50,7 +114,7 @@ class Penalty(Command):
 
     name = "penalty"
     side: Side = arg("home|away", parse_side)
-    kind: str = arg(lambda profile: "|".join((profile.penalties or PenaltyRules()).kinds))
+    kind: str = arg(lambda profile: "|".join(PenaltySettings.rules_of(profile).kinds))
     player: str | None = arg("player", _player, optional=True)
 
 
@@ -237,12 +301,13 @@ class Penalties(RuleModule):
     by default)."""
 
     name = "penalties"
+    settings = PenaltySettings
     declares = (Penalty, PenaltyCancel)
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.box = PenaltyBox(match.profile.penalties or PenaltyRules())
+        self.box = PenaltyBox(PenaltySettings.rules_of(match.profile))
         #: What each power-play goal did, by its entry number: the minor it ended and the
         #: penalties that started in its place (undone if the goal is taken back).
         self.power_plays: dict[int, tuple[GivenPenalty, list[GivenPenalty]]] = {}

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from timerd.core.checks import SCORE_MAX, at_most, hours, scores
 from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule
 from timerd.core.score import Ending, Side, parse_side
+from timerd.core.settings import ProfileBase, Settings
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,37 @@ class Replay(Command):
     name = "replay"
 
 
+@dataclass(frozen=True)
+class RulingSettings(Settings):
+    """The rulings' keys of a profile (ITHF 4.6, 4.7)."""
+
+    #: ITHF 4.6: a player not at the table and ready this long (match time) after the start
+    #: signal forfeits; `forfeit` is accepted from then on, while the side has not played...
+    forfeit_window_s: float = 30.0
+    #: ...and gives this score: the absent side's goals, then the present side's.
+    forfeit_score: tuple[int, ...] = (0, 5)
+    #: ITHF 4.7: the goals the opponent of a player who walks out gets on top of their own.
+    walkout_award: int = 5
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        out = hours(forfeit_window_s=self.forfeit_window_s)
+        if self.forfeit_window_s < 0:
+            out.append(f"forfeit_window_s = {self.forfeit_window_s:g}: must not be negative")
+        if len(self.forfeit_score) != 2:
+            out.append(f"forfeit_score = {list(self.forfeit_score)}: give two goal counts, "
+                       "the absent side's and the present side's, e.g. [0, 5]")
+        out += scores("forfeit_score", self.forfeit_score)
+        if self.walkout_award < 0:
+            out.append(f"walkout_award = {self.walkout_award}: must not be negative")
+        return out + at_most(SCORE_MAX, "two digits on the scoreboard",
+                             walkout_award=self.walkout_award)
+
+
 class Rulings(RuleModule):
     """ITHF 4.5 replay, 4.6 forfeit and 4.7 walk-out."""
 
     name = "rulings"
+    settings = RulingSettings
     declares = (Forfeit, Walkout, Replay)
 
     def commands(self) -> CommandTable:
@@ -58,7 +87,7 @@ class Rulings(RuleModule):
     def forfeit(self, command: Forfeit, now: float) -> list[Effect]:
         """ITHF 4.6: `side` was not at the table and ready `forfeit_window_s` after the start
         signal, so it loses by the profile's `forfeit_score`."""
-        match, profile = self.match, self.match.profile
+        match, profile = self.match, RulingSettings.of(self.match.profile)
         side = command.side
         window = profile.forfeit_window_s
         if match.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
@@ -72,7 +101,7 @@ class Rulings(RuleModule):
         if played < window:
             raise CommandRefused("forfeit_too_soon", side=side.value, window=f"{window:g}",
                                  left=f"{window - played:.1f}",
-                                 clock=mmss(profile.period_s - window))
+                                 clock=mmss(match.profile.period_s - window))
         evidence = self.has_played(side)
         if evidence is not None:
             raise CommandRefused("forfeit_played", side=side.value, evidence=evidence[0],
@@ -105,7 +134,8 @@ class Rulings(RuleModule):
         if match.phase not in (Phase.RUNNING, Phase.PAUSED, Phase.BREAK):
             raise match.why_not("walkout")
         match.close_interruption(now)
-        match.sheet.walkout(side, match.profile.walkout_award, match.play_s(now), now)
+        award = RulingSettings.of(match.profile).walkout_award
+        match.sheet.walkout(side, award, match.play_s(now), now)
         if match.phase is Phase.BREAK and (match.break_kind == "overtime" or match.overtime):
             return match.finish(Ending.WALKOUT, now, side)  # the break before overtime
         return [match.sound(SignalKind.FINAL, now), *match.finish(Ending.WALKOUT, now, side)]

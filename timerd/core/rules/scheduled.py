@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from timerd.core.commands import Command, arg, finite
 from timerd.core.commands import seconds as read_seconds
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
-from timerd.core.profile import ITHF_LEAD_RANGE_S, Profile
 from timerd.core.record import round_of
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
+from timerd.core.settings import ITHF_LEAD_RANGE_S, ProfileBase, Settings
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,27 @@ class StartIn(Command):
         finite(self.seconds)  # a value made in code (hall mode) is held to the same bound
 
 
-def min_pre_signal_lead_s(profile: Profile) -> float:
+#: The longest `start_horizon_s` a profile may set: a day.
+MAX_START_HORIZON_S = 86400.0
+
+
+@dataclass(frozen=True)
+class ScheduleSettings(Settings):
+    """The scheduled start's key of a profile."""
+
+    #: The furthest ahead a start may be scheduled (`start_in`, hall mode's `start_round`):
+    #: a round starts within the hour it is called; an instant beyond is a typo or a forged
+    #: command, and 1e308 s once bricked a table (issue 34).
+    start_horizon_s: float = 3600.0
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        if 0 < self.start_horizon_s <= MAX_START_HORIZON_S:
+            return []
+        return [f"start_horizon_s = {self.start_horizon_s:g}: longer than 0 s and at most "
+                f"{MAX_START_HORIZON_S:g} s (a day: a start is called the day of the round)"]
+
+
+def min_pre_signal_lead_s(profile: ProfileBase) -> float:
     """The shortest pre-signal a scheduled start may keep: ITHF 4.4's 15 s, or the profile's
     own lead when that is shorter (a training profile)."""
     return min(ITHF_LEAD_RANGE_S[0], profile.pre_signal_lead_s)
@@ -46,6 +66,7 @@ class ScheduledStart(RuleModule):
     """The SCHEDULED phase: from idle to the pre-signal at its planned instant."""
 
     name = "scheduled_start"
+    settings = ScheduleSettings
     declares = (StartIn,)
 
     def commands(self) -> CommandTable:
@@ -67,7 +88,7 @@ class ScheduledStart(RuleModule):
         """
         lead_s, round_name = command.seconds, command.round
         match = self.match
-        horizon_s = match.profile.start_horizon_s
+        horizon_s = ScheduleSettings.of(match.profile).start_horizon_s
         if lead_s > horizon_s:
             raise CommandRefused("start_too_far", lead_s=f"{lead_s:g}",
                                  horizon_s=f"{horizon_s:g}")

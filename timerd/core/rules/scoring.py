@@ -19,6 +19,7 @@ from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule, Step
 from timerd.core.score import Ending, GoalReason, Side, parse_player, parse_side, shirt_numbers
 from timerd.core.score import Goal as Entry
+from timerd.core.settings import ProfileBase, Settings
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,29 @@ class Faceoff(Command):
     name = "faceoff"
 
 
+@dataclass(frozen=True)
+class ScoringSettings(Settings):
+    """The score desk's key of a profile."""
+
+    #: ITHF 10.3: with a running clock, a goal during an interruption does not count. A stop
+    #: clock (ISBHF 407) stops at every whistle, goals included, so it sets this true.
+    goals_count_while_stopped: bool = False
+
+
 class Scoring(RuleModule):
     """Goals, faceoffs and names: the commands every profile has."""
 
     name = "scoring"
+    settings = ScoringSettings
     declares = (Teams, Goal, Faceoff)
+
+    @classmethod
+    def offered(cls, profile: ProfileBase) -> frozenset[str]:
+        """`faceoff` only where a guard runs after it (ITHF 5.6: ball hockey's faceoff is the
+        referee's START, ISBHF 401)."""
+        if profile.faceoff_guard_s is not None:
+            return super().offered(profile)
+        return super().offered(profile) - {Faceoff.name}
 
     def commands(self) -> CommandTable:
         return {Teams: self.set_teams, Goal: self.goal,
@@ -118,7 +137,8 @@ class Scoring(RuleModule):
             return GoalReason.FINAL_SIGNAL
         if match.phase is Phase.PAUSED and match.paused_since is None:
             return GoalReason.INTERMISSION  # the period awaits its first faceoff
-        if match.phase is Phase.PAUSED and not match.profile.goals_count_while_stopped:
+        counts = ScoringSettings.of(match.profile).goals_count_while_stopped
+        if match.phase is Phase.PAUSED and not counts:
             return GoalReason.INTERRUPTION
         if match.guard.active(match.play_s(now)):
             return GoalReason.FACEOFF_GUARD

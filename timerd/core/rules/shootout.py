@@ -16,6 +16,7 @@ from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.score import Ending, Side, parse_side
+from timerd.core.settings import ProfileBase, Settings
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,26 @@ class Shootout:
                 "winner": None if self.winner() is None else str(self.winner())}
 
 
+@dataclass(frozen=True)
+class ShootoutSettings(Settings):
+    """The shootout has no key of its own: its rounds are the overtime's (`[overtime]
+    shootout_rounds`, ISBHF 414b), which it checks against `rules`."""
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        rounds = None if profile.overtime is None else profile.overtime.shootout_rounds
+        if ("shootout" in profile.rules) == (rounds is not None):
+            return []
+        return ["rules: a shootout (ISBHF 414b) needs both `shootout` in rules and "
+                "[overtime] shootout_rounds"]
+
+
 class Shootouts(RuleModule):
     """ISBHF 414b in a match: a timed overtime that ends tied goes to a shootout of the
     profile's `overtime.shootout_rounds` (5), attempts entered with `shot SIDE scored|missed`;
     the match ends once the shootout is decided."""
 
     name = "shootout"
+    settings = ShootoutSettings
     declares = (Shot,)
 
     def __init__(self, match: MatchView) -> None:

@@ -11,13 +11,58 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
-from timerd.core.profile import LineChangeRule
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Side, parse_side
+from timerd.core.settings import ProfileBase, Settings
+
+#: Line-change stages a profile may have at most: more than the rulebook knows (404b: three).
+MAX_STAGES = 10
+
+
+@dataclass(frozen=True)
+class LineChangeRule:
+    """ISBHF 404b: in a stoppage the visitors get 5 s to change, then the home team 5 s, then
+    the teams have 5 s to line up for the faceoff; a signal after each stage."""
+
+    stages: tuple[str, ...] = ("visitors", "home", "faceoff")
+    stage_s: float = 5.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.stages:
+            out.append("stages: give at least one stage")
+        if len(self.stages) > MAX_STAGES:
+            out.append(f"stages: at most {MAX_STAGES} stages (ISBHF 404b has three)")
+        return out + durations(stage_s=self.stage_s) + at_most(
+            60, "ISBHF 404b: 5 s a stage", " s", stage_s=self.stage_s)
+
+
+@dataclass(frozen=True)
+class LineChangeSettings(Settings):
+    """The line change's section of a profile."""
+
+    #: ISBHF 404b: the line-change helper (none: not offered).
+    line_change: LineChangeRule | None = None
+
+
+@dataclass(frozen=True)
+class GoalieChangeSettings(Settings):
+    """The goalie change's key of a profile."""
+
+    #: ISBHF 408: time a team gets to dress a new goalie (none: no countdown).
+    goalie_change_s: float | None = None
+
+    def problems(self, profile: ProfileBase) -> list[str]:
+        out = hours(goalie_change_s=self.goalie_change_s)
+        if self.goalie_change_s is not None and self.goalie_change_s <= 0:
+            out.append(f"goalie_change_s = {self.goalie_change_s:g}: must be longer than 0 s "
+                       "(or none)")
+        return out
 
 
 @dataclass(frozen=True)
@@ -98,11 +143,12 @@ class LineChanges(RuleModule):
     after each stage (as many beeps as its number), ended by the restart of play."""
 
     name = "line_change"
+    settings = LineChangeSettings
     declares = (StartLineChange,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.rule = match.profile.line_change or LineChangeRule()
+        self.rule = LineChangeSettings.of(match.profile).line_change or LineChangeRule()
         self.running: LineChange | None = None
 
     def commands(self) -> CommandTable:
@@ -156,11 +202,13 @@ class GoalieChanges(RuleModule):
     or the faceoff ends it."""
 
     name = "goalie_change"
+    settings = GoalieChangeSettings
     declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.countdowns = GoalieChange(match.profile.goalie_change_s or 600.0)
+        own = GoalieChangeSettings.of(match.profile)
+        self.countdowns = GoalieChange(own.goalie_change_s or 600.0)
 
     def commands(self) -> CommandTable:
         return {ChangeGoalie: self.begin}

@@ -14,12 +14,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
-from timerd.core.profile import TimeoutRule
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Side, parse_side
+from timerd.core.settings import MAX_COUNT, Settings
+
+
+@dataclass(frozen=True)
+class TimeoutRule:
+    """ISBHF 412: each team may take `per_team` timeouts of `length_s` in a match, asked for
+    while the clock is stopped; both teams may not take one in the same stoppage."""
+
+    per_team: int = 1
+    length_s: float = 30.0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.per_team < 1:
+            out.append(f"per_team = {self.per_team}: at least one (or leave [timeouts] out)")
+        out += at_most(MAX_COUNT, "ISBHF 412: one per team", per_team=self.per_team)
+        return out + durations(length_s=self.length_s) + hours(length_s=self.length_s)
+
+
+@dataclass(frozen=True)
+class TimeoutSettings(Settings):
+    """The timeouts' section of a profile."""
+
+    #: ISBHF 412: timeouts (none: this profile has none).
+    timeouts: TimeoutRule | None = None
 
 
 @dataclass(frozen=True)
@@ -110,11 +135,12 @@ class TeamTimeouts(RuleModule):
     timeouts in the status and the result."""
 
     name = "timeouts"
+    settings = TimeoutSettings
     declares = (TakeTimeout,)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
-        self.timeouts = Timeouts(match.profile.timeouts or TimeoutRule())
+        self.timeouts = Timeouts(TimeoutSettings.of(match.profile).timeouts or TimeoutRule())
 
     def commands(self) -> CommandTable:
         return {TakeTimeout: self.timeout}
