@@ -37,6 +37,10 @@ against, `bench.speaker_process`); and each of them with a device whose every op
 300 ms and fails (strace's fault injection on ALSA's configuration file and the plugin's
 file), tried again every 0.5 s through the runs.
 
+"Slow output" gives the timerd player an output that blocks its loop 50 ms at every dispatch,
+first of its outputs (issue 32): each signal reaches the buzzer before any output, so its
+onset is idle's.
+
 "Slow storage" runs every player under strace, which delays each fsync and fdatasync by
 200 ms (an SD card on a bad day); timerd has its match journal and results file, and the
 presses come shortly before signals are due: goals (GOAL HOME) and pauses whose resume comes
@@ -144,12 +148,18 @@ class Phase:
     #: cpu_latency_us`, system-wide: the baselines of the phase get it too); False: the CPUs
     #: idle as the kernel chooses.
     cpu_latency: bool = True
+    #: timerd has an output that blocks its loop this long at every dispatch, first of its
+    #: outputs (`bench.play --slow-output-ms`, issue 32).
+    slow_output_ms: float = 0.0
 
 
 #: fsync and fdatasync of a player, and of every thread it starts, take 200 ms longer.
 SLOW_STORAGE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null",
                 "-e", "trace=fsync,fdatasync",
                 "-e", "inject=fsync,fdatasync:delay_exit=200000"]
+
+#: How long the slow output of the slow-output phase blocks the loop per dispatch.
+SLOW_OUTPUT_MS = 50.0
 
 PHASES = {
     "idle": Phase(),
@@ -159,6 +169,7 @@ PHASES = {
     "busy-same-session-priority": Phase(burners_own_session=False),
     "slow-storage": Phase(slow_storage=True),
     "stream-flood": Phase(stream_flood=True),
+    "slow-output": Phase(slow_output_ms=SLOW_OUTPUT_MS),
     "speaker": Phase(speaker="thread"),
     "speaker-open-fails": Phase(speaker="thread", speaker_fault=True),
     "speaker-process": Phase(speaker="process"),
@@ -224,7 +235,8 @@ def play(mode: Mode, designs: list[str], profile: str, presses: tuple[float, ...
     port = free_port() if phase.stream_flood else None
     own = ["--priority", phase.priority, *(["--state", str(state)] if state is not None else []),
            *([] if phase.cpu_latency else ["--cpu-latency-us", "-1"]),
-           *([] if port is None else ["--web-port", str(port)])]
+           *([] if port is None else ["--web-port", str(port)]),
+           *(["--slow-output-ms", str(phase.slow_output_ms)] if phase.slow_output_ms else [])]
     with contextlib.ExitStack() as stack:
         # timerd's speaker, in a speaker phase: its wrapper, options and ALSA environment.
         speaker_wrap, speaker_options, speaker_env = stack.enter_context(speaker_device(phase))

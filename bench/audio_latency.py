@@ -43,10 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from timerd.adapters.audio import AlsaPlayer, Report, Sound, SoundBank, Speaker
 from timerd.config import Config
-from timerd.core.effects import Effect, Signal, SignalKind
+from timerd.core.effects import Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import PlacedSignal, Profile
-from timerd.core.status import Status
+from timerd.ports import Dispatch
 from timerd.service import Service
 
 
@@ -60,15 +60,14 @@ class Timings:
 
 
 class SignalClock:
-    """An output placed before the speaker: notes when each signal was due and handed over."""
+    """A sound output placed before the speaker: notes when each signal was due and handed over."""
 
     def __init__(self, timings: Timings) -> None:
         self.timings = timings
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Signal):
-            self.timings.due.append(effect.due)
-            self.timings.notified.append(time.monotonic())
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+        self.timings.due.append(signal.due)
+        self.timings.notified.append(time.monotonic())
 
 
 class TimedPlayer:
@@ -137,7 +136,8 @@ async def run_match(signals: int, spacing_s: float, timings: Timings) -> None:
     service = Service(Match(profile))
     speaker = Speaker(SoundBank.load(config.signals, config.speaker), TimedPlayer(timings),
                       service.loop, service.status)
-    service.outputs += [SignalClock(timings), speaker]
+    service.sound_outputs += [SignalClock(timings), speaker]
+    service.outputs.append(speaker)
     await speaker.settled()
     task = asyncio.create_task(service.run())
     service.execute("start")

@@ -29,7 +29,9 @@ as the daemon does, after the buzzer (the stream-flood phase floods it); `--spea
 adds the speaker as the daemon has it, its device owned by a playback thread (`--speaker
 process`: by a helper process, `bench.speaker_process`, the candidate it was chosen against),
 playing on ALSA's default device (the bench points ALSA_CONFIG_PATH at a file plugin), tried
-again every `--speaker-retry-s` while it fails.
+again every `--speaker-retry-s` while it fails; `--slow-output-ms N` adds an output that
+blocks the loop N ms at every dispatch it is handed (issue 32: a signal's first edge must not
+wait for it).
 """
 
 from __future__ import annotations
@@ -57,13 +59,12 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import ResultsFile
 from timerd.app import attach
 from timerd.config import Config, ServiceConfig, profiles
-from timerd.core.effects import Effect, Signal
+from timerd.core.effects import Signal
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
-from timerd.core.status import Status
 from timerd.disk import DiskWriter
-from timerd.ports import Output
+from timerd.ports import Dispatch, Output, SoundOutput
 from timerd.service import Service
 
 START_PAUSE_PIN = 17
@@ -124,10 +125,11 @@ class Operator(threading.Thread):
 
 
 class SignalLog:
-    """timerd outputs around the buzzers: which buzzer edge belongs to which signal.
+    """timerd sound outputs around the buzzers: which buzzer edge belongs to which signal.
 
-    `before` is notified just ahead of the buzzers and `after` just behind them, so a rising edge
-    noted in between was made by this very signal (a missing edge is logged as None).
+    `before` is handed each signal just ahead of the buzzers and `after` just behind them, so a
+    rising edge noted in between was made by this very signal (a missing edge is logged as
+    None).
     """
 
     def __init__(self, buzzer: HookedPin, config: Config) -> None:
@@ -137,13 +139,11 @@ class SignalLog:
         self._rises_before = 0
         self._edges_before = 0
 
-    def before(self, effect: Effect, status: Status) -> None:
+    def before(self, effect: Signal, dispatch: Dispatch) -> None:
         self._rises_before = len(self.buzzer.rises)
         self._edges_before = len(self.buzzer.transitions)
 
-    def after(self, effect: Effect, status: Status) -> None:
-        if not isinstance(effect, Signal):
-            return
+    def after(self, effect: Signal, dispatch: Dispatch) -> None:
         rises = self.buzzer.rises
         out = self.config.signals.get(effect.kind)
         self.signals.append({
@@ -159,24 +159,37 @@ class SignalLog:
 
 
 class _Hook:
-    """An output that calls one function (SignalLog.before or .after)."""
+    """A sound output that calls one function (SignalLog.before or .after)."""
 
-    def __init__(self, fn: Callable[[Effect, Status], None]) -> None:
-        self.notify = fn
+    def __init__(self, fn: Callable[[Signal, Dispatch], object]) -> None:
+        self.signal = fn
+
+
+class SlowOutput:
+    """An output that blocks the loop `seconds` at every dispatch (a display on a stuck
+    write, a slow encoder): handed dispatches before every other output, as the worst place
+    for it (`--slow-output-ms`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def notify(self, dispatch: Dispatch) -> None:
+        time.sleep(self.seconds)  # deliberate: the loop blocked, as by a slow output
 
 
 async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
                       played: Callable[[], Awaitable[None]], state: Path | None, *,
                       web_port: int | None = None, speaker: str | None = None,
-                      speaker_retry_s: float = 5.0) -> list[dict[str, Any]]:
+                      speaker_retry_s: float = 5.0,
+                      slow_output_s: float = 0.0) -> list[dict[str, Any]]:
     """timerd composed as `timerd.app.serve` does: Service + GpioBoard, default wiring; with
     `state`, also the results file and the match journal, in the daemon's order; with
     `web_port`, the web scoreboard on it; with `speaker` ("thread" or "process"), the
-    speaker."""
+    speaker; with `slow_output_s`, a `SlowOutput` first of the outputs."""
     config = Config()
     log = SignalLog(buzzer, config)
     async with contextlib.AsyncExitStack() as stack:
-        match, storage = Match(profile), list[Output]()
+        match, storage, speakers = Match(profile), list[Output](), list[SoundOutput]()
         if state is not None:
             # One disk writer thread for both, as the daemon has: no fsync on the loop.
             writer = await stack.enter_async_context(DiskWriter(asyncio.get_running_loop()))
@@ -207,13 +220,15 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
             sound = await stack.enter_async_context(
                 Speaker.for_service(config, service, board.buzzers, player))
             attach(service, sound)
-            # The daemon's order: the buzzers, the LEDs, the speaker; then each signal notes
-            # the speaker's state ("ok", or "down" while its device fails).
-            storage[:0] = [sound, _Hook(lambda effect, _status, sound=sound: isinstance(
-                effect, Signal) and log.signals[-1].update(speaker=sound.status_extra()[
-                    "speaker"]))]
-        service.outputs += [_Hook(log.before), board.buzzers, board.leds, _Hook(log.after),
-                            *storage]
+            # The daemon's order: the buzzers, then the speaker; then each signal notes the
+            # speaker's state ("ok", or "down" while its device fails).
+            speakers = [sound, _Hook(lambda _signal, _dispatch, sound=sound: log.signals[
+                -1].update(speaker=sound.status_extra()["speaker"]))]
+            storage.insert(0, sound)  # a reset ends its sounds
+        service.sound_outputs += [_Hook(log.before), board.buzzers, _Hook(log.after),
+                                  *speakers]
+        slow = [SlowOutput(slow_output_s)] if slow_output_s else []
+        service.outputs += [*slow, board.leds, *storage]
         task = asyncio.create_task(service.run(), name="match-loop")
         await played()
         task.cancel()
@@ -243,7 +258,7 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
                until_s: float, *, goals_s: list[float] | None = None,
                loop_priority: ServiceConfig | None = None, state: Path | None = None,
                web_port: int | None = None, speaker: str | None = None,
-               speaker_retry_s: float = 5.0) -> dict[str, Any]:
+               speaker_retry_s: float = 5.0, slow_output_s: float = 0.0) -> dict[str, Any]:
     prioritised = loop_priority is not None and loop_priority.priority != "off" \
         and priority.apply(loop_priority)
     # As the daemon does (`timerd.app.serve`): held to the end of this process.
@@ -269,7 +284,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
     if design == "timerd":
         signals = await play_timerd(profile, factory, buzzer, played, state,
                                     web_port=web_port, speaker=speaker,
-                                    speaker_retry_s=speaker_retry_s)
+                                    speaker_retry_s=speaker_retry_s,
+                                    slow_output_s=slow_output_s)
     else:
         signals = await play_baseline(design, profile, factory, buzzer, played)
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
@@ -315,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="timerd: the speaker, its device owned by a thread or a process")
     parser.add_argument("--speaker-retry-s", type=float, default=5.0,
                         help="timerd: [speaker] retry_s")
+    parser.add_argument("--slow-output-ms", type=float, default=0.0,
+                        help="timerd: an output that blocks the loop this long per dispatch")
     args = parser.parse_args(argv)
     service = replace(args.priority, cpu_latency_us=args.cpu_latency_us)
     profile = profiles.load(args.profile)
@@ -323,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
                               goals_s=goals, state=args.state, web_port=args.web_port,
                               speaker=args.speaker, speaker_retry_s=args.speaker_retry_s,
+                              slow_output_s=args.slow_output_ms / 1000,
                               loop_priority=service if args.design == "timerd" else None))
     json.dump(result, sys.stdout)
     return 0

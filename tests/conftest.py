@@ -22,6 +22,7 @@ from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
+from timerd.ports import Dispatch
 from timerd.service import Service
 from timerd.timebase import virtual_loop
 from timerd.wire import EVENT_FORMAT, event_record
@@ -31,11 +32,20 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def wired(part: Any, service: Service | None = None) -> Any:
     """Register an adapter with its service (default: the one it was given) as `timerd.app`
-    does: an output, and what it declares beside (status keys, commands, buttons)."""
+    does: a sound output if it sounds signals, an output if it is handed dispatches, and
+    what it declares beside (status keys, commands, buttons)."""
     service = service or part.service
-    service.outputs.append(part)
+    if hasattr(part, "signal"):
+        service.sound_outputs.append(part)
+    if hasattr(part, "notify"):
+        service.outputs.append(part)
     attach(service, part)
     return part
+
+
+def dispatch(status: Status, *effects: Effect, now: float = 0.0) -> Dispatch:
+    """A dispatch of `effects` leaving `status`, as the service hands one to an output."""
+    return Dispatch(effects, status, now)
 
 
 def run_virtual(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -52,8 +62,9 @@ class Recorder:
     t0: float = 0.0
     seen: list[tuple[float, Effect, Status]] = field(default_factory=list)
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        self.seen.append((self.loop.time() - self.t0, effect, status))
+    def notify(self, dispatch: Dispatch) -> None:
+        t = self.loop.time() - self.t0
+        self.seen.extend((t, effect, dispatch.status) for effect in dispatch.effects)
 
     #: What made the effects: the profile, the script and the end, for a golden's header.
     script: str = ""

@@ -41,6 +41,13 @@ signals = [
 """
 
 
+def goals_with_walls(status: dict[str, Any]) -> list[dict[str, Any]]:
+    """A status document's goal entries each with its `wall_time` (`goal_wall_times`, the
+    results' key beside the core's goals), as the results line has them."""
+    return [goal | {"wall_time": wall}
+            for goal, wall in zip(status["goals"], status["goal_wall_times"], strict=True)]
+
+
 def assert_same_goals(after: list[dict[str, Any]], before: list[dict[str, Any]]) -> None:
     """The goal entries of a restarted daemon are those it had: every field the same, and the
     wall time (stamped by the results when the goal came in, restored from the journal's

@@ -32,15 +32,17 @@ def build_and(tmp_path: Path, factory: Any, act: Any) -> Any:
 def test_build_wires_every_part_in_one_order_buzzer_first(tmp_path: Path, mock_factory) -> None:
     def look(daemon: app.Daemon) -> tuple[list[str], set[str], set[str], dict[str, Any]]:
         service = daemon.service
-        assert service.outputs[:2] == [daemon.board.buzzers, daemon.board.horn]
-        return ([type(o).__name__ for o in service.outputs], set(service.buttons),
-                set(service.extra_commands), service.status_dict())
+        assert service.sound_outputs[:2] == [daemon.board.buzzers, daemon.board.horn]
+        return ([type(o).__name__ for o in (*service.sound_outputs, None, *service.outputs)],
+                set(service.buttons), set(service.extra_commands), service.status_dict())
 
     outputs, buttons, commands, status = build_and(tmp_path, mock_factory, look)
-    # The buzzer and the horn first, the LEDs, the results, the speaker, the journal before
-    # the notifier (READY never vouches for a command not yet written), the switch last.
-    assert outputs == ["Buzzers", "Buzzers", "Leds", "ResultsFile", "Speaker", "Journal",
-                       "SystemdNotifier", "ProfileSwitch"]
+    # The sound outputs, handed each signal first: the buzzer and the horn, then the speaker.
+    # Then the outputs: the LEDs, the results (their key in the status before any output
+    # reads it), the speaker (a reset ends its sounds), the journal before the notifier
+    # (READY never vouches for a command not yet written), the switch last.
+    assert outputs == ["Buzzers", "Buzzers", "Speaker", "NoneType", "Leds", "ResultsFile",
+                       "Speaker", "Journal", "SystemdNotifier", "ProfileSwitch"]
     assert {"start_pause", "reset", "goal_home", "goal_away"} <= buttons  # the board's
     assert "mute" in commands  # the speaker's
     assert (status["version"], status["clock_rule"], status["match_id"]) == (

@@ -38,9 +38,9 @@ from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
-from timerd.core.status import Status
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
+from timerd.ports import Dispatch
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -119,9 +119,12 @@ async def build(config: Config, options: RunOptions, factory: object,
     and wire it: the one composition root (issue 14, invariant 4). `timerd run` serves what
     it builds; the tests build through it too.
 
-    The journal's match (restored, or a new one) goes to the service; the output order is
-    one list, here: the buzzer and the horn first, so their first edge never waits for
-    anything; the speaker after them; the journal before the notifier, so READY and
+    The journal's match (restored, or a new one) goes to the service; the order of the
+    outputs is read here: the sound outputs (the buzzers, the horn, then the speaker) are
+    handed each signal before any output is handed anything of its dispatch (`Service`), so
+    their first edge waits for no display, disk or network; of the outputs, the results
+    first of those that add a status key from what they are handed (the goals' wall times),
+    before any that reads the document; the journal before the notifier, so READY and
     WATCHDOG never vouch for a command not yet written.
     """
     loop = asyncio.get_running_loop()
@@ -159,9 +162,10 @@ async def build(config: Config, options: RunOptions, factory: object,
     switch = ProfileSwitch(service, journal, profile)
     # The tenths of the last 10 s (ten wake-ups a second) only for a display showing them.
     service.tenths = serial is not None or terminal is not None
+    service.sound_outputs = [board.buzzers, board.horn, speaker]
     service.outputs = [part for part in (
-        board.buzzers, board.horn, board.leds, results, speaker, events, serial, web,
-        hall, terminal, journal, notifier, switch) if part is not None]
+        board.leds, results, speaker, events, serial, web, hall, terminal, journal, notifier,
+        switch) if part is not None]
     for part in (writer, board, keypad, results, speaker, serial, web, hall, journal, switch):
         if part is not None:
             attach(service, part)
@@ -266,18 +270,14 @@ async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: Ru
 
 def attach(service: Service, part: object) -> None:
     """Hand the service what an adapter declares beside being an output (ports.py): its
-    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`), its
-    keys in the status (`status_extra`) and what it sends at a dispatch's end
-    (`after_dispatch`). The one place where adapters are wired in."""
+    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`) and its
+    keys in the status (`status_extra`). The one place where adapters are wired in."""
     service.buttons.update(getattr(part, "bindings", {}))
     service.chords.extend(getattr(part, "chords", ()))
     service.extra_commands.update(getattr(part, "commands", {}))
     extra = getattr(part, "status_extra", None)
     if extra is not None:
         service.status_extras.append(extra)
-    done = getattr(part, "after_dispatch", None)
-    if done is not None:
-        service.after_dispatch.append(done)
 
 
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
@@ -355,9 +355,10 @@ class ProfileSwitch:
         log.warning("%s", LOG_TEXT.notice(told.code, told.params))
         return [told]
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Applied) and isinstance(effect.command, Reset) \
-                and status.phase is Phase.IDLE and self.pending():
+    def notify(self, dispatch: Dispatch) -> None:
+        if dispatch.status.phase is Phase.IDLE and self.pending() and any(
+                isinstance(e, Applied) and isinstance(e.command, Reset)
+                for e in dispatch.effects):
             # After this dispatch: the journal has closed the old match under its profile.
             self.service.loop.call_soon(self._switch)
 

@@ -1,11 +1,13 @@
 """What an adapter may see of the daemon: ports, never the service or the app (issue 14).
 
 An adapter is handed a `Control` (the match as a control surface sees it: its time, its
-status, its commands) and is itself an `Output` when it shows or sounds what happens. What it
-adds beside the match (buttons, chords, commands such as `mute`, keys in the status, what it
-sends once a dispatch is over: `after_dispatch`) it declares as plain attributes;
-`timerd.app` alone registers them with the service, so who wires what, and in which order,
-is read in one place.
+status, its commands) and is itself an `Output` when it shows what happens, a `SoundOutput`
+when it sounds signals (the buzzers, the horn, the speaker). Each is handed one `Dispatch` per
+dispatch: its effects, the status they leave, and the one status document, built at the first
+output that reads it; no output asks the service for the document (issue 32). What an adapter
+adds beside the match (buttons, chords, commands such as `mute`, keys in the status) it
+declares as plain attributes; `timerd.app` alone registers them with the service, so who
+wires what, and in which order, is read in one place.
 
 Every method of these ports returns at once on the loop thread: an adapter never blocks the
 loop, and the service never waits for an adapter (`acknowledge` awaits the disk writer's
@@ -18,11 +20,12 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
 from timerd.core.commands import Command, Reset, Toggle
-from timerd.core.effects import Effect, Notice
+from timerd.core.effects import Effect, Notice, Signal
 from timerd.core.profile import Profile
 from timerd.core.rules.corrections import Undo
 from timerd.core.rules.passive import PassivePress
@@ -31,13 +34,53 @@ from timerd.core.rules.scoring import Faceoff, Goal
 from timerd.core.rules.stoppage import StartLineChange
 from timerd.core.score import Side
 from timerd.core.status import Status
+from timerd.wire import status_document
+
+#: Keys an adapter adds to the status document (`{"muted": true}`); never a core key.
+StatusExtra = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class Dispatch:
+    """What one dispatch hands every output: its effects in the order the match made them,
+    the status they leave at loop time `now`, and (`document`) the one status document of
+    the dispatch, built when the first output reads it (a dispatch nobody shows costs
+    nothing) and the same object for every output after (issue 14, invariant 5). Frozen:
+    an output reads it and never changes it, the document included (it copies to add)."""
+
+    effects: tuple[Effect, ...]
+    status: Status
+    now: float
+    #: The adapters' keys beside the core's (`Service.status_extras`), read at the build.
+    extras: tuple[StatusExtra, ...] = ()
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        """The versioned status document (`timerd.wire.status_document`) of this dispatch."""
+        return status_document(self.status, [extra() for extra in self.extras])
+
+    @cached_property
+    def signals(self) -> tuple[Signal, ...]:
+        """The signals among the effects: the sound outputs get them before anything else
+        of the dispatch reaches any output (`Service`)."""
+        return tuple(e for e in self.effects if isinstance(e, Signal))
 
 
 class Output(Protocol):
-    """Shows or sounds what happens: handed every effect with the one status document of
-    its dispatch (built once by the service; an output never asks for it again)."""
+    """Shows what happens: handed each dispatch once, after every sound output has had its
+    signals. It returns at once (a writer buffers, a stream queues) and reads the status
+    document from the dispatch, never from the service."""
 
-    def notify(self, effect: Effect, status: Status) -> None: ...
+    def notify(self, dispatch: Dispatch) -> None: ...
+
+
+class SoundOutput(Protocol):
+    """Sounds signals (the buzzers, the horn, the speaker): handed each signal of a dispatch
+    before any output is handed anything of it, so its first edge waits for no display, no
+    disk and no network. It only starts the sound (a buzzer's later edges are
+    `Control.call_exactly_at`s) and returns."""
+
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None: ...
 
 
 class Buzzer(Protocol):
@@ -51,10 +94,6 @@ class Buzzer(Protocol):
 #: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
 #: nothing or raises CommandRefused with the reason.
 ExtraCommand = Callable[..., None]
-
-#: Keys an adapter adds to the status document (`{"muted": true}`); never a core key.
-StatusExtra = Callable[[], dict[str, Any]]
-
 
 @dataclass
 class ButtonBinding:
@@ -138,7 +177,9 @@ class Control(Protocol):
     def status(self) -> Status: ...
 
     def status_dict(self) -> dict[str, Any]:
-        """The versioned status document (`timerd.wire.status_document`)."""
+        """The versioned status document (`timerd.wire.status_document`) as it is now: for a
+        request (a tool's `status`, `GET /api/state`, a heartbeat), never for an output
+        during a dispatch (it has `Dispatch.document`)."""
         ...
 
     def parse(self, name: str, *words: str) -> Command:

@@ -3,12 +3,14 @@
 Inputs (button edges, control commands) arrive on the loop thread; gpiozero's callback threads
 only take a timestamp and hop over with `call_soon_threadsafe`. The loop then waits until the
 earliest deadline (the next signal, the next shown second, a button's bounce window or long
-press), asks the core what is due, and hands every effect to the outputs. Nothing is counted
-per tick: a late wake-up fires what is due exactly once and logs how late it was.
+press), asks the core what is due, and hands it out as one `Dispatch` (ports.py). Nothing is
+counted per tick: a late wake-up fires what is due exactly once and logs how late it was.
 
-Outputs are plain objects with `notify(effect, status)`; they must return at once (a buzzer
-schedules its edges on the loop, a writer buffers). One that raises is logged and the match
-goes on without it for that effect.
+A dispatch goes out in two rounds: first every signal to every sound output (`signal`: the
+buzzers, the horn, the speaker), then the whole dispatch to every output (`notify`), so a
+buzzer's first edge never waits for a display, a disk or a network (issue 32). Both return at
+once (a buzzer schedules its later edges, a writer buffers). One that raises is logged and
+the match goes on without it for that dispatch.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from timerd.core.score import Goal
 from timerd.core.status import Status, check, next_shown_change
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
-from timerd.ports import ButtonBinding, Cancellable, ExtraCommand, Output, StatusExtra
+from timerd.ports import (
+    ButtonBinding,
+    Cancellable,
+    Dispatch,
+    ExtraCommand,
+    Output,
+    SoundOutput,
+    StatusExtra,
+)
 from timerd.wire import (
     arg_names,
     commands_reply,
@@ -85,7 +95,10 @@ def slack_margin(wait_s: float) -> float:
 @dataclass
 class Service:
     match: Match
+    #: Handed each dispatch, in this order, after the sound outputs had its signals.
     outputs: list[Output] = field(default_factory=list)
+    #: Handed each signal first (the buzzers, the horn, the speaker), in this order.
+    sound_outputs: list[SoundOutput] = field(default_factory=list)
     buttons: dict[str, ButtonBinding] = field(default_factory=dict)
     #: Two buttons held together (the ITHF 4.6 forfeit: RESET with a GOAL button).
     chords: list[Chord] = field(default_factory=list)
@@ -93,10 +106,6 @@ class Service:
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
     #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
     status_extras: list[StatusExtra] = field(default_factory=list)
-    #: Called once at the end of every dispatch: an output that sends a dispatch's effects
-    #: together (the web stream: its events, then its state) sends them here, in the same
-    #: loop turn (issue 16: a later turn costs the loop a wake-up's work every second).
-    after_dispatch: list[Callable[[], None]] = field(default_factory=list)
     #: Waits until the last accepted command is on disk: None, or why it is not (the
     #: journal's `synced`). None: nothing is kept, and no reply waits.
     durability: Callable[[], Awaitable[str | None]] | None = None
@@ -124,12 +133,6 @@ class Service:
     #: When the shown clock next changes, and whether only its tenths (`Tick.tenth`).
     _next_tick: tuple[float, bool] | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
-    #: The status of the dispatch under way, and its document once an output asked for it
-    #: (both None between dispatches).
-    _dispatching: Status | None = None
-    _document: dict[str, Any] | None = None
-    #: How many status documents dispatches have built (at most one each; a test counts them).
-    documents_built: int = 0
     #: The line per command (from a socket, the web, MQTT, the serial display), at most one
     #: per kind per 30 s with a count (issue 13): a flood of commands must not push the line
     #: that holds an unwritten result out of journald's rate limit. The match journal keeps
@@ -156,18 +159,9 @@ class Service:
         return self.match.profile
 
     def status_dict(self) -> dict[str, Any]:
-        """The state every tool sees (`timerctl status --json`, `GET /api/state`, MQTT).
-
-        During a dispatch, the one document of that dispatch: built when the first output asks
-        for it (a dispatch nobody shows costs nothing), then the same one for every output
-        (issue 14, invariant 5)."""
-        if self._dispatching is None:
-            return status_document(self.status(), [extra() for extra in self.status_extras])
-        if self._document is None:
-            self._document = status_document(self._dispatching,
-                                             [extra() for extra in self.status_extras])
-            self.documents_built += 1
-        return self._document
+        """The state every tool sees now (`timerctl status --json`, `GET /api/state`, a
+        reply, MQTT's heartbeat). An output handed a dispatch reads `Dispatch.document`."""
+        return status_document(self.status(), [extra() for extra in self.status_extras])
 
     def offered(self) -> dict[str, tuple[str, ...]]:
         """The commands the match's profile has (the others it would refuse anyway) and the
@@ -473,31 +467,33 @@ class Service:
         self._mint()
         if not effects:
             return
-        status = self._dispatching = status or self.match.status(now)
-        try:
-            self._hand_out(effects, status, now)
-        finally:
-            self._dispatching = self._document = None
-        for done in self.after_dispatch:
-            try:
-                done()
-            except Exception:
-                log.exception("an output failed after a dispatch; the match goes on")
-        self._next_tick = next_shown_change(status, now, self.tenths)
+        dispatch = Dispatch(tuple(effects), status or self.match.status(now), now,
+                            tuple(self.status_extras))
+        self._hand_out(dispatch)
+        self._next_tick = next_shown_change(dispatch.status, now, self.tenths)
 
-    def _hand_out(self, effects: list[Effect], status: Status, now: float) -> None:
-        for effect in effects:
+    def _hand_out(self, dispatch: Dispatch) -> None:
+        """Every signal to every sound output, then the dispatch to every output (the module's
+        docstring); the log lines after the sounds, which they must not delay."""
+        for signal in dispatch.signals:
+            for sounder in self.sound_outputs:
+                try:
+                    sounder.signal(signal, dispatch)
+                except Exception:
+                    log.exception("sound output %s failed on %s; the match goes on",
+                                  type(sounder).__name__, signal)
+        for effect in dispatch.effects:
             if isinstance(effect, Signal):
-                late = now - effect.due
+                late = dispatch.now - effect.due
                 level = logging.WARNING if late > LATE_WARNING_S else logging.DEBUG
                 log.log(level, "signal %s x%d at %.1f s left, %.1f ms late", effect.kind,
                         effect.beeps, effect.remaining_s, late * 1000)
             elif isinstance(effect, Goal) and not effect.counted:
                 log.info("%s", LOG_TEXT("goal.not_counted", side=effect.side.value,
                                         reason=LOG_TEXT.reason(effect.reason)))
-            for output in self.outputs:
-                try:
-                    output.notify(effect, status)
-                except Exception:
-                    log.exception("output %s failed on %s; the match goes on",
-                                  type(output).__name__, effect)
+        for output in self.outputs:
+            try:
+                output.notify(dispatch)
+            except Exception:
+                log.exception("output %s failed on %s; the match goes on",
+                              type(output).__name__, dispatch.effects)

@@ -2,8 +2,8 @@
 
 - The status document (`timerctl status --json`, `GET /api/state`, the WebSocket, MQTT's
   retained state, the serial frame's source): the core's `Status`, the clock face, and the
-  keys adapters add, with `format` (this shape's version). An adapter adds keys; it never
-  overwrites one of the core's.
+  keys adapters add, with `format` (this shape's version). An adapter adds keys of its own;
+  a key the core has is the core's, even where the core leaves it null (issue 32).
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
 - The reply to a request (the control socket, `POST /api/command`): the status after a
   command, a refusal (English text beside its code and values), or why a request is not one.
@@ -45,8 +45,9 @@ from timerd.i18n import LOG_TEXT
 
 log = logging.getLogger("timerd.wire")
 
-#: The version of the status document's shape.
-STATUS_FORMAT = 1
+#: The version of the status document's shape. 2: goal entries have no `wall_time`; the
+#: wall times are `goal_wall_times` beside them (issue 32).
+STATUS_FORMAT = 2
 #: The version of an event record's shape.
 EVENT_FORMAT = 1
 #: The version of a reply's shape (`ok_reply`, `error_reply`, `refused_reply`).
@@ -58,39 +59,22 @@ PAGE_FORMAT = 1
 def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The status as every tool sees it: the core's keys, then the adapters' (`extras`).
 
-    An extra key that would overwrite a core key is dropped with a log line: what the match
-    says is never hidden by an adapter (issue 14, invariant 5).
+    An extra key the core has (`match_id`, `result`, `start_in_s`, also where the core leaves
+    it null) or `format` is dropped with a log line: what the match says is never changed or
+    filled in by an adapter (issue 14, invariant 5; issue 32).
     """
     out = status.to_dict()
-    core = dict(out)
+    out["format"] = STATUS_FORMAT
+    core = set(out)  # the core's keys and `format`, before any extra
     for extra in extras:
-        # Only the keys it shares with the core are checked (built per tick: kept cheap).
-        shared = extra.keys() & core.keys()
-        clash = [k for k in shared if not _fills_in(core[k], extra[k])] if shared else []
-        if "format" in extra:
-            clash.append("format")
+        clash = extra.keys() & core  # built per dispatch: kept cheap
         if clash:
-            clash.sort()
-            log.error("status keys %s of an adapter would change the match's; dropped",
-                      ", ".join(clash))
+            log.error("status keys %s of an adapter are not its own; dropped",
+                      ", ".join(sorted(clash)))
             out.update((k, v) for k, v in extra.items() if k not in clash)
         else:
             out.update(extra)
-    out["format"] = STATUS_FORMAT
     return out
-
-
-def _fills_in(core: Any, given: Any) -> bool:
-    """Does `given` only fill in what the core left unknown? Entries of a list keep every
-    value the core gave and may add keys, or give a value where the core's is None (the
-    results file gives each goal the wall time the core cannot know)."""
-    if core is None or core == given:
-        return True
-    if isinstance(core, list) and isinstance(given, list) and len(core) == len(given):
-        return all(_fills_in(c, g) for c, g in zip(core, given, strict=True))
-    if isinstance(core, dict) and isinstance(given, dict):
-        return all(k in given and _fills_in(v, given[k]) for k, v in core.items())
-    return False
 
 
 def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:

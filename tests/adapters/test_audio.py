@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Recorder, play, wired
+from tests.conftest import Recorder, dispatch, play, wired
 from timerd import config as config_mod
 from timerd.adapters.audio import COUNTED, Sound, SoundBank, Speaker, builtin
 from timerd.adapters.gpio import GpioBoard
@@ -113,7 +113,8 @@ def match_with_speaker(script: list[tuple[float, str]], until: float, *,
         buzzers = None
         if factory is not None:
             board = GpioBoard(config.gpio, config.signals, service, factory)
-            service.outputs += [board.buzzers, board.leds]
+            service.sound_outputs.append(board.buzzers)
+            service.outputs.append(board.leds)
             buzzers = board.buzzers
             holder["board"] = board
         speaker = wired(Speaker.for_service(config, service, buzzers, player), service)
@@ -169,7 +170,8 @@ def test_music_comes_back_at_the_right_sample_after_a_signal_cuts_it() -> None:
     # A signal inside the last 30 s (a rejected goal, say) cuts the music for its own length;
     # then the music goes on where the clock is, not where it was cut.
     def other_signal(service: Service, speaker: Speaker, _p: RecordingPlayer) -> None:
-        speaker.notify(Signal(SignalKind.INTERVAL, service.now()), service.status())
+        interval = Signal(SignalKind.INTERVAL, service.now())
+        speaker.signal(interval, dispatch(service.status(), interval))
 
     rig = match_with_speaker([(0, "start")], 330, config=MUSIC, at=((305, other_signal),))
     interval_s = builtin("interval").duration_s
@@ -184,8 +186,9 @@ def test_a_restarted_speaker_knows_from_the_clock_that_the_music_is_on() -> None
     # The daemon restarted while paused at 0:20 left (the service restores the match): its new
     # speaker never heard the last-30 signal, and still resumes the music at the right sample.
     def restart(service: Service, old: Speaker, player: RecordingPlayer) -> None:
+        wired(Speaker.for_service(MUSIC, service, None, player), service)
         service.outputs.remove(old)
-        service.outputs.append(Speaker.for_service(MUSIC, service, None, player))
+        service.sound_outputs.remove(old)
 
     rig = match_with_speaker([(0, "start"), (300, "pause"), (310, "resume")], 340,
                              config=MUSIC, at=((305, restart),))

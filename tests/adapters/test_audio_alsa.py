@@ -40,6 +40,7 @@ from timerd import config
 from timerd.adapters.audio import AlsaPlayer, SoundBank, Speaker
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
+from timerd.ports import Dispatch
 
 capture, out = Path(sys.argv[1]), Path(sys.argv[2])
 cfg = config.load(None, sys.argv[3:])
@@ -55,7 +56,8 @@ async def main():
     def sound(name, kind, **changes):
         at = dataclasses.replace(status, **changes)
         before = capture.stat().st_size
-        speaker.notify(Signal(kind, loop.time(), beeps=changes.pop("beeps", 1)), at)
+        signal = Signal(kind, loop.time(), beeps=changes.pop("beeps", 1))
+        speaker.signal(signal, Dispatch((signal,), at, loop.time()))
         deadline = time.monotonic() + 10
         while speaker.playing() and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -102,13 +104,14 @@ async def main():
     service = Service(Match(profiles.load("ithf")))
     signals = []
     class Keep:
-        def notify(self, effect, status):
-            if isinstance(effect, Signal):
-                signals.append([effect.kind.value, effect.beeps])
+        def notify(self, dispatch):
+            signals.extend([s.kind.value, s.beeps] for s in dispatch.signals)
     async with GpioBoard(config.gpio, config.signals, service, factory) as board:
         attach(service, board)
-        service.outputs += [board.buzzers, board.leds, Keep()]
+        service.sound_outputs.append(board.buzzers)
+        service.outputs += [board.leds, Keep()]
         async with Speaker.for_service(config, service, board.buzzers) as speaker:
+            service.sound_outputs.append(speaker)
             service.outputs.append(speaker)
             attach(service, speaker)
             # The thread's first open takes real time (long on a loaded machine), and

@@ -88,7 +88,8 @@ def _match_with_slow_device(monkeypatch: Any, failures: int, retry_s: float,
         service = Service(Match(profiles.load("ithf")))
         board = GpioBoard(CONFIG.gpio, CONFIG.signals, service, factory)
         attach(service, board)
-        service.outputs += [board.buzzers, board.leds]
+        service.sound_outputs.append(board.buzzers)
+        service.outputs.append(board.leds)
         pcm = SlowPcm(loop, failures)
         speaker = wired(Speaker.for_service(
             CONFIG, service, board.buzzers, AlsaPlayer(retry_s, loop.time, pcm)), service)

@@ -35,7 +35,8 @@ async def board_and_service(factory, monkeypatch):
     service = Service(Match(profiles.load("ithf")))
     board = GpioBoard(PINS, CONFIG.signals, service, factory)
     attach(service, board)
-    service.outputs += [board.buzzers, board.leds]
+    service.sound_outputs.append(board.buzzers)
+    service.outputs.append(board.leds)
     task = asyncio.create_task(service.run())
     await asyncio.sleep(0)
     return service, board, task

@@ -34,7 +34,8 @@ def chord(monkeypatch, script):
         board = GpioBoard(PINS, config.load(None, []).signals, service, factory)
         attach(service, board)
         recorder = Recorder(loop)
-        service.outputs += [board.buzzers, board.leds, recorder]
+        service.sound_outputs.append(board.buzzers)
+        service.outputs += [board.leds, recorder]
         task = asyncio.create_task(service.run())
         await asyncio.sleep(0)
         service.execute(service.parse("start"))

@@ -31,7 +31,8 @@ def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
         service = Service(Match(profiles.load("isbhf")))
         board = GpioBoard(gpio, Config().signals, service, factory)
         attach(service, board)
-        service.outputs += [board.buzzers, board.horn, board.leds]
+        service.sound_outputs += [board.buzzers, board.horn]
+        service.outputs.append(board.leds)
         t0 = loop.time()
         for t, words in script:
             loop.call_at(t0 + t, lambda w=words: service.execute(service.parse(*w.split())))
@@ -79,7 +80,8 @@ def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_fact
         gpio = GpioConfig()
         board = GpioBoard(gpio, Config().signals, service, mock_factory)
         attach(service, board)
-        service.outputs += [board.buzzers, board.horn, recorder]
+        service.sound_outputs += [board.buzzers, board.horn]
+        service.outputs.append(recorder)
         task = asyncio.create_task(service.run())
         service.execute(service.parse("start"))
         await asyncio.sleep(60)

@@ -34,9 +34,9 @@ from timerd.adapters.serial_display import SerialDisplay
 from timerd.adapters.serial_protocol import LineSplitter, checksum, frame
 from timerd.config import SerialConfig, load, profiles
 from timerd.config.schema import SchemaError
-from timerd.core.effects import Effect, Signal
+from timerd.core.effects import Signal
 from timerd.core.match import Match
-from timerd.core.status import Status
+from timerd.ports import Dispatch
 from timerd.service import Service
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,7 +142,7 @@ class KeepUp:
         self.end = end
         self.base = display.frames_sent  # frames sent before this end was plugged in
 
-    def notify(self, effect: Effect, status: Status) -> None:
+    def notify(self, dispatch: Dispatch) -> None:
         if self.end.plugged:
             self.end.catch_up(self.display.frames_sent - self.base)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import play, run_virtual
+from conftest import dispatch, play, run_virtual
 from gpiozero import LED
 
 from tests.hall_rig import wait_until
@@ -414,16 +414,16 @@ def test_a_storage_fault_flashes_the_last_30_s_led_unless_it_is_lit(mock_factory
     match.poll(300.0)
     late = match.status(300.0)  # 0:20 left
     tick = PhaseChanged(Phase.RUNNING, Phase.PRE_SIGNAL)
-    leds.notify(tick, early)
+    leds.notify(dispatch(early, tick))
     assert led.value == 0
     leds.storage({"results": "No space left on device (ENOSPC)"})
     pin = mock_factory.pin(13)
     pin.clear_states()
     wait_until(lambda: len(pin.states) >= 3 or None, 10, "the LED flashing")  # its thread
-    leds.notify(tick, late)
+    leds.notify(dispatch(late, tick))
     assert led.value == 1
     assert not leds.blinking
-    leds.notify(tick, early)
+    leds.notify(dispatch(early, tick))
     leds.storage({})
     assert led.value == 0
     assert not leds.blinking

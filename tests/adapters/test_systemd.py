@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import dispatch
 from daemon_process import Daemon
 
 from timerd.adapters.systemd import SystemdNotifier, status_text
@@ -136,7 +137,8 @@ def test_status_is_sent_on_phase_changes(fake_systemd: FakeSystemd) -> None:
     async def main() -> None:
         async with SystemdNotifier(asyncio.get_running_loop(),
                                    environ={"NOTIFY_SOCKET": str(fake_systemd.path)}) as notifier:
-            notifier.notify(PhaseChanged(Phase.PRE_SIGNAL, Phase.IDLE), match.status(0.0))
+            notifier.notify(dispatch(match.status(0.0),
+                                     PhaseChanged(Phase.PRE_SIGNAL, Phase.IDLE)))
 
     asyncio.run(main())
     assert fake_systemd.next("STATUS=")[1] == "STATUS=ithf: idle, 5:00 left"

@@ -15,7 +15,7 @@ from typing import Any, cast
 import aiohttp
 import pytest
 
-from tests.conftest import play, wired
+from tests.conftest import dispatch, play, wired
 from timerd import config as config_mod
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.web import adapter as web_module
@@ -158,8 +158,8 @@ def test_a_stalled_browser_keeps_a_bounded_backlog_while_others_get_everything()
                 await until(lambda: len(server.clients) == 2)
                 status = service.status()
                 for i in range(400):
-                    server.notify(Notice(f"{i} {big}"), status)  # returns at once, never awaits
-                    server.after_dispatch()  # as the service does at the dispatch's end
+                    # Returns at once, never awaits.
+                    server.notify(dispatch(status, Notice(f"{i} {big}")))
                     assert len(stalled.events) <= EVENT_BACKLOG
                     await asyncio.sleep(0)  # let the senders run, as the match loop does
                 while True:  # the reading browser gets every event, in order, to the last
@@ -184,8 +184,7 @@ def test_a_browser_that_takes_nothing_is_disconnected(caplog: pytest.LogCaptureF
             await until(lambda: len(server.clients) == 1)
             status = service.status()
             while server.clients:
-                server.notify(Notice("y" * 32_000), status)
-                server.after_dispatch()
+                server.notify(dispatch(status, Notice("y" * 32_000)))
                 await asyncio.sleep(0.001)
             sock.close()
 
@@ -218,7 +217,7 @@ def test_a_port_that_cannot_be_bound_otherwise_leaves_the_daemon_running_without
         # An address of no interface here (TEST-NET-1): nothing is sent, bind just fails.
         async with WebServer(WebConfig(host="192.0.2.1", port=0), service) as server:
             assert server.url is None
-            server.notify(Notice("nobody listens"), service.status())
+            server.notify(dispatch(service.status(), Notice("nobody listens")))
 
     with caplog.at_level(logging.ERROR):
         asyncio.run(main())
@@ -321,12 +320,12 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
         return encoded[-1]
 
     monkeypatch.setattr(web_module, "_encode", counting)
-    pushes: list[tuple[int, StreamClient, bytes, dict[str, object]]] = []
+    pushes: list[tuple[StreamClient, bytes, dict[str, object]]] = []
 
     def setup(service: Service) -> None:
         class Browser(StreamClient):
             def push_state(self, message: bytes) -> None:
-                pushes.append((service.documents_built, self, message, service.status_dict()))
+                pushes.append((self, message, service.status_dict()))
                 super().push_state(message)
 
             def flush(self) -> None:
@@ -338,8 +337,8 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
 
     play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)
     by_document: dict[int, list[tuple[StreamClient, bytes, dict[str, object]]]] = {}
-    for built, browser, message, document in pushes:
-        by_document.setdefault(built, []).append((browser, message, document))
+    for browser, message, document in pushes:  # each message is kept: its id is its own
+        by_document.setdefault(id(message), []).append((browser, message, document))
     assert len(by_document) > 300  # every shown second, and tenths in the last 10 s
     for pushed in by_document.values():
         (first, message, document), (second, same, _) = pushed  # one push to each browser

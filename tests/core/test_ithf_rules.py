@@ -33,7 +33,6 @@ def test_status_carries_the_scoring_keys() -> None:
     status = match.status(26.0).to_dict()
     assert status["score"] == {"home": 1, "away": 0}
     assert status["goals"] == [{"number": 1, "side": "home", "match_time_s": 5.0,
-                                "wall_time": None,
                                 "counted": True, "reason": None, "period": 1,
                                 "overtime": False, "scorer": None, "assists": []}]
     assert status["faceoff_pending"] is True

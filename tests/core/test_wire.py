@@ -50,13 +50,28 @@ def test_an_adapter_cannot_change_a_core_key(caplog: pytest.LogCaptureFixture) -
     assert "format, phase, score" in caplog.text
 
 
-def test_an_adapter_may_fill_in_what_the_core_left_unknown() -> None:
-    # The core knows no wall time: the results file gives each goal the one it had.
+def test_an_adapter_cannot_fill_in_what_the_core_left_unknown(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 32: a key the core has is the core's, also where it is null (no match id yet,
+    no result, no scheduled start) or where an adapter only adds to it (wall times in the
+    goal entries: they have their own key). Fails on the old code, which let an adapter fill
+    in whatever the core left None, and rewrite the goals."""
     _, status = _status()
-    goals = [g | {"wall_time": "2026-12-03T20:00:00Z"} for g in status.to_dict()["goals"]]
-    assert status_document(status, [{"goals": goals}])["goals"] == goals
-    changed = [g | {"counted": False} for g in goals]
-    assert status_document(status, [{"goals": changed}])["goals"] == status.to_dict()["goals"]
+    core = status.to_dict()
+    assert core["match_id"] is None
+    assert core["result"] is None
+    assert core["start_in_s"] is None
+    goals = [g | {"wall_time": "2026-12-03T20:00:00Z"} for g in core["goals"]]
+    with caplog.at_level(logging.ERROR, "timerd.wire"):
+        doc = status_document(status, [{"match_id": "20261203T200000Z-abcdef"},
+                                       {"result": {"how": "regular"}, "start_in_s": 5.0},
+                                       {"goals": goals, "goal_wall_times": ["x"]}])
+    assert (doc["match_id"], doc["result"], doc["start_in_s"]) == (None, None, None)
+    assert doc["goals"] == core["goals"]
+    assert doc["goal_wall_times"] == ["x"]  # an adapter's own key beside them
+    assert "match_id" in caplog.text
+    assert "result, start_in_s" in caplog.text
+    assert "status keys goals of an adapter" in caplog.text
 
 
 def test_every_event_record_carries_its_format() -> None:

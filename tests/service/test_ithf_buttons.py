@@ -38,7 +38,8 @@ def run_panel(factory: Any, presses: list[tuple[float, str, float]], until: floa
         config = Config()
         board = GpioBoard(GpioConfig(), config.signals, service, factory)
         attach(service, board)
-        service.outputs += [board.buzzers, board.leds, recorder]
+        service.sound_outputs.append(board.buzzers)
+        service.outputs += [board.leds, recorder]
         t0 = recorder.t0
         task = asyncio.create_task(service.run())
         service.execute(service.parse("start"))

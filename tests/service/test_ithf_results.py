@@ -85,7 +85,9 @@ def test_status_shows_goal_wall_times_and_the_match_id(tmp_path: Path) -> None:
 
     play("ithf", [(0, "start"), (25, "goal home")], until=31, setup=setup)
     assert seen[0]["match_id"].startswith("20260528T")
-    assert seen[0]["goals"][0]["wall_time"].startswith("2026-05-28T")
+    assert len(seen[0]["goal_wall_times"]) == len(seen[0]["goals"]) == 1
+    assert seen[0]["goal_wall_times"][0].startswith("2026-05-28T")
+    assert "wall_time" not in seen[0]["goals"][0]  # the core's entry, as the core gave it
 
 
 def test_recent_results_skips_a_torn_line_and_keeps_the_last_n(tmp_path: Path) -> None:
@@ -153,4 +155,5 @@ def test_two_entries_at_the_same_match_time_keep_their_own_wall_times(tmp_path: 
     first, second = seen[0]["goals"]
     assert (first["number"], second["number"]) == (1, 2)
     assert first["match_time_s"] == second["match_time_s"] == 50.0
-    assert first["wall_time"] != second["wall_time"]
+    first_wall, second_wall = seen[0]["goal_wall_times"]
+    assert first_wall != second_wall

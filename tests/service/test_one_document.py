@@ -1,47 +1,142 @@
-"""One status document per dispatch (issue 14, invariant 5): the service builds it once and
-every output that shows the state reads that one, with every effect of the dispatch."""
+"""One dispatch value per dispatch (issue 14, invariant 5; issue 32): every output is handed
+the same frozen `Dispatch`, whose one status document is built at the first output that reads
+it, and every signal reaches the sound outputs before anything of its dispatch reaches any
+output."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import itertools
 from typing import Any
 
-from tests.conftest import play
-from timerd.core.effects import Effect, Signal, SignalKind
-from timerd.core.status import Status
+import pytest
+from gpiozero.pins import mock
+
+from tests.conftest import Recorder, play, run_virtual, wired
+from timerd import config
+from timerd.adapters.gpio import GpioBoard
+from timerd.config import profiles
+from timerd.core.effects import Signal, SignalKind
+from timerd.core.match import Match
+from timerd.ports import Dispatch
 from timerd.service import Service
+from timerd.timebase import WarpLoop
+from timerd.wire import STATUS_FORMAT
+
+CONFIG = config.load(None, [])
 
 
 class Reader:
-    """An output that reads the document the way the web page and the serial display do."""
+    """An output that reads the document, as the web page and the serial display do."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self.seen: list[tuple[Effect, dict[str, Any], int]] = []
+    def __init__(self) -> None:
+        self.seen: list[tuple[Dispatch, dict[str, Any]]] = []
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        self.seen.append((effect, self.service.status_dict(), self.service.documents_built))
+    def notify(self, dispatch: Dispatch) -> None:
+        self.seen.append((dispatch, dispatch.document))
 
 
-def test_a_dispatch_builds_one_document_and_every_output_reads_it() -> None:
-    readers: list[Reader] = []
+class Quiet:
+    """An output that reads no document."""
+
+    def __init__(self) -> None:
+        self.dispatches: list[Dispatch] = []
+
+    def notify(self, dispatch: Dispatch) -> None:
+        self.dispatches.append(dispatch)
+
+
+def test_every_output_is_handed_one_dispatch_and_its_one_document() -> None:
+    readers = [Reader(), Reader()]
+    builds: list[int] = []
+    quiet = Quiet()
 
     def setup(service: Service) -> None:
-        readers.extend([Reader(service), Reader(service)])
-        service.outputs.extend(readers)
-        service.status_extras.append(lambda: {"muted": False})
+        service.outputs.extend([quiet, *readers])
+        service.status_extras.append(lambda: builds.append(1) or {"muted": False})
 
     play("ithf", [(0, "start"), (100, "pause"), (105, "resume")], until=330, setup=setup)
     first, second = readers
+    assert quiet.dispatches == [d for d, _ in first.seen]
     # The pause: its phase change and its chirp are one dispatch with one document.
-    pause = next(i for i, (e, _, _) in enumerate(first.seen)
-                 if isinstance(e, Signal) and e.kind is SignalKind.PAUSE)
-    assert first.seen[pause - 1][1] is first.seen[pause][1]
-    assert first.seen[pause - 1][2] == first.seen[pause][2]
-    # Both outputs got the same object, with the adapters' keys and its format.
-    for (_, a, built_a), (_, b, built_b) in zip(first.seen, second.seen, strict=True):
+    pause = next(d for d, _ in first.seen
+                 if any(s.kind is SignalKind.PAUSE for s in d.signals))
+    assert [type(e).__name__ for e in pause.effects] == ["PhaseChanged", "Signal", "Applied"]
+    # Both outputs got the same dispatch and the same document object: built once each.
+    for (dispatch_a, a), (dispatch_b, b) in zip(first.seen, second.seen, strict=True):
+        assert dispatch_a is dispatch_b
         assert a is b
-        assert built_a == built_b
         assert a["muted"] is False
-        assert a["format"] == 1
+        assert a["format"] == STATUS_FORMAT
+    assert len(builds) == len(first.seen)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pause.status = pause.status  # type: ignore[misc]
     # Later dispatches build new documents: the final's shows the match finished.
     assert first.seen[-1][1]["phase"] == "finished"
+
+
+def test_a_dispatch_nobody_shows_builds_no_document() -> None:
+    builds: list[int] = []
+
+    def setup(service: Service) -> None:
+        service.status_extras.append(lambda: builds.append(1) or {})
+
+    recorder = play("ithf", [(0, "start")], until=30, setup=setup)
+    assert recorder.seen
+    assert not builds
+
+
+class Slow:
+    """An output that takes 50 ms of the loop's time at each call (a blocking write, a slow
+    encoder): on virtual time it moves the clock on, as the real call would."""
+
+    def __init__(self, loop: WarpLoop) -> None:
+        self.loop = loop
+        self.calls = 0
+
+    def notify(self, *_: object) -> None:
+        self.calls += 1
+        self.loop.warp.advance(0.05)
+
+
+def test_a_slow_output_never_delays_a_buzzer_edge(mock_factory: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: every signal's first buzzer edge comes at the signal's instant, with an
+    output that takes 50 ms per call attached. Fails on the old code: a dispatch went effect
+    by effect, output by output, so a pause's chirp waited for every output to have had its
+    phase change (50 ms late), though the buzzer came first in the list."""
+
+    async def main() -> tuple[list[Signal], list[float], int]:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, WarpLoop)
+        monkeypatch.setattr(mock, "monotonic", loop.time)  # pin edges stamped in loop time
+        service = Service(Match(profiles.load("ithf")))
+        board = GpioBoard(CONFIG.gpio, CONFIG.signals, service, mock_factory)
+        recorder = Recorder(loop)
+        slow = Slow(loop)
+        wired(board.buzzers, service)  # as app.py: the buzzers first
+        service.outputs += [recorder, slow]
+        buzzer = mock_factory.pin(CONFIG.gpio.buzzer_pins[0])
+        buzzer.clear_states()  # at loop time 0
+        task = asyncio.create_task(service.run())
+        for at, command in ((0, "start"), (100, "pause"), (105, "resume"), (200, "pause"),
+                            (203, "resume")):
+            loop.call_at(at, lambda word=command: service.execute(service.parse(word)))
+        await asyncio.sleep(340)
+        task.cancel()
+        board.close()
+        # A mock pin stamps each state with the time since the one before.
+        rises = [t for t, state in zip(itertools.accumulate(s.timestamp for s in buzzer.states),
+                                       (s.state for s in buzzer.states), strict=True) if state]
+        signals = [e for _, e, _ in recorder.seen if isinstance(e, Signal)]
+        return signals, rises, slow.calls
+
+    signals, rises, slow_calls = run_virtual(main)
+    assert slow_calls > 300  # it was handed every dispatch, and took its time
+    kinds = {s.kind for s in signals}
+    assert {SignalKind.PAUSE, SignalKind.RESUME, SignalKind.START,
+            SignalKind.FINAL} <= kinds
+    for signal in signals:
+        first_edge = min(t for t in rises if t >= signal.due - 1e-9)
+        assert first_edge == pytest.approx(signal.due, abs=1e-9), (signal, rises)

@@ -75,7 +75,7 @@ def test_a_refused_command_becomes_a_notice_and_changes_nothing():
 
 def test_an_output_that_raises_does_not_stop_the_match(caplog):
     class Broken:
-        def notify(self, effect, status):
+        def notify(self, dispatch):
             raise RuntimeError("display unplugged")
 
     recorder = play("ithf", [(0, "start")], 400, setup=lambda s: s.outputs.insert(0, Broken()))

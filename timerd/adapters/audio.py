@@ -46,12 +46,12 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from timerd.config import Config, SignalOutput, SpeakerConfig
-from timerd.core.effects import Effect, Phase, PhaseChanged, Signal, SignalKind
+from timerd.core.effects import Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.settings import PLACEABLE
 from timerd.core.status import Status
 from timerd.limits import RateLimitedLog
-from timerd.ports import Buzzer, Control, ExtraCommand
+from timerd.ports import Buzzer, Control, Dispatch, ExtraCommand
 
 log = logging.getLogger("timerd.audio")
 
@@ -602,21 +602,27 @@ class Speaker:
 
     # -- match effects ---------------------------------------------------------------------
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE:
-            self._cancel_music_later()  # a reset ends the match and its sounds
-            self._stop()
-            return
-        if not isinstance(effect, Signal):
-            return
-        kind = effect.kind
+    def notify(self, dispatch: Dispatch) -> None:
+        """A reset ends the match and its sounds; a replay's passage through idle (ITHF 4.5)
+        ends those before it, not the signal that came after it (sounded already)."""
+        effects = dispatch.effects
+        for at, effect in enumerate(effects):
+            if isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE:
+                self._cancel_music_later()
+                if not any(isinstance(later, Signal) for later in effects[at + 1:]):
+                    self._stop()
+
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+        """A sound output (ports.py): the signal's sound, or the music it joins."""
+        status = dispatch.status
+        kind = signal.kind
         if kind is SignalKind.LAST_30 and self.bank.music is not None:
             self._join_music(status)  # ITHF 4.4: music marks the last 30 seconds
             return
         if kind is SignalKind.RESUME and self._music_due(status):
             self._join_music(status)  # the music going on is the resume's sound (ITHF 10.2)
             return
-        sound = self.bank.sound(kind, effect.beeps)
+        sound = self.bank.sound(kind, signal.beeps)
         if sound is None:
             return
         self._play(sound)

@@ -22,8 +22,7 @@ from collections import deque
 from types import TracebackType
 from typing import Any
 
-from timerd.core.effects import Effect
-from timerd.core.status import Status
+from timerd.ports import Dispatch
 from timerd.wire import event_record
 
 log = logging.getLogger("timerd.events")
@@ -91,12 +90,15 @@ class EventStream:
             return
         os.close(self.fd)
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        record = event_record(effect, status)
-        if record is None:
-            return
-        line = (json.dumps({"t": round(self.clock.time() - self.t0, 6), **record}) + "\n")
-        data = line.encode()
+    def notify(self, dispatch: Dispatch) -> None:
+        t = round(self.clock.time() - self.t0, 6)
+        for effect in dispatch.effects:
+            record = event_record(effect, dispatch.status)
+            if record is not None:
+                self._queue((json.dumps({"t": t, **record}) + "\n").encode())
+
+    def _queue(self, data: bytes) -> None:
+        """One line for the writer thread, unless the reader is too far behind."""
         recovered_after = 0
         with self._wake:
             if self._failed:

@@ -39,10 +39,9 @@ from typing import Any
 
 from timerd.config import GpioConfig, SignalOutput
 from timerd.core.buttons import BUTTONS
-from timerd.core.effects import Effect, Phase, Signal, SignalKind
+from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.pulses import pulses
-from timerd.core.status import Status
-from timerd.ports import Cancellable, Control, button_bindings, kernel_stamp
+from timerd.ports import Cancellable, Control, Dispatch, button_bindings, kernel_stamp
 
 log = logging.getLogger("timerd.gpio")
 
@@ -200,13 +199,12 @@ class Buzzers:
         self.muted = False
         self._pending: list[Cancellable] = []
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if not isinstance(effect, Signal):
-            return
-        out = self.patterns.get(effect.kind)
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+        """A sound output (ports.py): the signal's pattern, its first edge now."""
+        out = self.patterns.get(signal.kind)
         if out is None or not out.buzzer or self.muted:
             return
-        self.sound(pulses(out.pattern_s, effect.beeps, out.gap_s))
+        self.sound(pulses(out.pattern_s, signal.beeps, out.gap_s))
 
     def sound(self, edges: list[tuple[float, float]]) -> None:
         """Play (on, off) offsets from now; a new signal cuts the one still sounding."""
@@ -251,7 +249,8 @@ class Leds:
         #: (ten a second in the last 10 s) that changes none of them touches no pin.
         self._lit: tuple[bool, ...] | None = None
 
-    def notify(self, effect: Effect, status: Status) -> None:
+    def notify(self, dispatch: Dispatch) -> None:
+        status = dispatch.status
         live = status.phase in (Phase.RUNNING, Phase.PAUSED)
         last_30_lit = live and not status.count_up and status.remaining_s <= LAST_30_S
         lit = (status.phase is Phase.RUNNING, status.phase is Phase.PAUSED,

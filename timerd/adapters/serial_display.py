@@ -45,10 +45,8 @@ from timerd.adapters.serial_protocol import (
     state_frame,
 )
 from timerd.config import INSTANCE_HINT, InUse, SerialConfig
-from timerd.core.effects import Effect
-from timerd.core.status import Status
 from timerd.limits import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
-from timerd.ports import Control
+from timerd.ports import Control, Dispatch
 
 log = logging.getLogger("timerd.serial")
 
@@ -172,12 +170,14 @@ class SerialDisplay(asyncio.Protocol):
 
     # -- the service output ------------------------------------------------------------------
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        """Send the state if what the display shows changed; returns at once."""
-        self._show(force=False)
+    def notify(self, dispatch: Dispatch) -> None:
+        """Send the dispatch's state if what the display shows changed; returns at once."""
+        self._show(force=False, document=dispatch.document)
 
-    def _show(self, force: bool) -> None:
-        data = state_frame(self.service.status_dict())
+    def _show(self, force: bool, document: dict[str, Any] | None = None) -> None:
+        """The state frame of `document`, or (a keep-alive, a port come back) of the status
+        as it is now."""
+        data = state_frame(self.service.status_dict() if document is None else document)
         if data == self._last and not force:
             return
         self._last = data

@@ -24,8 +24,9 @@ import socket
 from collections.abc import Mapping
 from types import TracebackType
 
-from timerd.core.effects import Effect, PhaseChanged
+from timerd.core.effects import PhaseChanged
 from timerd.core.status import Status
+from timerd.ports import Dispatch
 
 log = logging.getLogger("timerd.systemd")
 
@@ -97,9 +98,9 @@ class SystemdNotifier:
     def stopping(self) -> None:
         self.send("STOPPING=1", "STATUS=stopping")
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, PhaseChanged):
-            self.send(f"STATUS={status_text(status)}")
+    def notify(self, dispatch: Dispatch) -> None:
+        if any(isinstance(effect, PhaseChanged) for effect in dispatch.effects):
+            self.send(f"STATUS={status_text(dispatch.status)}")
 
     def _watchdog(self, interval_s: float) -> None:
         """Ping, and schedule the next ping on the loop: a stalled loop stops the pings."""

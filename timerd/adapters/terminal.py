@@ -35,7 +35,7 @@ from timerd.core.offered import offered_commands
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import Messages
-from timerd.ports import Control
+from timerd.ports import Control, Dispatch
 
 #: Keys that tap the scoring buttons (the undo key holds its button, like reset).
 SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
@@ -193,13 +193,14 @@ class TerminalDisplay:
         self.out.write("\r\x1b[K" + "\n".join(textwrap.wrap(self.keys(), width)) + "\n")
         self._redraw()
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        self._last = status
-        line = event_line(effect, status, self.msg, self._stop_clock())
+    def notify(self, dispatch: Dispatch) -> None:
+        status = self._last = dispatch.status
         width = terminal_width(self.out)
-        if line is not None:
-            for part in textwrap.wrap(line, width - 1) or [""]:
-                self.out.write(f"\r\x1b[K{part}\n")
+        for effect in dispatch.effects:
+            line = event_line(effect, status, self.msg, self._stop_clock())
+            if line is not None:
+                for part in textwrap.wrap(line, width - 1) or [""]:
+                    self.out.write(f"\r\x1b[K{part}\n")
         self._redraw(width)
 
     def _redraw(self, width: int | None = None) -> None:

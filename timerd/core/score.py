@@ -105,10 +105,11 @@ class Goal:
     #: after an undo): how the results and the journal tell entries apart.
     number: int = 0
 
-    def to_dict(self, wall_time: float | None = None) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the status shows it; the core knows no wall time (the results line
+        adds `wall_time`, the status document `goal_wall_times`)."""
         return {"number": self.number, "side": self.side.value,
-                "match_time_s": round(self.match_time_s, 3),
-                "wall_time": wall_time, "counted": self.counted,
+                "match_time_s": round(self.match_time_s, 3), "counted": self.counted,
                 "reason": None if self.reason is None else self.reason.value,
                 "period": self.period, "overtime": self.overtime,
                 "scorer": self.scorer, "assists": list(self.assists)}

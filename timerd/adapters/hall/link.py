@@ -2,8 +2,9 @@
 
 Every table of a hall publishes under `timerd/<hall>/tables/<table>/`:
 
-- `state`: the retained JSON of `service.status_dict()` plus `wall` (epoch seconds when sent),
-  on every change and at least every `heartbeat_s` (the desk's "last seen");
+- `state`: the retained status document (a dispatch's own, or the status when sent) plus
+  `wall` (epoch seconds of that status), on every change and at least every `heartbeat_s`
+  (the desk's "last seen");
 - `events`: one JSON record per state change, signal and notice (`event_record`), with the
   wall time it happened, and a `reply` record for every hall command;
 - `results`: each match result, QoS 1 and retained, kept in an outbox on disk and sent again
@@ -64,14 +65,13 @@ from timerd.adapters.hall.protocol import (
 )
 from timerd.config import HallConfig, hall_outbox
 from timerd.core.commands import Command, Pause, Reset, Resume
-from timerd.core.effects import Effect, Phase, Signal, Tick, refusal
+from timerd.core.effects import Phase, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
 from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
-from timerd.core.status import Status
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
-from timerd.ports import Control
+from timerd.ports import Control, Dispatch
 from timerd.wire import event_record, refused_reply
 
 if TYPE_CHECKING:
@@ -342,6 +342,8 @@ class HallLink:
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
         self._state_due = True
+        #: The state of the last dispatch, stamped with its `wall`, until it is sent.
+        self._state: dict[str, Any] | None = None
         self._kick = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._log = RateLimitedLog(log)  # lines about the broker's messages and comings
@@ -386,17 +388,31 @@ class HallLink:
 
     # -- from the match (loop thread; returns at once) -------------------------------------
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Tick):
-            return  # the shown clock: the desk extrapolates from the state's `wall`
-        record = event_record(effect, status)
-        if record is not None:
+    def notify(self, dispatch: Dispatch) -> None:
+        """Queue the dispatch's event records and its state for the sender task. Ticks alone
+        send nothing: the desk extrapolates the shown clock from the state's `wall`."""
+        effects = [e for e in dispatch.effects if not isinstance(e, Tick)]
+        if not effects:
+            return
+        for effect in effects:
+            record = event_record(effect, dispatch.status)
+            if record is None:
+                continue
             record["wall"] = self.wall()
             if isinstance(effect, Signal):
                 # How late the loop woke for it, on its own clock: the desk (and the bench)
                 # can tell a slow table from a table whose wall clock is off.
-                record["late_ms"] = round((self.service.now() - effect.due) / self.rate * 1000, 3)
+                record["late_ms"] = round((dispatch.now - effect.due) / self.rate * 1000, 3)
             self._queue_event(record)
+        # Stamped now: the desk runs the clock on from `wall`, whenever the state is sent.
+        self._state = {**dispatch.document, "wall": self.wall()}
+        self._state_due = True
+        self._kick.set()
+
+    def _state_now(self) -> None:
+        """Send the status as it is when sent (a heartbeat, a result acknowledged, a
+        reconnect): a dispatch's own state, if one waits, is older."""
+        self._state = None
         self._state_due = True
         self._kick.set()
 
@@ -422,8 +438,7 @@ class HallLink:
         self.result_revision = revision
         self._keep_latest()
         self._result_ids.append(result_id)
-        self._state_due = True
-        self._kick.set()
+        self._state_now()
         return result_id
 
     def _take_up(self, entries: list[OutboxEntry]) -> None:
@@ -566,8 +581,7 @@ class HallLink:
                 and message.get("revision", self.result_revision) == self.result_revision:
             self.result["acked"] = True
             self._keep_latest()
-            self._state_due = True
-            self._kick.set()
+            self._state_now()
             return f"result {result_id} acknowledged"
         if result_id in self._result_ids:
             return f"result {result_id} acknowledged (an earlier one)"
@@ -630,8 +644,7 @@ class HallLink:
                 # table online must never find it not yet listening.
                 await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
                 await client.publish(self.topics.status, "online", qos=1, retain=True)
-                self._state_due = True
-                self._kick.set()
+                self._state_now()
                 await _first_to_end(self._send(client), self._heartbeat(),
                                     self._receive(client))
             except asyncio.CancelledError:
@@ -653,7 +666,9 @@ class HallLink:
             self._kick.clear()
             if self._state_due:
                 self._state_due = False
-                state = {**self.service.status_dict(), "wall": self.wall()}
+                state, self._state = self._state, None
+                if state is None:
+                    state = {**self.service.status_dict(), "wall": self.wall()}
                 await client.publish(self.topics.state, json.dumps(state), qos=1, retain=True)
             while self._events:
                 await client.publish(self.topics.events, json.dumps(self._events[0]))
@@ -666,8 +681,7 @@ class HallLink:
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.config.heartbeat_s * self.rate)
-            self._state_due = True
-            self._kick.set()
+            self._state_now()
 
     async def _watch_clock(self) -> None:
         while True:
@@ -677,8 +691,7 @@ class HallLink:
                 if sync.synced is False:
                     log.warning("this table's clock is not synchronised (%s)", sync.detail)
                 self.clock_sync = sync
-                self._state_due = True
-                self._kick.set()
+                self._state_now()
             await asyncio.sleep(self.config.clock_check_s * self.rate)
 
 

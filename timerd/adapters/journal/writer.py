@@ -95,6 +95,7 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
+from timerd.ports import Dispatch
 
 log = logging.getLogger("timerd.journal")
 
@@ -337,9 +338,12 @@ class Journal:
 
     # -- while running ---------------------------------------------------------------------------
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if not self.enabled:
-            return
+    def notify(self, dispatch: Dispatch) -> None:
+        if self.enabled:
+            for effect in dispatch.effects:
+                self._effect(effect, dispatch.status)
+
+    def _effect(self, effect: Effect, status: Status) -> None:
         if isinstance(effect, Applied):
             self._applied(effect, status)
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \

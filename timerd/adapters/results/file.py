@@ -49,10 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from timerd.adapters.results.format import RESULT_FORMAT
-from timerd.core.effects import Effect, Phase, PhaseChanged, ResultCorrected, Signal, SignalKind
+from timerd.core.effects import Phase, PhaseChanged, ResultCorrected, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
+from timerd.ports import Dispatch
 
 log = logging.getLogger("timerd.results")
 
@@ -103,17 +104,19 @@ class ResultsFile:
         self._goals: list[dict[str, Any]] = []
         self._recorded: str | None = None  # the result (`result_key`) recorded last
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Signal) and effect.kind is SignalKind.START:
-            self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it
-        elif isinstance(effect, Goal):
-            self._goal_walls[_goal_key(effect.to_dict())] = self.wall()
-        elif (isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED) or (
-                isinstance(effect, ResultCorrected) and status.phase is Phase.FINISHED):
-            self._finished(status)  # the end, or a corrected result after it (a revision)
-        elif isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE \
-                and effect.previous is not Phase.RUNNING:
-            self._forget()  # a reset (a replay passes through idle from running or paused)
+    def notify(self, dispatch: Dispatch) -> None:
+        status = dispatch.status
+        for effect in dispatch.effects:
+            if isinstance(effect, Signal) and effect.kind is SignalKind.START:
+                self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it
+            elif isinstance(effect, Goal):
+                self._goal_walls[effect.number] = self.wall()
+            elif (isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED) or (
+                    isinstance(effect, ResultCorrected) and status.phase is Phase.FINISHED):
+                self._finished(status)  # the end, or a corrected result after it (a revision)
+            elif isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE \
+                    and effect.previous is not Phase.RUNNING:
+                self._forget()  # a reset (a replay passes through idle from running or paused)
         self._goals = status.goals
 
     def resume(self, started_wall: float | None,
@@ -124,10 +127,13 @@ class ResultsFile:
         self._goal_walls.update((_goal_key(entry), wall) for entry, wall in goal_walls)
 
     def status_extra(self) -> dict[str, Any]:
-        """For `Service.status_extras`: the goals with their wall times (the core knows no
-        wall time). Goals change only with an effect, so the list seen with the last effect
-        is current."""
-        return {"goals": self.with_wall_times(self._goals)}
+        """For `Service.status_extras`: `goal_wall_times`, one entry per goal of the status's
+        `goals` and in its order, the wall time it was entered (ISO 8601, UTC) or None. A key
+        of its own: the core's `goals` are the core's (issue 32). Goals change only with a
+        dispatch, and this output is handed each before any output that shows the status
+        (app.py), so the list seen last is the dispatch's."""
+        return {"goal_wall_times": [entry["wall_time"]
+                                    for entry in self.with_wall_times(self._goals)]}
 
     def with_wall_times(self, goals: list[dict[str, Any]],
                         awarded_at: float | None = None) -> list[dict[str, Any]]:
@@ -138,7 +144,7 @@ class ResultsFile:
             wall = self._goal_walls.get(_goal_key(entry))
             if wall is None and entry["reason"] in AWARDS:
                 wall = awarded_at
-            out.append(entry | {"wall_time": None if wall is None else iso(wall)})
+            out.append(_with_wall_time(entry, None if wall is None else iso(wall)))
         return out
 
     def record(self, status: Status, finished: float | None = None) -> dict[str, Any]:
@@ -298,6 +304,17 @@ class ResultsFile:
         self._started_wall = None
         self._goal_walls.clear()
         self._recorded = None
+
+
+def _with_wall_time(entry: dict[str, Any], wall_time: str | None) -> dict[str, Any]:
+    """A copy of a goal entry with `wall_time` after `match_time_s`, where the results line
+    has always had it."""
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        out[key] = value
+        if key == "match_time_s":
+            out["wall_time"] = wall_time
+    return out
 
 
 def _goal_key(entry: dict[str, Any]) -> int:

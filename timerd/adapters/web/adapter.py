@@ -72,8 +72,7 @@ from timerd.adapters.web.server import (
     forwarded_client,
 )
 from timerd.config import INSTANCE_HINT, InUse, WebConfig
-from timerd.core.effects import Effect, Tick
-from timerd.core.status import Status
+from timerd.core.effects import Tick
 from timerd.limits import (
     InputRefused,
     RateLimitedLog,
@@ -81,7 +80,7 @@ from timerd.limits import (
     fd_share,
     loads_bounded,
 )
-from timerd.ports import Control
+from timerd.ports import Control, Dispatch
 from timerd.wire import commands_document, error_reply, event_record, i18n_document
 
 #: How many finished matches `GET /api/results` gives at most: the last ones.
@@ -228,9 +227,6 @@ class WebServer:
         self.control_url: str | None = None
         self.clients: set[StreamClient] = set()  # the browsers on the stream now
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
-        #: The document last pushed to the browsers (`notify`).
-        self._pushed_state: dict[str, Any] | None = None
-        self._pushed = False  # a dispatch's messages wait for its end (`after_dispatch`)
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate,
@@ -324,36 +320,27 @@ class WebServer:
 
     # -- service output --------------------------------------------------------------------
 
-    def notify(self, effect: Effect, status: Status) -> None:
-        """Queue the effect's event record and the dispatch's state for every browser.
+    def notify(self, dispatch: Dispatch) -> None:
+        """Send the dispatch's event records, then its state, to every browser, in this loop
+        turn (issue 16: a later turn costs the loop a wake-up's work every second).
 
-        Each message is encoded once and the same bytes go to every browser. The state is
-        the dispatch's one document (issue 14): a dispatch of several effects (a phase change
-        and its signal) hands the same document to each, and it is encoded and pushed at the
-        first; they are sent after the dispatch, events first (`next_message`).
+        Each message is encoded once and the same bytes go to every browser; the state is
+        the dispatch's one document (issue 14). A dispatch of tenths alone sends nothing:
+        the page runs the tenths itself, and each whole second re-syncs it.
         """
-        if not self.clients or (isinstance(effect, Tick) and effect.tenth):
-            return  # the page runs the tenths itself; each whole second re-syncs it
-        record = event_record(effect, status)
-        if record is not None:
-            t = round(self.service.now() - self.t0, 6)
-            message = _encode({"type": "event", "event": {"t": t, **record}})
-            for client in self.clients:
-                client.push_event(message)
-        state = self.service.status_dict()
-        if state is not self._pushed_state:  # kept, so a new document is never the same object
-            self._pushed_state = state
-            message = self._state_message(state)
-            for client in self.clients:
-                client.push_state(message)
-        self._pushed = True
-
-    def after_dispatch(self) -> None:
-        """Once the dispatch is over, in the same loop turn: its events, then its state."""
-        if self._pushed:
-            self._pushed = False
-            for client in self.clients:
-                client.flush()
+        if not self.clients or all(isinstance(e, Tick) and e.tenth for e in dispatch.effects):
+            return
+        t = round(dispatch.now - self.t0, 6)
+        for effect in dispatch.effects:
+            record = event_record(effect, dispatch.status)
+            if record is not None:
+                message = _encode({"type": "event", "event": {"t": t, **record}})
+                for client in self.clients:
+                    client.push_event(message)
+        message = self._state_message(dispatch.document)
+        for client in self.clients:
+            client.push_state(message)
+            client.flush()
 
     def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
