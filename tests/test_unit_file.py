@@ -80,7 +80,7 @@ def test_the_unit_keeps_its_promises() -> None:
     assert unit["Restart"] == ["on-failure"]
     assert int(unit["WatchdogSec"][0]) > 0
     assert unit["User"] == ["timerd"]
-    assert set(unit["SupplementaryGroups"][0].split()) == {"gpio", "audio", "dialout"}
+    assert set(unit["SupplementaryGroups"][0].split()) == {"gpio", "audio", "dialout", "input"}
     assert unit["StateDirectory"] == unit["RuntimeDirectory"] == ["timerd"]
     assert unit["ConfigurationDirectory"] == ["timerd"]
     # The heartbeat must survive a restart (that is when recovery reads it).
@@ -94,6 +94,7 @@ def test_the_unit_keeps_its_promises() -> None:
     assert "ProcSubset" not in unit
     assert "char-gpiochip rw" in unit["DeviceAllow"]
     assert "char-alsa rw" in unit["DeviceAllow"]
+    assert "char-input rw" in unit["DeviceAllow"]  # [keypad]: /dev/input/event*
     assert "/dev/cpu_dma_latency w" in unit["DeviceAllow"]  # [service] cpu_latency_us
 
 

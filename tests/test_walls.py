@@ -22,6 +22,7 @@ tests/test_walls_bite.py plants a breach of each in a copy of the package.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -73,12 +74,12 @@ def wiring_outside_the_app(root: Path) -> set[str]:
     fill its own attributes). The service is read through any alias a module gives it
     (`control = self.service; control.outputs.append(self)`)."""
     out = set()
+    composed = adapter_classes(root) | {"Service"}
     for path in sorted(root.rglob("*.py")):
         if path.name == "app.py" and path.parent == root:
             continue
         tree = _tree(path)
         aliases = _service_aliases(tree)
-        composed = adapter_classes(root) | {"Service"}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
@@ -184,8 +185,9 @@ def _constant(node: ast.Dict, key: str) -> str | None:
 def shapes_outside_the_wire(root: Path) -> set[str]:
     """A status document or an event record built outside `wire.py` and the documented
     format modules (nor in the core, which makes the values they are built from, nor in the
-    tools, their readers): a `status.to_dict()`, a dict with three of the document's clock
-    keys, or a dict with the
+    tools, their readers): a `status.to_dict()`, an adapter's own `wire.status_document`
+    (the service builds the one document of a dispatch), a dict with three of the
+    document's clock keys, or a dict with the
     `type` of one of the wire's event records and two of that record's keys."""
     allowed = {root / "wire.py", *(root.parent / (m.replace(".", "/") + ".py") for m in PROTOCOLS)}
     shapes = event_shapes(root)
@@ -198,6 +200,9 @@ def shapes_outside_the_wire(root: Path) -> set[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr == "to_dict" and "status" in ast.unparse(node.func.value):
                 out.add(f"{where}: a status document")
+            if isinstance(node, ast.Call) and (root / "adapters") in path.parents and \
+                    ast.unparse(node.func).endswith("status_document"):
+                out.add(f"{where}: a status document of its own")
             keys = _keys(node)
             if len(keys & CLOCK_KEYS) >= 3:
                 out.add(f"{where}: a status document")
@@ -256,3 +261,15 @@ def test_each_module_tools_may_import_says_it_is_a_documented_format() -> None:
 def test_only_the_app_constructs_adapters_and_fills_the_services_registers() -> None:
     assert {"Speaker", "HallLink", "WebServer", "Journal", "ResultsFile"} <= adapter_classes(ROOT)
     assert wiring_outside_the_app(ROOT) == set()
+
+
+def test_the_walls_table_names_tests_that_exist() -> None:
+    """docs/ARCHITECTURE.md's walls name their tests: each file and test it names exists."""
+    doc = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text()
+    walls = doc[doc.index("## The walls"):doc.index("## Where a change goes")]
+    named = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", walls)
+    assert len(named) > 15
+    for file, test in named:
+        path = ROOT.parent / file
+        assert path.exists(), file
+        assert not test or re.search(rf"^def {test}\(", path.read_text(), re.M), (file, test)

@@ -32,7 +32,7 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, InUse, SignalOutput, UnsafePath, private_directory
+from timerd.config import Config, InUse, KeypadConfig, SignalOutput, UnsafePath, private_directory
 from timerd.core.commands import Reset
 from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
 from timerd.core.match import Match
@@ -227,12 +227,12 @@ async def _keypad(stack: contextlib.AsyncExitStack, config: Config,
         config.keypad, service, config.gpio.debounce_ms / 1000, config.gpio.long_press_s))
 
 
-def find_keypad(wanted: str) -> tuple[str | None, str]:
+def find_keypad(config: KeypadConfig) -> tuple[str | None, str]:
     """`[keypad] device` as `timerd doctor` checks it: its name and path, or None and why it
-    is not there (not plugged in, no python-evdev, not readable)."""
+    is not there (not plugged in, no python-evdev, not readable, none of the keys)."""
     from timerd.adapters import keypad  # noqa: PLC0415
 
-    device, why = keypad.lookup(wanted)
+    device, why = keypad.lookup(config.device, config.key_names())
     if device is None:
         return None, why
     found = f"{device.name!r} at {device.path}"

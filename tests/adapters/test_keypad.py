@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -100,7 +100,7 @@ class Table:
         self.device: StandIn | None = StandIn()
         self.lookups = 0
 
-    def lookup(self, wanted: str) -> tuple[Any, str]:
+    def lookup(self, wanted: str, keys: Any) -> tuple[Any, str]:
         self.lookups += 1
         if self.device is None or self.device.closed:
             return None, f"no input device is named {wanted!r}"
@@ -358,3 +358,36 @@ def test_a_game_controllers_buttons_are_keys_too() -> None:
     assert set(pad.bindings) >= {"keypad_start_pause", "keypad_reset"}
     assert [c.buttons for c in pad.chords] == [("keypad_reset", "keypad_goal_home"),
                                                ("keypad_reset", "keypad_goal_away")]
+
+
+class Node:
+    """An input device node as evdev.InputDevice opens it: a name and the keys it has."""
+
+    nodes: ClassVar[dict[str, tuple[str, list[int]]]] = {}
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.name, self._keys = self.nodes[path]
+        self.closed = False
+
+    def capabilities(self) -> dict[int, list[int]]:
+        return {ecodes.EV_KEY: self._keys}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_of_the_devices_with_its_name_the_one_with_its_keys_is_taken(monkeypatch) -> None:
+    """A USB keypad often shows as two devices of one name: the keys and the media keys."""
+    Node.nodes = {"/dev/input/event1": ("USB Keypad", [ecodes.KEY_VOLUMEUP]),
+                  "/dev/input/event2": ("USB Keypad", [ecodes.KEY_KPENTER, ecodes.KEY_KP7]),
+                  "/dev/input/event3": ("Mouse", [ecodes.BTN_LEFT])}
+    monkeypatch.setattr(evdev, "InputDevice", Node)
+    monkeypatch.setattr(keypad_mod.glob, "glob", lambda _: sorted(Node.nodes))
+    keys = config.KeypadConfig().key_names()
+    device, why = keypad_mod.lookup("USB Keypad", keys)
+    assert (device.path, why) == ("/dev/input/event2", "")
+    del Node.nodes["/dev/input/event2"]
+    device, why = keypad_mod.lookup("USB Keypad", keys)
+    assert device is None
+    assert why.startswith("/dev/input/event1 named 'USB Keypad' has none of the keys")

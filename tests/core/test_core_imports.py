@@ -8,7 +8,8 @@ under `timerd/core/`, `core/rules/` included (issue 32 item 1):
   its dependencies; this reads the standard library's own list, which a contract cannot);
 - and, by a denylist, it touches no clock, loop, thread, socket, file or log: no `asyncio`,
   `time`, `os`, `socket`, `threading`, `logging` (nor a submodule of one), no `open(` or
-  `print(` call.
+  `print(` call (nor `input(`, and nothing that imports past the check: `importlib`,
+  `__import__(`, `exec(`, `eval(`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "timerd"
 
 #: The standard library's modules the core may not use: time, I/O and concurrency are the
-#: service's and the adapters' (`now` is passed in; a write goes through the disk writer).
-DENIED = frozenset({"asyncio", "time", "os", "socket", "threading", "logging"})
-#: Built-in calls that do I/O.
-DENIED_CALLS = frozenset({"open", "print"})
+#: service's and the adapters' (`now` is passed in; a write goes through the disk writer);
+#: `importlib` would import any of them past these checks.
+DENIED = frozenset({"asyncio", "time", "os", "socket", "threading", "logging", "importlib"})
+#: Built-in calls that do I/O, or import or run code past these checks.
+DENIED_CALLS = frozenset({"open", "print", "input", "__import__", "exec", "eval"})
 
 
 def module_name(root: Path, path: Path) -> str:

@@ -115,10 +115,10 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
         "gcc libasound2-dev",
         "useradd --system --user-group --home-dir /var/lib/timerd --no-create-home "
         "--shell /usr/sbin/nologin timerd",
-        "usermod --append --groups gpio,audio,dialout timerd",
+        "usermod --append --groups gpio,audio,dialout,input timerd",
         "usermod --append --groups timerd alice",
         f"python3 -m venv --system-site-packages {venv}",
-        f"pip install --upgrade {REPO}[sound,hall]",
+        f"pip install --upgrade {REPO}[sound,hall,keypad]",
         "timerd completion --install",  # tab completion (issue 30 item 12)
         "chown root:timerd /etc/timerd/timerd.toml",
         "chmod 0640 /etc/timerd/timerd.toml",
@@ -196,7 +196,7 @@ def test_an_upgrade_asks_when_a_match_is_running_and_then_restarts(
     assert code == 0, out
     done = calls(machine)
     assert done.index("systemctl restart timerd.service") > done.index(
-        f"pip install --upgrade {REPO}[sound,hall]")
+        f"pip install --upgrade {REPO}[sound,hall,keypad]")
 
     # An idle table is upgraded without the match warning.
     monkeypatch.setenv("FAKE_STATUS", json.dumps({"phase": "idle", "profile": "ithf"}))

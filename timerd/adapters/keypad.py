@@ -33,6 +33,7 @@ import glob
 import logging
 import struct
 import time
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
@@ -54,17 +55,20 @@ EV_KEY = 1
 INSTALL_HINT = "pip install 'timerd[keypad]' (python-evdev)"
 
 
-def lookup(wanted: str) -> tuple[Any | None, str]:
+def lookup(wanted: str, keys: Iterable[str] = ()) -> tuple[Any | None, str]:
     """The input device `wanted` (a path, or a device's name), opened; or None and why not.
 
     By name, every /dev/input/event* this user can read is opened and asked its name, and
-    those it cannot read are counted in the reason (the `input` group)."""
+    those it cannot read are counted in the reason (the `input` group). Many USB keypads and
+    keyboards show as two or three devices of one name (the keys, the media keys, a mouse
+    part): the one taken is the first that has any of `keys` (names: KEY_KPENTER)."""
     try:
         import evdev  # noqa: PLC0415 (an optional extra)
     except ImportError:
         return None, f"python-evdev is not installed: {INSTALL_HINT}"
     by_path = wanted.startswith("/")
-    denied = []
+    codes = {getattr(evdev.ecodes, key, None) for key in keys}
+    denied, keyless = [], []
     for path in [wanted] if by_path else sorted(glob.glob("/dev/input/event*")):
         try:
             device = evdev.InputDevice(path)
@@ -75,12 +79,19 @@ def lookup(wanted: str) -> tuple[Any | None, str]:
             if by_path:
                 return None, f"{path} is not there ({exc.strerror}; not plugged in?)"
             continue
-        if by_path or device.name == wanted:
+        if by_path:
             return device, ""
+        if device.name == wanted:
+            if not codes or codes & set(device.capabilities().get(evdev.ecodes.EV_KEY, ())):
+                return device, ""
+            keyless.append(path)
         device.close()
     if denied:
         return None, (f"cannot read {', '.join(denied)}: add the user to the input group"
                       + ("" if by_path else f" (none it can read is named {wanted!r})"))
+    if keyless:
+        return None, (f"{', '.join(keyless)} named {wanted!r} has none of the keys [keypad] "
+                      "maps (`evtest` shows what its keys send)")
     return None, (f"no input device is named {wanted!r} (not plugged in? `timerd doctor` "
                   "lists those here)")
 
@@ -189,7 +200,7 @@ class Keypad:
 
     def _open(self) -> tuple[Any | None, str]:
         """The device opened, grabbed and on the monotonic clock; or None and why not."""
-        device, why = lookup(self.config.device)
+        device, why = lookup(self.config.device, self.config.key_names())
         if device is None:
             return None, why
         try:

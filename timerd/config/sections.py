@@ -166,6 +166,10 @@ class KeypadConfig:
         """Each button that has keys, with its keys' names."""
         return {name: keys for name in BUTTONS if (keys := getattr(self, name))}
 
+    def key_names(self) -> list[str]:
+        """Every key name the buttons have."""
+        return [key for keys in self.keys().values() for key in keys]
+
     def problems(self) -> list[str]:
         out = []
         codes = _evdev_codes() if self.device else None

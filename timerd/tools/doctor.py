@@ -202,7 +202,7 @@ def check_keypad(config: config_mod.Config) -> list[Check]:
         return []
     from timerd.app import find_keypad, input_devices  # noqa: PLC0415 (evdev)
 
-    found, why = find_keypad(wanted)
+    found, why = find_keypad(config.keypad)
     if found is not None:
         keys = "; ".join(f"{name} {'/'.join(keys)}" for name, keys in config.keypad.keys().items())
         return [Check(OK, "keypad", f"{found}: {keys}")]

@@ -2,12 +2,12 @@
 
 Install: first a platform check (Raspberry Pi OS, or Debian with apt) and the plan in plain
 words, then one question (`--yes` skips it), and only then: the system packages
-(python3-lgpio where apt has it, and libasound2 for the speaker), the groups gpio, audio and
-dialout if missing, a system user `timerd` in them (its own group `timerd` is the socket
-group: its members may use the control socket), the installing (sudo) user added to that
-group, a virtual environment in /opt/timerd/venv (with the system's site packages, for lgpio)
-holding timerd from this source tree with its sound and hall extras, `timerd` and `timerctl`
-linked into /usr/local/bin with their bash and zsh completion, the example config at
+(python3-lgpio where apt has it, and libasound2 for the speaker), the groups gpio, audio,
+dialout and input if missing, a system user `timerd` in them (its own group `timerd` is the
+socket group: its members may use the control socket), the installing (sudo) user added to
+that group, a virtual environment in /opt/timerd/venv (with the system's site packages, for
+lgpio) holding timerd from this source tree with its sound, hall and keypad extras, `timerd`
+and `timerctl` linked into /usr/local/bin with their bash and zsh completion, the example config at
 /etc/timerd/timerd.toml (an existing one is kept; either is made root:timerd 0640, it may hold
 the web token), the unit at
 /etc/systemd/system/timerd.service, a udev rule that lets the group timerd hold the CPUs'
@@ -51,7 +51,7 @@ USER = "timerd"
 #: The service user's own group: members may use the control socket (/run/timerd is 0750
 #: timerd:timerd, the socket 0660), and read the config (root:timerd 0640).
 SOCKET_GROUP = USER
-GROUPS = ("gpio", "audio", "dialout")
+GROUPS = ("gpio", "audio", "dialout", "input")
 PREFIX = Path("/opt/timerd")
 UNIT_NAME = "timerd.service"
 UNITS = Path("/etc/systemd/system")
@@ -76,8 +76,9 @@ SOCKET_PATH = Path("/run/timerd/control.sock")
 APT_PACKAGES = ("python3-venv", "python3-dev", "gcc", "libasound2-dev")
 #: The pin factory on every Pi; Raspberry Pi OS has it, plain Debian does not.
 LGPIO_PACKAGE = "python3-lgpio"
-#: The hall extra too: aiomqtt is imported only when [hall] is enabled, so it costs nothing.
-EXTRAS = "sound,hall"
+#: The hall and keypad extras too: aiomqtt and python-evdev are imported only when [hall] or
+#: [keypad] is switched on, so they cost nothing otherwise.
+EXTRAS = "sound,hall,keypad"
 #: Phases in which no match is under way (a restart then interrupts nobody).
 RESTING = ("idle", "finished")
 #: What to do on a system whose apt has no python3-lgpio (issue 17).

@@ -1,0 +1,243 @@
+"""Each wall bites (issue 32 item 1): for every kind of breach, a copy of the package with that
+one breach planted, and the wall that must report it. Of 35 breaches tried one at a time, 16
+once passed every test (relative imports, imports in `core/rules/`, a service alias, ...);
+each is planted here, with more of its kind. `test_the_copy_is_clean` shows that a copy
+without a breach passes every wall, so what a wall reports is the plant.
+
+The breaches planted, by wall:
+
+- the import contracts (`lint-imports`, pyproject.toml): an absolute import of another room
+  in `core/rules/`; a relative import `from ..disk import x` in the core; `from ... import
+  limits` in `core/rules/`; an adapter imported inside a function in the core; a third-party
+  package in the core; `from .. import events` in an adapter (`adapters/web/`); an adapter
+  importing another; one inside a function; a sibling package's module by a relative import
+  (`results/` -> `journal/`); an adapter importing the service, the app (relatively, from
+  `hall/`), the command line (inside a function) or a tool; a tool importing an adapter
+  internal (absolute, relative, inside a function in `cli.py`, as `import x.y.z`);
+- what adapters may import of timerd: a relative import of a room adapters do not share
+  (`from ..priority import x`);
+- the core's standard-library check: a package outside the standard library in `core/rules/`;
+- the core's denylist: `import time`, `import asyncio` inside a function in `core/rules/`,
+  `from os import path`, `import logging`, `import socket`, `import threading`, `open(` in
+  `core/rules/`, `__import__("time")`, `print(`;
+- `app.py` alone wires: registering through an alias (`control = self.service;
+  control.outputs.append(self)`), an adapter constructing another adapter or the service
+  (its own composition), a tool filling a register;
+- replies in the wire: `dict(ok=..., error=...)` in an adapter, a reply literal in the service;
+- one status document and one event shape: `status.to_dict()` in an adapter, an adapter
+  calling `wire.status_document` itself, a dict of the document's clock keys, an adapter's
+  own signal event;
+- one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
+- codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
+  `partition(" ")` in the service, `split(" ", 1)` in a rule module;
+- the phase machine's size: `core/match.py` grown past its cap.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_core_imports import impurities, outside_the_stdlib
+from tests.core.test_rule_modules import MATCH_CAP, match_lines
+from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
+from tests.test_typed_notices import coded_calls, parsing_inside
+from tests.test_walls import (
+    adapter_wall_breaches,
+    own_clock_text,
+    replies_outside_the_wire,
+    shapes_outside_the_wire,
+    wiring_outside_the_app,
+)
+
+Wall = Callable[[Path], Collection[str]]
+
+
+def contracts(root: Path) -> set[str]:
+    """The import contracts `lint-imports` finds broken in the copy."""
+    return broken_contracts(root.parent)[0]
+
+
+def prose(root: Path) -> list[str]:
+    return coded_calls(root)[1]
+
+
+def over_the_cap(root: Path) -> list[str]:
+    lines = match_lines(root)
+    return [f"core/match.py: {lines} lines"] if lines > MATCH_CAP else []
+
+
+WALLS: dict[str, Wall] = {
+    "contracts": contracts, "adapter-imports": adapter_wall_breaches,
+    "stdlib": outside_the_stdlib, "denylist": impurities,
+    "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
+    "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
+    "parsing": parsing_inside, "cap": over_the_cap,
+}
+
+
+@dataclass(frozen=True)
+class Breach:
+    """`code` appended to `file` (under `timerd/`); `wall` must report something containing
+    `reported`."""
+
+    name: str
+    file: str
+    code: str
+    wall: str
+    reported: str
+
+
+BREACHES = [
+    # The import contracts.
+    Breach("rules-import-another-room", "core/rules/passive.py",
+           "from timerd.wire import status_document\n", "contracts", "core"),
+    Breach("core-relative-import", "core/clock.py",
+           "from ..disk import DiskWriter\n", "contracts", "core"),
+    Breach("rules-relative-import-of-the-package", "core/rules/timeouts.py",
+           "from ... import limits\n", "contracts", "core"),
+    Breach("core-import-in-a-function", "core/score.py",
+           "def _planted():\n    from timerd.adapters import gpio\n", "contracts", "core"),
+    Breach("core-third-party", "core/effects.py", "import h11\n", "contracts", "core"),
+    Breach("adapter-relative-import-of-another", "adapters/web/adapter.py",
+           "from .. import events\n", "contracts", "adapters-independent"),
+    Breach("adapter-imports-another", "adapters/gpio.py",
+           "from timerd.adapters.audio import Speaker\n", "contracts", "adapters-independent"),
+    Breach("adapter-imports-another-in-a-function", "adapters/control.py",
+           "def _planted():\n    from timerd.adapters.hall import link\n", "contracts",
+           "adapters-independent"),
+    Breach("adapter-relative-import-of-a-sibling-package", "adapters/results/file.py",
+           "from ..journal.writer import Journal\n", "contracts", "adapters-independent"),
+    Breach("adapter-imports-the-service", "adapters/terminal.py",
+           "from timerd.service import Service\n", "contracts", "adapters-see-ports"),
+    Breach("adapter-relative-import-of-the-app", "adapters/hall/link.py",
+           "from ... import app\n", "contracts", "adapters-see-ports"),
+    Breach("adapter-imports-the-cli-in-a-function", "adapters/systemd.py",
+           "def _planted():\n    import timerd.cli\n", "contracts", "adapters-see-ports"),
+    Breach("adapter-imports-a-tool", "adapters/events.py",
+           "from timerd.tools import doctor\n", "contracts", "adapters-see-ports"),
+    Breach("tool-imports-an-adapter-internal", "tools/hall_desk.py",
+           "from timerd.adapters.hall import link\n", "contracts", "tools-read-formats"),
+    Breach("tool-relative-import-of-an-adapter-internal", "tools/doctor.py",
+           "from ..adapters.journal import writer\n", "contracts", "tools-read-formats"),
+    Breach("cli-imports-an-adapter-in-a-function", "cli.py",
+           "def _planted():\n    from timerd.adapters.gpio import GpioBoard\n", "contracts",
+           "tools-read-formats"),
+    Breach("tool-imports-a-dotted-adapter-module", "tools/install.py",
+           "import timerd.adapters.web.server\n", "contracts", "tools-read-formats"),
+    Breach("adapter-imports-beyond-what-adapters-share", "adapters/audio.py",
+           "from ..priority import apply\n", "adapter-imports", "timerd.priority"),
+    # The core: the standard library only, and no time, I/O or concurrency of its own.
+    Breach("rules-import-outside-the-stdlib", "core/rules/penalties.py",
+           "import numpy\n", "stdlib", "core/rules/penalties.py: numpy"),
+    Breach("core-imports-time", "core/clock.py", "import time\n", "denylist", "import time"),
+    Breach("rules-import-asyncio-in-a-function", "core/rules/timeouts.py",
+           "def _planted():\n    import asyncio\n", "denylist", "import asyncio"),
+    Breach("core-imports-from-os", "core/score.py", "from os import path\n", "denylist",
+           "import os.path"),
+    Breach("rules-import-logging", "core/rules/intermission.py", "import logging\n",
+           "denylist", "import logging"),
+    Breach("core-imports-socket", "core/status.py", "import socket\n", "denylist",
+           "import socket"),
+    Breach("core-imports-threading", "core/plan.py", "import threading\n", "denylist",
+           "import threading"),
+    Breach("rules-open-a-file", "core/rules/stoppage.py",
+           "def _planted(p):\n    return open(p).read()\n", "denylist", "open("),
+    Breach("core-imports-past-the-check", "core/offered.py",
+           'def _planted():\n    return __import__("time").monotonic()\n', "denylist",
+           "__import__("),
+    Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "denylist",
+           "print("),
+    # app.py alone wires.
+    Breach("registers-through-an-alias", "adapters/events.py",
+           "def _planted(self):\n    control = self.service\n    control.outputs.append(self)\n",
+           "wiring", "service.outputs"),
+    Breach("adapter-constructs-another", "adapters/web/adapter.py",
+           "def _planted(config, control):\n    return Speaker(config, control)\n", "wiring",
+           "constructs Speaker"),
+    Breach("adapter-builds-its-own-composition", "adapters/hall/link.py",
+           "def _planted(match):\n    return Service(match)\n", "wiring", "constructs Service"),
+    Breach("tool-fills-a-register", "tools/hall_desk.py",
+           "def _planted(service, part):\n    service.extra_commands.update(part.commands)\n",
+           "wiring", "service.extra_commands"),
+    # Replies, status documents and events are built in the wire.
+    Breach("dict-call-reply", "adapters/control.py",
+           "def _planted(why):\n    return dict(ok=False, error=why)\n", "replies",
+           "adapters/control.py"),
+    Breach("reply-literal-in-the-service", "service.py",
+           'def _planted(why):\n    return {"ok": False, "error": why}\n', "replies",
+           "service.py"),
+    Breach("adapter-status-to-dict", "adapters/serial_display.py",
+           "def _planted(status):\n    return status.to_dict()\n", "shapes",
+           "a status document"),
+    Breach("adapter-builds-the-document-itself", "adapters/serial_display.py",
+           "def _planted(status):\n    return wire.status_document(status, [])\n", "shapes",
+           "a status document of its own"),
+    Breach("adapter-own-status-document", "adapters/web/adapter.py",
+           'def _planted(s):\n    return {"phase": s.phase.value, "remaining_s": s.remaining_s,'
+           ' "clock_face": s.clock_face.text}\n', "shapes", "a status document"),
+    Breach("adapter-own-event-shape", "adapters/events.py",
+           'def _planted(e):\n    return {"type": "signal", "signal": e.kind.value,'
+           ' "beeps": e.beeps}\n', "shapes", "a signal event"),
+    # One clock face.
+    Breach("adapter-own-mss", "adapters/terminal.py",
+           'def _planted(s):\n    return f"{int(s) // 60}:{int(s) % 60:02d}"\n', "clock",
+           "adapters/terminal.py"),
+    Breach("tool-own-mss-by-divmod", "tools/hall_board.py",
+           'def _planted(s):\n    m, sec = divmod(int(s), 60)\n    return f"{m}:{sec:02d}"\n',
+           "clock", "divmod"),
+    # Codes, not prose; commands parsed at the edge.
+    Breach("refusal-sentence-through-a-variable", "core/rules/timeouts.py",
+           'def _planted():\n    why = "timeout refused: none left"\n'
+           "    raise CommandRefused(why)\n", "prose", "CommandRefused(why)"),
+    Breach("notice-sentence", "adapters/web/adapter.py",
+           'def _planted():\n    return Notice("the desk is gone")\n', "prose", "Notice("),
+    Breach("service-partitions-a-command", "service.py",
+           'def _planted(line):\n    word, _, rest = line.partition(" ")\n    return word\n',
+           "parsing", "line.partition("),
+    Breach("rule-module-splits-words", "core/rules/penalties.py",
+           'def _planted(text):\n    return text.split(" ", 1)\n', "parsing", "split("),
+    # The phase machine's size.
+    Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
+        1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),
+]
+
+
+def copy_of_the_package(into: Path) -> Path:
+    """The `timerd` package (its Python and catalogue, not the web page's files) and
+    pyproject.toml (the import contracts) copied into `into`; the copy's `timerd` directory."""
+    root = PROJECT / "timerd"
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = {"__pycache__"} | ({"web", "sounds"} if Path(directory) == root else set())
+        return skipped & set(names)
+
+    shutil.copytree(root, into / "timerd", ignore=ignore)
+    shutil.copy(PROJECT / "pyproject.toml", into / "pyproject.toml")
+    return into / "timerd"
+
+
+def test_the_copy_is_clean(tmp_path: Path) -> None:
+    root = copy_of_the_package(tmp_path)
+    reported = {name: list(wall(root)) for name, wall in WALLS.items()}
+    assert reported == {name: [] for name in WALLS}
+
+
+def test_every_wall_and_every_contract_has_a_breach() -> None:
+    assert {b.wall for b in BREACHES} == set(WALLS)
+    assert {b.reported for b in BREACHES if b.wall == "contracts"} == CONTRACTS
+    assert len(BREACHES) >= 35
+    assert len({b.name for b in BREACHES}) == len(BREACHES)
+
+
+@pytest.mark.parametrize("breach", BREACHES, ids=[b.name for b in BREACHES])
+def test_the_wall_reports_a_planted_breach(breach: Breach, tmp_path: Path) -> None:
+    root = copy_of_the_package(tmp_path)
+    path = root / breach.file
+    path.write_text(path.read_text() + "\n\n" + breach.code)
+    reported = WALLS[breach.wall](root)
+    assert any(breach.reported in entry for entry in reported), (breach.wall, reported)
