@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from timerd.config.schema import SchemaError, build, parse_toml, read_toml
-from timerd.core.profile import Profile
+from timerd.core.profile import Profile, registered
 
 #: How many profiles one may extend in a chain (a loop is refused long before).
 MAX_EXTENDS = 8
@@ -45,7 +45,7 @@ def load(name_or_path: str) -> Profile:
     """A built-in profile by name, or a profile file by path; SchemaError lists every problem."""
     data, where = _data(name_or_path, Path.cwd(), [])
     try:
-        return build(Profile, data)
+        return build(registered(), data)
     except SchemaError as exc:
         raise SchemaError([f"{where}: {p}" for p in exc.problems]) from exc
 

@@ -11,10 +11,12 @@ rulebook's values; `problems()` is the base's checks and each module's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Iterable
 from typing import Any
 
+from timerd.core import rules
 from timerd.core.rule import RuleModule
 from timerd.core.rules import BUILT_IN, MODULES, REGISTERED
 from timerd.core.rules.intermission import Intermission
@@ -25,7 +27,7 @@ from timerd.core.settings import ITHF_LEAD_RANGE_S, Overtime, PlacedSignal, Prof
 
 __all__ = ["ITHF_LEAD_RANGE_S", "RULE_NAMES", "Intermission", "LineChangeRule", "Overtime",
            "PenaltyKind", "PenaltyRules", "PlacedSignal", "Profile", "TimeoutRule",
-           "compose_profile"]
+           "compose_profile", "registered"]
 
 #: The rule modules a profile may list, by name (`timerd.core.rules.MODULES`).
 RULE_NAMES = tuple(MODULES)
@@ -41,11 +43,11 @@ def rule_problems(profile: ProfileBase, names: Iterable[str]) -> list[str]:
     return out
 
 
-def compose_profile(modules: Iterable[type[RuleModule]]) -> type[ProfileBase]:
+@functools.cache
+def compose_profile(modules: tuple[type[RuleModule], ...]) -> type[ProfileBase]:
     """`ProfileBase` with the settings of `modules` (each module's keys, in order), checked
     by the base and every module; TypeError if two declare the same key (a module's key is
-    its own)."""
-    modules = tuple(modules)
+    its own). One class per registry (cached), so profiles compare equal."""
     fields: list[tuple[str, Any, dataclasses.Field[Any]]] = []
     owner = {f.name: "the phase machine" for f in dataclasses.fields(ProfileBase)}
     for module in modules:
@@ -71,6 +73,12 @@ def compose_profile(modules: Iterable[type[RuleModule]]) -> type[ProfileBase]:
         namespace={"problems": problems, "__module__": __name__,
                    "__doc__": "A rule profile: the phase machine's settings and every rule "
                               "module's (composed by `compose_profile`)."})
+
+
+def registered() -> type[ProfileBase]:
+    """`Profile` for the registry as it is now (`rules.REGISTERED`, read at the call): what a
+    profile file is built into (`timerd.config.profiles`)."""
+    return compose_profile(rules.REGISTERED)
 
 
 if typing.TYPE_CHECKING:

@@ -70,10 +70,17 @@ def round_of(round_name: str) -> str | None:
     return round_name.strip() or None
 
 
-def periods_record(periods: list[PeriodPlayed], goals: list[Goal]) -> list[dict[str, Any]]:
+def periods_record(periods: list[PeriodPlayed], goals: list[Goal],
+                   absent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The periods for the results, each with the goals counted in it (not the awarded ones,
-    ITHF 4.6-4.7) and what the rule modules kept of it (a key of a module the profile lacks
-    shows empty: `early_intermission_left_s`, ISBHF 407 !2)."""
+    ITHF 4.6-4.7) and what the rule modules kept of it (`absent`: every module's keys as a
+    profile without it keeps them, by default the registered modules'
+    `RuleModule.period_records`: ISBHF 407 !2's `early_intermission_left_s`)."""
+    if absent is None:
+        # Read when called: the rule modules import this module for `names`.
+        from timerd.core import rules  # noqa: PLC0415
+
+        absent = {k: v for m in rules.REGISTERED for k, v in m.period_records.items()}
     out = []
     for p in periods:
         counted = dict.fromkeys((s.value for s in Side), 0)
@@ -82,5 +89,5 @@ def periods_record(periods: list[PeriodPlayed], goals: list[Goal]) -> list[dict[
                 counted[goal.side.value] += 1
         out.append({"period": p.period, "overtime": p.overtime,
                     "played_s": round(p.played_s, 3), "goals": counted,
-                    "early_intermission_left_s": None, **p.kept})
+                    **absent, **p.kept})
     return out

@@ -13,8 +13,9 @@ per-feature branch in the phase machine.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, Protocol
 
 from timerd.core.clock import MatchClock
 from timerd.core.commands import Command
@@ -23,9 +24,6 @@ from timerd.core.faceoff import FaceoffGuard
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Ending, Goal, ScoreSheet, Side
 from timerd.core.settings import ProfileBase, Settings
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 #: The commands a match takes, by type (`timerd.core.commands`), and what handles each: a
 #: callable of the command and `now`.
@@ -99,6 +97,14 @@ class RuleModule:
     #: Its part of the profile (`Settings`: its keys with their defaults and checks), which
     #: `Profile` has, listed or not, composed from every registered module's.
     settings: ClassVar[type[Settings]] = Settings
+    #: Its keys of the status (what `status()` returns), each with what a match whose
+    #: profile leaves the module out shows: `Status` is composed from every registered
+    #: module's (`timerd.core.status`).
+    shows: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: Its keys of the result (what `record()` returns), each as recorded without it.
+    records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: Its keys of each period's entry in the result (`period_record()`), likewise.
+    period_records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:
@@ -148,7 +154,8 @@ class RuleModule:
         """The match is played again from the start (ITHF 4.5): forget the periods."""
 
     def period_record(self) -> Mapping[str, Any]:
-        """Its keys of the current period's entry in the result, when the period ends."""
+        """Its keys of the current period's entry in the result, when the period ends (those
+        of `period_records`)."""
         return {}
 
     def tied_after_overtime(self, at: float) -> list[Effect] | None:
@@ -167,9 +174,9 @@ class RuleModule:
         """The match ended at `at`: stop every clock of the module."""
 
     def status(self, now: float) -> Mapping[str, Any]:
-        """Its keys of the status (`Status` fields)."""
+        """Its keys of the status (those of `shows`)."""
         return {}
 
     def record(self) -> Mapping[str, Any]:
-        """Its keys of the result."""
+        """Its keys of the result (those of `records`)."""
         return {}

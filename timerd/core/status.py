@@ -1,12 +1,23 @@
 """What the operator, the displays and the tools see of a match at one instant: `Status`, and
-`snapshot`, which reads it off the match (the phase machine and its rule modules) at `now`."""
+`snapshot`, which reads it off the match (the phase machine and its rule modules) at `now`.
+
+`Status` is composed, like `Profile`: the phase machine's keys (`StatusBase`) and every
+registered rule module's (`RuleModule.shows`, `timerd.core.rules.REGISTERED`), each module's
+as a profile without it shows them; the result's keys likewise (`RuleModule.records`,
+`period_records`). A module's keys reach the status document and the results through the
+registry alone.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from timerd.core import rules
 from timerd.core.clock import MatchClock
 from timerd.core.display import ClockFace, clock_face, next_change, tenth_only
 from timerd.core.effects import Phase, Signal
@@ -16,16 +27,10 @@ from timerd.core.record import Interruption, PeriodPlayed, periods_record
 from timerd.core.rule import BreakKind, RuleModule
 from timerd.core.score import Result, ScoreSheet, Side
 
-#: What the rule modules show, as a profile without the module shows it (its key empty).
-NOT_IN_PROFILE: dict[str, Any] = {
-    "passive": dict.fromkeys(s.value for s in Side), "shootout": None, "timeouts": None,
-    "penalties": [], "line_change": None, "goalie_change": {}, "ends_switched": False,
-    "early_intermission": False}
-
 
 @dataclass(frozen=True)
-class Status:
-    """What the operator, the displays and the tools see, computed at one instant."""
+class StatusBase:
+    """The phase machine's keys of the status; `Status` adds the rule modules'."""
 
     profile: str
     phase: Phase
@@ -48,20 +53,8 @@ class Status:
     overtime: bool
     overtime_s: float | None  # overtime played so far (the count-up clock, ITHF 4.8)
     count_up: bool  # the shown clock is overtime_s counting up, not remaining_s
-    passive: dict[str, float | None]  # ITHF 8.3: count left per side, 0 once warned
     result: dict[str, Any] | None  # once finished: `Result.to_dict` and the interruptions
     break_kind: str | None  # in a break: "overtime" (before it) or "intermission"
-    ends_switched: bool  # ISBHF 401: the teams play on the ends they did not start on
-    shootout: dict[str, Any] | None  # ISBHF 414b: attempts so far (`Shootout.to_dict`)
-    #: ISBHF 412, when the profile has timeouts: per team {"left", "remaining_s"}, the time
-    #: left on its running timeout or null.
-    timeouts: dict[str, dict[str, Any]] | None
-    #: Penalties not over: {"number", "side", "kind", "player", "remaining_s", "running"},
-    #: running ones first (`PenaltyBox.shown`).
-    penalties: list[dict[str, Any]]
-    line_change: dict[str, Any] | None  # ISBHF 404b: {"stage", "number", "stages", "remaining_s"}
-    goalie_change: dict[str, float]  # ISBHF 408: time left per team dressing a goalie
-    early_intermission: bool  # ISBHF 407 !2: this period's intermission was taken early
     #: The players' or teams' names per side ("" when not given: the views say Home/Away),
     #: set by `teams`; kept over a reset, since the next match's names come the same way.
     teams: dict[str, str]
@@ -69,6 +62,10 @@ class Status:
     #: The match's one id (`Match.match_id`: the service's, from the set-up to the reset);
     #: null while no match is set up. The results line, the journal and hall mode carry it.
     match_id: str | None
+
+    if TYPE_CHECKING:
+        def __getattr__(self, key: str) -> Any:
+            """A rule module's key (`RuleModule.shows`): a field of the composed `Status`."""
 
     @property
     def clock_face(self) -> ClockFace:
@@ -84,6 +81,40 @@ class Status:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["clock_face"] = self.clock_face.to_dict()
         return out
+
+
+@functools.cache
+def compose_status(modules: tuple[type[RuleModule], ...]) -> type[StatusBase]:
+    """`StatusBase` with the keys `modules` show (`RuleModule.shows`, in order); TypeError if
+    two show the same key. One class per registry (cached), so statuses compare equal."""
+    owner = {f.name: "the phase machine" for f in dataclasses.fields(StatusBase)}
+    keys = []
+    for module in modules:
+        for key in module.shows:
+            if key in owner:
+                raise TypeError(f"status key {key!r} of rule module {module.name!r} is "
+                                f"already {owner[key]}'s")
+            owner[key] = module.name
+            keys.append((key, Any))
+    return dataclasses.make_dataclass(
+        "Status", keys, bases=(StatusBase,), frozen=True,
+        namespace={"__module__": __name__, "__doc__": "What the operator, the displays and "
+                   "the tools see, computed at one instant (composed by `compose_status`)."})
+
+
+if TYPE_CHECKING:
+    Status = StatusBase
+else:
+    Status = compose_status(rules.REGISTERED)
+
+
+def absent(modules: Iterable[type[RuleModule]], which: str) -> dict[str, Any]:
+    """The keys `modules` add to the status (`which` = "shows") or the result ("records"),
+    as a match without them has them (a period's entry: `periods_record`)."""
+    out: dict[str, Any] = {}
+    for module in modules:
+        out.update(getattr(module, which))
+    return out
 
 
 class Shown(Protocol):
@@ -126,18 +157,19 @@ def snapshot(match: Shown, now: float) -> Status:
     count_up = not math.isfinite(match.clock.length_s)
     in_play = match.phase in (Phase.RUNNING, Phase.PAUSED)
     teams = {side.value: name for side, name in match.teams.items()}
+    registered = rules.REGISTERED  # read now: a module registered later is shown too
     result = None
     if match.result is not None:
         result = match.result.to_dict() | {
             "interruptions": [i.to_dict() for i in match.interruptions],
             "replays": match.replays,
             "periods": periods_record(match.periods_played, match.sheet.goals),
-            "penalties": [], "timeouts": [], **match.records(), "teams": teams,
+            **absent(registered, "records"), **match.records(), "teams": teams,
             "round": match.round}
-    shown = dict(NOT_IN_PROFILE)
+    shown = absent(registered, "shows")
     for rule in match.rules:
         shown.update(rule.status(now))
-    return Status(
+    return compose_status(registered)(
         profile=match.profile.name,
         phase=match.phase,
         period=match.period,

@@ -28,6 +28,7 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.checks import hours
@@ -99,6 +100,8 @@ class Corrections(RuleModule):
 
     name = "corrections"
     settings = CorrectionSettings
+    #: In the result: how many times the ended match's result was corrected.
+    records = MappingProxyType({"revision": 0})
     declares = (Undo, Correct, LateGoal)
 
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.checks import durations, hours
@@ -78,6 +79,11 @@ class Intermissions(RuleModule):
 
     name = "intermission"
     settings = IntermissionSettings
+    #: ISBHF 401: the teams play on the ends they did not start on; 407 !2: this period's
+    #: intermission was taken early. Each period's entry in the result: the time that was
+    #: left when its intermission came early.
+    shows = MappingProxyType({"ends_switched": False, "early_intermission": False})
+    period_records = MappingProxyType({"early_intermission_left_s": None})
     declares = (EarlyIntermission,)
 
     @classmethod

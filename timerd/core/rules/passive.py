@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.checks import at_most
@@ -96,6 +97,8 @@ class Passive(RuleModule):
 
     name = "passive"
     settings = PassiveSettings
+    #: ITHF 8.3: the count left per side, 0 once warned (null: none running).
+    shows = MappingProxyType({"passive": dict.fromkeys(s.value for s in Side)})
     declares = (PassivePress,)
 
     def __init__(self, match: MatchView) -> None:

@@ -302,6 +302,10 @@ class Penalties(RuleModule):
 
     name = "penalties"
     settings = PenaltySettings
+    #: The penalties not over: {"number", "side", "kind", "player", "remaining_s",
+    #: "running"}, running ones first (`PenaltyBox.shown`); in the result, every penalty
+    #: given (`GivenPenalty.record`).
+    shows = records = MappingProxyType({"penalties": []})
     declares = (Penalty, PenaltyCancel)
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 

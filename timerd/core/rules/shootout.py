@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.commands import Command, arg, one_of
@@ -84,6 +85,8 @@ class Shootouts(RuleModule):
 
     name = "shootout"
     settings = ShootoutSettings
+    #: ISBHF 414b: the attempts so far (`Shootout.to_dict`), in the status and the result.
+    shows = records = MappingProxyType({"shootout": None})
     declares = (Shot,)
 
     def __init__(self, match: MatchView) -> None:

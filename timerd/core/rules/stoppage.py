@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.checks import at_most, durations, hours
@@ -144,6 +145,8 @@ class LineChanges(RuleModule):
 
     name = "line_change"
     settings = LineChangeSettings
+    #: ISBHF 404b: {"stage", "number", "stages", "remaining_s"} while one runs.
+    shows = MappingProxyType({"line_change": None})
     declares = (StartLineChange,)
 
     def __init__(self, match: MatchView) -> None:
@@ -203,6 +206,8 @@ class GoalieChanges(RuleModule):
 
     name = "goalie_change"
     settings = GoalieChangeSettings
+    #: ISBHF 408: the time left per team dressing a goalie.
+    shows = MappingProxyType({"goalie_change": {}})
     declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from timerd.core.checks import at_most, durations, hours
@@ -136,6 +137,10 @@ class TeamTimeouts(RuleModule):
 
     name = "timeouts"
     settings = TimeoutSettings
+    #: ISBHF 412: per team {"left", "remaining_s"}, the time left on its running timeout or
+    #: null; in the result, every timeout taken (`Timeout.record`).
+    shows = MappingProxyType({"timeouts": None})
+    records = MappingProxyType({"timeouts": []})
     declares = (TakeTimeout,)
 
     def __init__(self, match: MatchView) -> None:
