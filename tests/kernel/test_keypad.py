@@ -25,8 +25,8 @@ from tests.conftest import require
 from tests.daemon_process import REPO, Daemon
 from tests.kernel import test_pins
 from tests.kernel.sim import SimChip, watching
-from tests.kernel.test_pins import AT_ONCE_S, LONG_S, PROFILE, lengths_match
-from tests.kernel.tier import BUZZER, LGPIO, READY_S, start_daemon
+from tests.kernel.test_pins import PROFILE
+from tests.kernel.tier import AT_ONCE_S, BUZZER, LGPIO, LONG_S, READY_S, lengths_match, start_daemon
 from tests.keypad_example import keypad_example
 
 pytestmark = pytest.mark.kernel

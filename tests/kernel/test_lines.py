@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,12 +31,16 @@ def test_button_held_at_start_then_sigkill_and_restart_reclaims_the_lines(
         released: SimChip, tmp_path: Path) -> None:
     sim = released
     sim.press(START)  # stuck down (or a thumb on it) while the daemon comes up
-    first = start_daemon(tmp_path)
+    first = start_daemon(tmp_path, "-o", 'log.level="debug"')
     with first:
-        time.sleep(1.0)
+        # Still held: the daemon's pull-up request did not open the switch (tier's gpio-sim).
+        assert sim.value(START) == 0, "the sim line lost its pull to the daemon's bias: a " \
+            "stock gpio-sim (tests/kernel/run builds one that keeps it)"
+        assert first.command("status")["phase"] == "idle"
         sim.release(START)
-        time.sleep(1.0)
-        # Held from before the start is no press, and letting it go is none either.
+        # The daemon saw the contact open (its kernel-stamped edge is logged) ...
+        first.wait_log("button start_pause: edge (released) stamped by the kernel")
+        # ... and neither the press held from before its start nor letting go is a press.
         assert signals_so_far(first) == []
         assert first.command("status")["phase"] == "idle"
         first.proc.send_signal(signal.SIGKILL)
@@ -45,6 +48,8 @@ def test_button_held_at_start_then_sigkill_and_restart_reclaims_the_lines(
     second = start_daemon(tmp_path)
     with second:
         assert not any("busy" in line.lower() for line in second.log), second.log
+        assert sim.requested(START)
+        assert sim.requested(BUZZER)
         sim.tap(START)
         second.wait_signal("pre_signal")
         assert second.stop() == 0, "".join(second.log)
