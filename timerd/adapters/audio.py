@@ -283,6 +283,22 @@ class AlsaError(Exception):
     """A libasound call failed; the message is ALSA's (snd_strerror)."""
 
 
+#: The error handler that silences ALSA (`AlsaPcm.quiet`), made once: libasound has one
+#: handler per process, which outlives the player that installed it. A handler owned by a
+#: player was freed with it, still installed, and the next ALSA error (another player's failed
+#: open) called freed memory: a segmentation fault (tests/test_app_build.py, three tables built
+#: in one process).
+_SILENT: list[Any] = []
+
+
+def _silent_handler(ctypes: Any) -> Any:
+    if not _SILENT:
+        handler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                   ctypes.c_int, ctypes.c_char_p)
+        _SILENT.append(handler(lambda *_: None))
+    return _SILENT[0]
+
+
 class AlsaPcm:
     """ALSA's PCM through libasound with ctypes, whose calls release the interpreter's lock:
     an open that parses ALSA's configuration, or a write that waits for the device, runs beside
@@ -302,9 +318,7 @@ class AlsaPcm:
                      "snd_pcm_get_params"):
             getattr(lib, name).argtypes = None
         self._lib = lib
-        handler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                                   ctypes.c_int, ctypes.c_char_p)
-        self._ignore = handler(lambda *_: None)  # kept alive while installed
+        self._ignore = _silent_handler(ctypes)
         self._pcm: Any = None
         self.format: tuple[int, int] | None = None  # (channels, rate) while open
         self.period_frames = 0
