@@ -41,7 +41,7 @@ def test_build_wires_every_part_in_one_order_buzzer_first(tmp_path: Path, mock_f
     # Then the outputs: the LEDs, the results (their key in the status before any output
     # reads it), the speaker (a reset ends its sounds), the journal before the notifier
     # (READY never vouches for a command not yet written), the switch last.
-    assert outputs == ["Buzzers", "Buzzers", "Speaker", "NoneType", "Leds", "ResultsFile",
+    assert outputs == ["Buzzers", "Horn", "Speaker", "NoneType", "Leds", "ResultsFile",
                        "Speaker", "Journal", "SystemdNotifier", "ProfileSwitch"]
     assert {"start_pause", "reset", "goal_home", "goal_away"} <= buttons  # the board's
     assert "mute" in commands  # the speaker's

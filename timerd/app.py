@@ -14,9 +14,7 @@ import logging
 import os
 import signal
 import sys
-import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -32,12 +30,11 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, InUse, KeypadConfig, SignalOutput, UnsafePath, private_directory
+from timerd.config import Config, InUse, KeypadConfig, UnsafePath, private_directory
 from timerd.core.commands import Reset
-from timerd.core.effects import Applied, Effect, Notice, Phase, SignalKind
+from timerd.core.effects import Applied, Effect, Notice, Phase
 from timerd.core.match import Match
 from timerd.core.profile import Profile
-from timerd.core.pulses import pulses
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.ports import Dispatch
@@ -171,10 +168,7 @@ async def build(config: Config, options: RunOptions, factory: object,
             attach(service, part)
     identity = {"version": __version__, "table": config.table.name or None,
                 "language": config.ui.language}
-    # The profile's clock ("running", ITHF 4.2; "stop", net time, ISBHF 407), read at
-    # each document: a stopped clock reads as an interruption or as the whistle's stop,
-    # and a reset may bring the next profile (ProfileSwitch).
-    service.status_extras.append(lambda: identity | {"clock_rule": service.profile.clock})
+    service.status_extras.append(lambda: identity)
     return Daemon(service, journal, notifier, switch, board, stop)
 
 
@@ -366,9 +360,7 @@ class ProfileSwitch:
         old = self.service.match
         if old.phase is not Phase.IDLE or not self.pending():
             return
-        fresh = Match(self.wanted)
-        fresh.teams, fresh.round = dict(old.teams), old.round
-        self.service.match = fresh
+        self.service.replace_match(self.wanted)
         self.journal.use_profile(self.wanted)
         log.info("profile %s now (the restored match under %s was reset)",
                  self.wanted.name, old.profile.name)
@@ -386,40 +378,22 @@ def log_task_stacks() -> None:
         for ident, frame in sys._current_frames().items()))
 
 
-async def sound_test(config: Config, kinds: list[SignalKind], beeps: int, factory: Any | None,
-                     say: Callable[[str], None]) -> bool:
-    """`timerd sound-test`: play each of `kinds` now through the configured outputs, one after
-    another, and say what played where. `factory` is the GPIO pin factory (None: no GPIO).
-    True if every configured output played."""
+@dataclass
+class SoundingParts:
+    """What `timerd sound-test` (timerd.tools.sound_test) plays through: the board's buzzers
+    (None without GPIO) and the speaker, built as the daemon builds them, with no match
+    loop running."""
+
+    board: GpioBoard | None
+    speaker: Speaker
+
+
+async def sounding_parts(config: Config, factory: Any | None,
+                         stack: contextlib.AsyncExitStack) -> SoundingParts:
+    """The sounding parts of `config` on the pin factory `factory` (None: no GPIO), open on
+    `stack`, once the speaker's playback thread has opened its device or said why not."""
     service = Service(Match(config.profile()))
-    ok = True
-    async with contextlib.AsyncExitStack() as stack:
-        board = None if factory is None else await _board(stack, config, service, factory)
-        speaker = await _speaker(stack, config, service, board)
-        await speaker.settled()  # the playback thread has opened the device, or said why not
-        for kind in kinds:
-            out = config.signals.get(kind, SignalOutput())
-            wait_s = 0.0
-            if out.speaker and config.speaker.enabled:
-                sound = speaker.test_sound(kind, beeps)
-                if sound is not None:
-                    times = f", {sound.times} times" if sound.times > 1 else ""
-                    say(f"{kind.value}: speaker plays {sound.source} "
-                        f"({sound.duration_s:.2f} s{times})")
-                    wait_s = sound.duration_s
-                else:
-                    ok = False
-                    say(f"{kind.value}: speaker did not play (see the messages above)")
-            if out.buzzer and board is not None and config.gpio.buzzer_pins:
-                edges = pulses(out.pattern_s, beeps, out.gap_s)
-                board.buzzers.sound(edges)
-                pins = ", ".join(f"GPIO{p}" for p in config.gpio.buzzer_pins)
-                say(f"{kind.value}: buzzer on {pins} ({edges[-1][1]:.2f} s)")
-                wait_s = max(wait_s, edges[-1][1])
-            deadline = time.monotonic() + wait_s + 5.0
-            await asyncio.sleep(wait_s)
-            # The playback thread marks a sound done; poll it.
-            while speaker.playing() and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
-            await asyncio.sleep(0.3)  # a breath between signals, so each is heard on its own
-    return ok
+    board = None if factory is None else await _board(stack, config, service, factory)
+    speaker = await _speaker(stack, config, service, board)
+    await speaker.settled()
+    return SoundingParts(board, speaker)

@@ -284,7 +284,8 @@ def _shown(name: Any) -> str:
 def _sound_test(config: config_mod.Config, args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415 (only for sound-test)
 
-    from timerd.app import CannotStart, open_pins, sound_test  # noqa: PLC0415
+    from timerd.app import CannotStart, open_pins  # noqa: PLC0415
+    from timerd.tools.sound_test import sound_test  # noqa: PLC0415
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -163,6 +163,20 @@ class Service:
         reply, MQTT's heartbeat). An output handed a dispatch reads `Dispatch.document`."""
         return status_document(self.status(), [extra() for extra in self.status_extras])
 
+    def replace_match(self, profile: Profile) -> Match:
+        """Play the next match under `profile` (a restored match, played under the profile it
+        began with, was reset: `app.ProfileSwitch`). Only between matches: the match is idle.
+        The teams' names and round stay, as over any reset; every part that reads the
+        profile (`Control.profile`, the status's `profile` and `clock_rule`, the horn's
+        pulses) reads the new one from the next dispatch on."""
+        old = self.match
+        if old.phase is not Phase.IDLE:
+            raise RuntimeError(f"replace_match: the match is {old.phase.value}, not idle")
+        fresh = Match(profile)
+        fresh.teams, fresh.round = dict(old.teams), old.round
+        self.match = fresh
+        return fresh
+
     def offered(self) -> dict[str, tuple[str, ...]]:
         """The commands the match's profile has (the others it would refuse anyway) and the
         adapters' own, each with its arguments' names: what a score desk offers."""

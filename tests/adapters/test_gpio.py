@@ -10,11 +10,12 @@ from gpiozero.pins import mock
 from tests.conftest import run_virtual
 from timerd import config
 from timerd.adapters.gpio import GpioBoard, NoGpio, pin_factory
-from timerd.app import attach, sound_test
+from timerd.app import attach
 from timerd.config import profiles
 from timerd.core.effects import Phase, SignalKind
 from timerd.core.match import Match
 from timerd.service import Service
+from timerd.tools.sound_test import sound_test
 
 CONFIG = config.load(None, [])
 CONFIG_NO_SPEAKER = config.load(None, ["speaker.enabled=false"])

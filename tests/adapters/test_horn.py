@@ -16,14 +16,16 @@ from timerd.app import attach
 from timerd.config import Config, GpioConfig, profiles
 from timerd.core.effects import Signal, SignalKind
 from timerd.core.match import Match
+from timerd.core.profile import Profile
 from timerd.service import Service
 
 
 def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
                 script: list[tuple[float, str]], *, watch_from: float,
-                until: float) -> list[tuple[float, bool]]:
-    """Play `script` on isbhf with the board on `factory`; the horn pin's (gap, level) changes
-    from `watch_from` on, the first entry being its level then."""
+                until: float, switch_to: Profile | None = None) -> list[tuple[float, bool]]:
+    """Play `script` on isbhf with the board on `factory` (the board built under isbhf, then
+    the match replaced by one under `switch_to` if given, as a profile switch does); the horn
+    pin's (gap, level) changes from `watch_from` on, the first entry being its level then."""
 
     async def main() -> list[tuple[float, bool]]:
         loop = asyncio.get_running_loop()
@@ -33,6 +35,8 @@ def horn_states(factory: Any, monkeypatch: pytest.MonkeyPatch, gpio: GpioConfig,
         attach(service, board)
         service.sound_outputs += [board.buzzers, board.horn]
         service.outputs.append(board.leds)
+        if switch_to is not None:
+            service.replace_match(switch_to)
         t0 = loop.time()
         for t, words in script:
             loop.call_at(t0 + t, lambda w=words: service.execute(service.parse(*w.split())))
@@ -58,6 +62,19 @@ def test_horn_relay_blows_the_profiles_pulse_at_the_period_end(mock_factory, mon
                          until=915)
     assert len(states) == 3
     assert states == [(0.0, True), (909.5, False), (1.5, True)]
+
+
+def test_the_horn_blows_the_pulse_of_the_profile_switched_to(mock_factory, monkeypatch):
+    """Issue 32 item 5: a profile switch (`Service.replace_match`, as app.ProfileSwitch does
+    once a restored match under another profile is reset) takes the horn along: the period
+    end's pulse is the new profile's 0.5 s, not the 1.5 s of the profile the board was built
+    under. Fails with the old horn, whose pulses were read once, when the board was built."""
+    short = replace(profiles.load("isbhf"), horn={SignalKind.PERIOD_END: (0.5,)})
+    gpio = replace(GpioConfig(), horn_active_high=False)
+    states = horn_states(mock_factory, monkeypatch, gpio,
+                         [(0, "start"), (100, "stop"), (110, "start")], watch_from=0.5,
+                         until=915, switch_to=short)
+    assert states == [(0.0, True), (909.5, False), (0.5, True)]
 
 
 def test_horn_relay_final_signal_pattern_active_high(mock_factory, monkeypatch):

@@ -40,6 +40,7 @@ from typing import Any
 from timerd.config import GpioConfig, SignalOutput
 from timerd.core.buttons import BUTTONS
 from timerd.core.effects import Phase, Signal, SignalKind
+from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
 from timerd.ports import Cancellable, Control, Dispatch, button_bindings, kernel_stamp
 
@@ -201,10 +202,13 @@ class Buzzers:
 
     def signal(self, signal: Signal, dispatch: Dispatch) -> None:
         """A sound output (ports.py): the signal's pattern, its first edge now."""
-        out = self.patterns.get(signal.kind)
+        out = self.pattern(signal.kind)
         if out is None or not out.buzzer or self.muted:
             return
         self.sound(pulses(out.pattern_s, signal.beeps, out.gap_s))
+
+    def pattern(self, kind: SignalKind) -> SignalOutput | None:
+        return self.patterns.get(kind)
 
     def sound(self, edges: list[tuple[float, float]]) -> None:
         """Play (on, off) offsets from now; a new signal cuts the one still sounding."""
@@ -227,6 +231,22 @@ class Buzzers:
     def _set(self, on: bool) -> None:
         for device in self.devices:
             device.value = on
+
+
+class Horn(Buzzers):
+    """The horn relay: the pulses of the profile the match is played under (its `[horn]`),
+    looked up at each signal, so that a profile switch (a restored match reset under the
+    profile asked for) takes the new profile's horn along."""
+
+    def __init__(self, devices: list[Any], service: Control) -> None:
+        super().__init__(devices, {}, service)
+        self._profile: Profile | None = None
+
+    def pattern(self, kind: SignalKind) -> SignalOutput | None:
+        profile = self.service.profile
+        if profile is not self._profile:
+            self._profile, self.patterns = profile, horn_patterns(profile.horn)
+        return self.patterns.get(kind)
 
 
 class Leds:
@@ -349,8 +369,7 @@ class GpioBoard:
              for i, p in enumerate(config.buzzer_pins)],
             patterns, service)
         horn = output("horn_pin", config.horn_pin, config.horn_active_high)
-        self.horn = Buzzers([] if horn is None else [horn],
-                            horn_patterns(service.profile.horn), service)
+        self.horn = Horn([] if horn is None else [horn], service)
         self.leds = Leds(*(output(key, getattr(config, key)) for key in (
             "led_running_pin", "led_paused_pin", "led_last_30_pin", "led_faceoff_guard_pin",
             "led_passive_pin")))

@@ -197,7 +197,7 @@ class TerminalDisplay:
         status = self._last = dispatch.status
         width = terminal_width(self.out)
         for effect in dispatch.effects:
-            line = event_line(effect, status, self.msg, self._stop_clock())
+            line = event_line(effect, status, self.msg, status.clock_rule == "stop")
             if line is not None:
                 for part in textwrap.wrap(line, width - 1) or [""]:
                     self.out.write(f"\r\x1b[K{part}\n")
@@ -206,13 +206,9 @@ class TerminalDisplay:
     def _redraw(self, width: int | None = None) -> None:
         if self._last is not None:
             line = status_line(self._last, self.msg, width or terminal_width(self.out),
-                               stop_clock=self._stop_clock())
+                               stop_clock=self._last.clock_rule == "stop")
             self.out.write(f"\r\x1b[K{line}")
         self.out.flush()
-
-    def _stop_clock(self) -> bool:
-        """Does the match's profile keep net time (ISBHF 407), stopped at every whistle?"""
-        return self.control.profile.clock == "stop"
 
 
 class Keyboard:

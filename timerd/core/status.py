@@ -33,6 +33,10 @@ class StatusBase:
     """The phase machine's keys of the status; `Status` adds the rule modules'."""
 
     profile: str
+    #: The profile's clock (`Profile.clock`): "running" (ITHF 4.2: a stopped clock is an
+    #: interruption) or "stop" (ISBHF 407: net time, stopped at every whistle); how every view
+    #: names a stopped clock.
+    clock_rule: str
     phase: Phase
     period: int
     periods: int
@@ -171,6 +175,7 @@ def snapshot(match: Shown, now: float) -> Status:
         shown.update(rule.status(now))
     return compose_status(registered)(
         profile=match.profile.name,
+        clock_rule=match.profile.clock,
         phase=match.phase,
         period=match.period,
         periods=match.profile.periods,
