@@ -81,10 +81,13 @@ def lookup(wanted: str, keys: Iterable[str] = ()) -> tuple[Any | None, str]:
             continue
         if by_path:
             return device, ""
-        if device.name == wanted:
-            if not codes or codes & set(device.capabilities().get(evdev.ecodes.EV_KEY, ())):
-                return device, ""
-            keyless.append(path)
+        try:
+            if device.name == wanted:
+                if not codes or codes & set(device.capabilities().get(evdev.ecodes.EV_KEY, ())):
+                    return device, ""
+                keyless.append(path)
+        except OSError:  # unplugged while it was asked
+            pass
         device.close()
     if denied:
         return None, (f"cannot read {', '.join(denied)}: add the user to the input group"
@@ -177,7 +180,10 @@ class Keypad:
         loop = asyncio.get_running_loop()
         told = ""
         while True:
-            device, why = self._open()
+            try:
+                device, why = self._open()
+            except OSError as exc:  # unplugged halfway through opening it
+                device, why = None, f"lost while it was opened ({exc})"
             if device is None:
                 if why != told:  # once per reason, not once per look
                     log.warning("keypad %s: %s; looking for it every %g s", self.config.device,
