@@ -138,6 +138,9 @@ async def build(config: Config, options: RunOptions, factory: object,
     service.durability = journal.synced
     stop = asyncio.Event()
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
+    # The adapters' supervised tasks: each adapter stops its own; what is left, after them.
+    stack.push_async_callback(service.tasks.aclose)
+    service.status_extras.append(service.tasks.status_extra)
     notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
     board = await _board(stack, config, service, factory)
     keypad = await _keypad(stack, config, service)

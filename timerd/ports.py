@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
@@ -163,6 +163,22 @@ class Cancellable(Protocol):
     def cancel(self) -> None: ...
 
 
+class Spawned(Protocol):
+    """An adapter's long-lived task, supervised by the daemon (`Control.spawn`,
+    `timerd.tasks`): `task` is the run under way, if any."""
+
+    name: str
+
+    @property
+    def task(self) -> asyncio.Task[None] | None: ...
+
+    def cancel(self) -> None: ...
+
+    async def stop(self, timeout_s: float | None = None) -> bool:
+        """Cancel it for good and wait for its end; False if it did not end in time."""
+        ...
+
+
 class Control(Protocol):
     """The match as a control surface (socket, web, serial display, MQTT, buttons) sees it."""
 
@@ -212,6 +228,12 @@ class Control(Protocol):
     def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:
         """A button's edge from a driver thread, handled on the loop: at loop time `at` when
         the driver knows when it happened (the kernel's edge timestamp), else stamped now."""
+        ...
+
+    def spawn(self, name: str, factory: Callable[[], Coroutine[Any, Any, None]]) -> Spawned:
+        """Run `factory()` as the long-lived task `name` in the daemon's supervised group: a
+        crash is logged, shown in the status and the task started again (`timerd.tasks`);
+        the match goes on."""
         ...
 
     def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:

@@ -21,7 +21,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from timerd.ports import (
     SoundOutput,
     StatusExtra,
 )
+from timerd.tasks import Supervised, Supervisor
 from timerd.wire import (
     arg_names,
     commands_reply,
@@ -117,6 +118,8 @@ class Service:
     #: the terminal). Without one (`app.build` says), once a second: the web page runs its
     #: clock between pushes, and every wake-up costs CPU (issue 16).
     tenths: bool = True
+    #: The adapters' long-lived tasks (`spawn`): a crash is logged and the task restarted.
+    tasks: Supervisor = field(default_factory=Supervisor)
     _loop: asyncio.AbstractEventLoop | None = None
     #: Set while `run` runs; fails with what a step raised.
     _running: asyncio.Future[None] | None = None
@@ -332,6 +335,10 @@ class Service:
                     self.execute(command, at=at)
             elif gesture is Gesture.SHORT and binding.hint is not None:
                 self._dispatch([binding.hint], self.now())
+
+    def spawn(self, name: str, factory: Callable[[], Coroutine[Any, Any, None]]) -> Supervised:
+        """An adapter's long-lived task, in the supervised group (`timerd.tasks`)."""
+        return self.tasks.spawn(name, factory)
 
     def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
         """Run `callback` at loop time `when` as a signal is sounded: woken early from epoll

@@ -39,7 +39,7 @@ from typing import Any
 
 from timerd.config import KeypadConfig
 from timerd.limits import RateLimitedLog, TokenBucket
-from timerd.ports import Control, button_bindings, kernel_stamp
+from timerd.ports import Control, Spawned, button_bindings, kernel_stamp
 
 log = logging.getLogger("timerd.keypad")
 
@@ -133,7 +133,7 @@ class Keypad:
         self._presses = TokenBucket(PRESSES_PER_S, PRESS_BURST)
         self._log = RateLimitedLog(log, clock=control.now)
         self._lost: asyncio.Future[str] | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._task: Spawned | None = None
 
     def map_keys(self, ecodes: Any) -> None:
         """Each configured key name as its code (`evdev.ecodes`); a name this evdev does not
@@ -155,15 +155,13 @@ class Keypad:
                         "(every other button works): %s", self.config.device, INSTALL_HINT)
             return self
         self.map_keys(ecodes)
-        self._task = asyncio.create_task(self._keep_open(), name="keypad")
+        self._task = self.control.spawn("keypad", self._keep_open)
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await self._task.stop()
         self._close()
 
     def status_extra(self) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from timerd.adapters.serial_protocol import (
 )
 from timerd.config import INSTANCE_HINT, InUse, SerialConfig
 from timerd.limits import LOG_EVERY_S, RateLimitedLog, Throttle, TokenBucket
-from timerd.ports import Control, Dispatch
+from timerd.ports import Control, Dispatch, Spawned
 
 log = logging.getLogger("timerd.serial")
 
@@ -129,7 +129,7 @@ class SerialDisplay(asyncio.Protocol):
         self._last: bytes | None = None
         self._keepalive: asyncio.TimerHandle | None = None
         self._splitter = LineSplitter()
-        self._task: asyncio.Task[None] | None = None
+        self._task: Spawned | None = None
 
     @property
     def connected(self) -> bool:
@@ -146,15 +146,15 @@ class SerialDisplay(asyncio.Protocol):
                             "serial.port") from None
         except (OSError, ValueError):
             pass  # missing or unplugged: `_keep_open` says so and retries until it is there
-        self._task = asyncio.create_task(self._keep_open(first), name="serial-display")
+        opened = [first]  # a restart after a crash opens the port afresh
+        self._task = self.service.spawn(
+            "serial-display", lambda: self._keep_open(opened.pop() if opened else None))
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await self._task.stop()
         self._stop_keepalive()
         if self._transport is not None and self._lost is not None:
             self._transport.abort()  # closes the port in a thread: it may block on a bad adapter

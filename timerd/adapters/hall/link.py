@@ -71,7 +71,7 @@ from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
-from timerd.ports import Control, Dispatch
+from timerd.ports import Control, Dispatch, Spawned
 from timerd.wire import event_record, refused_reply
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ class HallLink:
         #: The state of the last dispatch, stamped with its `wall`, until it is sent.
         self._state: dict[str, Any] | None = None
         self._kick = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[Spawned] = []
         self._log = RateLimitedLog(log)  # lines about the broker's messages and comings
         self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
             "start_round": self._start_round,
@@ -367,23 +367,21 @@ class HallLink:
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._connect_forever(mqtt), name="hall-link"),
-                       loop.create_task(self._watch_clock(), name="hall-clock")]
+        self._tasks = [self.service.spawn("hall-link", lambda: self._connect_forever(mqtt)),
+                       self.service.spawn("hall-clock", self._watch_clock)]
         log.info("hall mode: table %s of hall %s, broker %s:%d", self.table, self.config.hall,
                  self.config.host, self.config.port)
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
-        for task in self._tasks:
-            task.cancel()
         # A stop must not hang on the broker: a session says "offline" and disconnects within
         # its timeouts, and a link that has not let go by then is left behind (logged).
-        _, stuck = await asyncio.wait(self._tasks, timeout=STOP_S * self.rate)
-        if stuck:
+        stopped = await asyncio.gather(*(t.stop(STOP_S * self.rate) for t in self._tasks))
+        if not all(stopped):
             log.warning("hall link: %s did not stop within %g s; left behind",
-                        ", ".join(t.get_name() for t in stuck), STOP_S)
+                        ", ".join(t.name for t, ok in zip(self._tasks, stopped, strict=True)
+                                  if not ok), STOP_S)
         await self.outbox.close()
 
     # -- from the match (loop thread; returns at once) -------------------------------------
