@@ -26,7 +26,15 @@ from tests.daemon_process import REPO, Daemon
 from tests.kernel import test_pins
 from tests.kernel.sim import SimChip, watching
 from tests.kernel.test_pins import PROFILE
-from tests.kernel.tier import AT_ONCE_S, BUZZER, LGPIO, LONG_S, READY_S, lengths_match, start_daemon
+from tests.kernel.tier import (
+    AT_ONCE_S,
+    BUZZER,
+    LGPIO,
+    LONG_S,
+    READY_S,
+    lengths_match,
+    start_daemon,
+)
 from tests.keypad_example import keypad_example
 
 pytestmark = pytest.mark.kernel
@@ -106,10 +114,13 @@ idle = test_pins.idle
 
 
 def doctor(table: Daemon) -> str:
+    """`timerd doctor`'s keypad line. It runs every check (each pin claimed, held by the
+    daemon): under the emulator on a loaded machine that took more than READY_S once, so
+    twice that here."""
     done = subprocess.run([sys.executable, "-m", "timerd", "doctor", "--config",
                            str(table.home / "timerd.toml"), *LGPIO,
-                           "-o", f'keypad.device="{NAME}"'],
-                          cwd=REPO, capture_output=True, text=True, timeout=READY_S, check=False)
+                           "-o", f'keypad.device="{NAME}"'], cwd=REPO, capture_output=True,
+                          text=True, timeout=2 * READY_S, check=False)
     assert "Traceback" not in done.stderr, done.stderr
     return next(line for line in done.stdout.splitlines() if " keypad " in f" {line} ")
 
