@@ -38,11 +38,12 @@ def test_build_wires_every_part_in_one_order_buzzer_first(tmp_path: Path, mock_f
 
     outputs, buttons, commands, status = build_and(tmp_path, mock_factory, look)
     # The sound outputs, handed each signal first: the buzzer and the horn, then the speaker.
-    # Then the outputs: the LEDs, the results (their key in the status before any output
-    # reads it), the speaker (a reset ends its sounds), the journal before the notifier
-    # (READY never vouches for a command not yet written), the switch last.
-    assert outputs == ["Buzzers", "Horn", "Speaker", "NoneType", "Leds", "ResultsFile",
-                       "Speaker", "Journal", "SystemdNotifier", "ProfileSwitch"]
+    # Then the outputs: the LEDs, the journal before the results (a match's end: the ending
+    # command, then its results line, then the compaction), the results (their key in the
+    # status before any output reads it), the speaker (a reset ends its sounds), the notifier
+    # after the journal (READY never vouches for a command not yet written), the switch last.
+    assert outputs == ["Buzzers", "Horn", "Speaker", "NoneType", "Leds", "Journal",
+                       "ResultsFile", "Speaker", "SystemdNotifier", "ProfileSwitch"]
     assert {"start_pause", "reset", "goal_home", "goal_away"} <= buttons  # the board's
     assert "mute" in commands  # the speaker's
     assert (status["version"], status["clock_rule"], status["match_id"]) == (

@@ -119,10 +119,12 @@ async def build(config: Config, options: RunOptions, factory: object,
     The journal's match (restored, or a new one) goes to the service; the order of the
     outputs is read here: the sound outputs (the buzzers, the horn, then the speaker) are
     handed each signal before any output is handed anything of its dispatch (`Service`), so
-    their first edge waits for no display, disk or network; of the outputs, the results
-    first of those that add a status key from what they are handed (the goals' wall times),
-    before any that reads the document; the journal before the notifier, so READY and
-    WATCHDOG never vouch for a command not yet written.
+    their first edge waits for no display, disk or network; of the outputs, the journal
+    before the results (the end of a match is one sequence on the disk writer: the ending
+    command, the results line, the compaction: `keep_results`) and before the notifier (READY
+    and WATCHDOG never vouch for a command not yet written); the results (their status key,
+    the goals' wall times, comes from what they are handed) before any output that reads the
+    document.
     """
     loop = asyncio.get_running_loop()
     t0 = loop.time()
@@ -164,7 +166,7 @@ async def build(config: Config, options: RunOptions, factory: object,
     service.tenths = serial is not None or terminal is not None
     service.sound_outputs = [board.buzzers, board.horn, speaker]
     service.outputs = [part for part in (
-        board.leds, results, speaker, events, serial, web, hall, terminal, journal, notifier,
+        board.leds, journal, results, speaker, events, serial, web, hall, terminal, notifier,
         switch) if part is not None]
     for part in (writer, board, keypad, results, speaker, serial, web, hall, journal, switch):
         if part is not None:
@@ -316,6 +318,11 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
     journal found finished unless the file holds it; a restored match keeps its start and
     goal wall times."""
     journal.result_off_disk = results.off_disk
+    # The end of a match, one sequence on the disk writer: the ending command (the journal,
+    # handed each dispatch before the results), the results line, then the journal closes the
+    # match and compacts once that line is on disk (docs/service.md).
+    journal.closes_itself = False
+    results.ended.append(journal.close_finished)
     results.on_disk.append(journal.result_on_disk)
     results.load_pending()
     recovery = journal.recovery

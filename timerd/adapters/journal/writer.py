@@ -170,6 +170,10 @@ class Journal:
         self._finished: tuple[str, list[bytes]] | None = None
         #: Whether the result of a match is not on disk yet (app.py wires the results file's).
         self.result_off_disk: Callable[[str], bool] = lambda match_id: False
+        #: Whether the journal closes a finished match itself, at the end of the dispatch
+        #: that finished it; False where the results file closes it behind its line
+        #: (`close_finished`, app.keep_results).
+        self.closes_itself = True
         self._beat: asyncio.TimerHandle | None = None
         self._beating = False  # entered: the heartbeat is written
         #: The phase needs the heartbeat's own timer (not `_TIMELESS`); until the
@@ -339,9 +343,18 @@ class Journal:
     # -- while running ---------------------------------------------------------------------------
 
     def notify(self, dispatch: Dispatch) -> None:
-        if self.enabled:
-            for effect in dispatch.effects:
-                self._effect(effect, dispatch.status)
+        """Journal the dispatch's commands and marks; a journal that closes a finished match
+        itself (`closes_itself`) does so once the whole dispatch is journalled, the command
+        that ended it included."""
+        if not self.enabled:
+            return
+        for effect in dispatch.effects:
+            self._effect(effect, dispatch.status)
+        ending = self.match_id
+        if self.closes_itself and ending is not None and dispatch.status.phase is Phase.FINISHED \
+                and any(isinstance(e, PhaseChanged) and e.phase is Phase.FINISHED
+                        for e in dispatch.effects):
+            self.close_finished(ending, dispatch.status)
 
     def _effect(self, effect: Effect, status: Status) -> None:
         if isinstance(effect, Applied):
@@ -351,15 +364,6 @@ class Journal:
             self._append(signal_record(effect), wait=False)
         elif isinstance(effect, Tick | PhaseChanged):
             self._beat_on_tick(status.phase, tick=isinstance(effect, Tick))
-        if isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED \
-                and self.match_id is not None:
-            # The command that ends the match (a golden goal, a walk-out), if one did, is
-            # dispatched after this phase change and journalled then. The results line of
-            # the match is written one loop turn after this dispatch (ResultsFile); the
-            # compaction goes to the writer one turn after that, so the disk sees: the
-            # command, the result, the compaction (docs/service.md).
-            self.loop.call_soon(self.loop.call_soon, self._close_finished, self.match_id,
-                                status)
 
     def _applied(self, effect: Applied, status: Status) -> None:
         """Journal a command; open a match at its first one, close it when it is over.
@@ -417,8 +421,13 @@ class Journal:
         self.match_id = match_id
         self._last = self._rewrite(self._whole())
 
-    def _close_finished(self, match_id: str, status: Status) -> None:
-        if self.match_id != match_id:  # closed by the command that finished it
+    def close_finished(self, match_id: str, status: Status) -> None:
+        """The end of match `match_id`, once its ending command is journalled (this
+        dispatch's) and its results line submitted (the results file's `ended`, app.py): the
+        journal keeps the match until that line is on disk (`result_on_disk`), then
+        compacts; so the disk sees the command, the result, the compaction
+        (docs/service.md)."""
+        if self.match_id != match_id:  # closed already (a revision after the end)
             return
         self._finished = (match_id, list(self._lines))
         # Kept only by a journal that has every line of it (a full card lost some: then

@@ -8,10 +8,13 @@ overtime length, the number of replays and how the match ended (`regular`, `over
 `forfeit`, `walkout`, `shootout`). Ball hockey adds the periods as played, every penalty and
 timeout, and the shootout attempts.
 
-The line is written and fsynced on the disk writer's thread (`timerd.disk`), one
-loop turn after the match finished, so behind the journal line of the command that ended it
-(docs/service.md: the command, then the result, then the compaction): a crash in between
-finds a finished match, never a running one that would give a second, contradicting result.
+The line is submitted to the disk writer (`timerd.disk`, one thread, jobs in the order given)
+in the dispatch that finished the match, from this output, which the daemon hands each
+dispatch after the journal (app.py): so behind the journal line of the command that ended it.
+Then `ended` is told (the journal: it closes the match behind the line, and compacts once the
+line is on disk), so the disk sees one sequence (docs/service.md): the command, the result,
+the compaction. A crash in between finds a finished match, never a running one that would
+give a second, contradicting result.
 Listeners (the hall desk) hear of the result once that line is on disk or has failed. A torn
 last line (a crash mid-write, an edit by hand) is skipped by `recent_results`, and the next
 line starts on a fresh line rather than being glued onto it.
@@ -95,6 +98,9 @@ class ResultsFile:
         #: Called on the loop with a match id once its result is on disk (its line, or its
         #: pending copy): the journal may let go of the finished match (app.py wires it).
         self.on_disk: list[Callable[[str], object]] = []
+        #: Called on the loop with the match id and status once a finished match's results
+        #: line is submitted: the next step of the end (the journal's `close_finished`).
+        self.ended: list[Callable[[str, Status], object]] = []
         #: Results (`result_key`) neither in the file nor copied to `pending`: added on the
         #: loop, removed on the writer thread once one of the two is fsynced.
         self._off_disk: set[str] = set()
@@ -187,8 +193,9 @@ class ResultsFile:
         if result_key(record) == self._recorded:
             return
         self._recorded = result_key(record)
-        # One turn later: the command that ended the match is journalled in this dispatch.
-        asyncio.get_running_loop().call_soon(self._save, record, True)
+        self._save(record, True)
+        for step in self.ended:
+            step(status.match_id or "", status)
 
     def write_recovered(self, final: Status, started_wall: float | None,
                         goal_walls: Iterable[tuple[dict[str, Any], float]],
