@@ -6,46 +6,43 @@ earliest deadline (the next signal, the next shown second, a button's bounce win
 press), asks the core what is due, and hands it out as one `Dispatch` (ports.py). Nothing is
 counted per tick: a late wake-up fires what is due exactly once and logs how late it was.
 
-A dispatch goes out in two rounds: first every signal to every sound output (`signal`: the
-buzzers, the horn, the speaker), then the whole dispatch to every output (`notify`), so a
-buzzer's first edge never waits for a display, a disk or a network (issue 32). Both return at
-once (a buzzer schedules its later edges, a writer buffers). One that raises is logged and
-the match goes on without it for that dispatch.
+Three parts (issue 32 item 5): the timer (this module's loop: `_arm`, `_woken`, and the
+outputs' exact calls, `timerd.timer`), the dispatch (`timerd.dispatch.Dispatcher`: every
+signal to the sound outputs first, then the whole dispatch to every output), and the
+request/reply surface (`execute`, `command`, `acknowledge`: what `ports.Control` offers).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
-import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.commands import Command
-from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
+from timerd.core.effects import Applied, Effect, Phase, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
-from timerd.core.score import Goal
 from timerd.core.status import Status, check, next_shown_change
+from timerd.dispatch import Dispatcher
 from timerd.i18n import LOG_TEXT
 from timerd.limits import RateLimitedLog
 from timerd.ports import (
     ButtonBinding,
     Cancellable,
-    Dispatch,
     ExtraCommand,
     Output,
     SoundOutput,
     StatusExtra,
 )
 from timerd.tasks import Supervised, Supervisor
+from timerd.timer import FINE_WAIT_S, ExactCalls, slack_margin
 from timerd.wire import (
     arg_names,
     commands_reply,
@@ -58,55 +55,16 @@ from timerd.wire import (
 
 log = logging.getLogger("timerd.service")
 
-#: Signals later than this are logged as a warning (a slow SD card, an overloaded Pi).
-LATE_WARNING_S = 0.005
-
-
-#: The last stretch before a deadline is slept with `time.sleep`, on the loop thread: the kernel
-#: times a nanosleep to its 50 us timer slack, while an epoll timeout (how asyncio sleeps) is
-#: rounded up to whole milliseconds. An input arriving in this stretch waits at most this long.
-FINE_WAIT_S = 0.003
-
-
-@dataclass(eq=False)
-class ExactCall:
-    """A callback due at loop time `when`, run by the service's loop as exactly as a signal
-    (`Service.call_exactly_at`)."""
-
-    when: float
-    callback: Callable[[], None]
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-def slack_margin(wait_s: float) -> float:
-    """How early to wake from the event loop's sleep before a deadline `wait_s` away.
-
-    Linux lets a poll timeout fire late by 0.1% of its length, up to 100 ms (timer slack), and
-    epoll rounds the timeout up to whole milliseconds (DESIGN.md). Waking that much early plus
-    2 ms leaves the deadline inside the FINE_WAIT_S stretch, slept precisely (for a wait
-    longer than FINE_WAIT_S, the margin is always shorter than the wait). Measured with
-    `bench/run`: sleeping the last milliseconds in epoll sounded signals 1.4 to 2.5 ms late.
-    """
-    return min(0.1, 0.001 * wait_s) + 0.002
-
-
 @dataclass
 class Service:
     match: Match
-    #: Handed each dispatch, in this order, after the sound outputs had its signals.
-    outputs: list[Output] = field(default_factory=list)
-    #: Handed each signal first (the buzzers, the horn, the speaker), in this order.
-    sound_outputs: list[SoundOutput] = field(default_factory=list)
+    #: The outputs, the sound outputs and the status's extra keys, and the hand-out.
+    dispatcher: Dispatcher = field(default_factory=Dispatcher)
     buttons: dict[str, ButtonBinding] = field(default_factory=dict)
     #: Two buttons held together (the ITHF 4.6 forfeit: RESET with a GOAL button).
     chords: list[Chord] = field(default_factory=list)
     #: Commands adapters add beside the match's own, by name.
     extra_commands: dict[str, ExtraCommand] = field(default_factory=dict)
-    #: Adapters' own state shown beside the match's (`{"muted": true}`), merged into status.
-    status_extras: list[StatusExtra] = field(default_factory=list)
     #: Waits until the last accepted command is on disk: None, or why it is not (the
     #: journal's `synced`). None: nothing is kept, and no reply waits.
     durability: Callable[[], Awaitable[str | None]] | None = None
@@ -130,9 +88,8 @@ class Service:
     _inputs_due: float | None = None
     _stepping: bool = False  # in `_step`: `_arm` follows, so `_wake` need not
     _rearm_due: bool = False  # `_wake` has asked for `_rearm`
-    #: `call_exactly_at`'s callbacks, soonest first (when, order given, call).
-    _exact_calls: list[tuple[float, int, ExactCall]] = field(default_factory=list)
-    _exact_order: Iterator[int] = field(default_factory=itertools.count)
+    #: `call_exactly_at`'s callbacks.
+    _exact: ExactCalls = field(default_factory=ExactCalls)
     #: When the shown clock next changes, and whether only its tenths (`Tick.tenth`).
     _next_tick: tuple[float, bool] | None = None
     _told_until: float = float("-inf")  # the latest instant the match has been handed
@@ -144,6 +101,35 @@ class Service:
 
     def __post_init__(self) -> None:
         self._log = RateLimitedLog(log, clock=self.now)
+
+    # The dispatcher's registers, which `timerd.app` fills (ports.py).
+
+    @property
+    def outputs(self) -> list[Output]:
+        """Handed each dispatch, in this order, after the sound outputs had its signals."""
+        return self.dispatcher.outputs
+
+    @outputs.setter
+    def outputs(self, outputs: list[Output]) -> None:
+        self.dispatcher.outputs = outputs
+
+    @property
+    def sound_outputs(self) -> list[SoundOutput]:
+        """Handed each signal first (the buzzers, the horn, the speaker), in this order."""
+        return self.dispatcher.sound_outputs
+
+    @sound_outputs.setter
+    def sound_outputs(self, outputs: list[SoundOutput]) -> None:
+        self.dispatcher.sound_outputs = outputs
+
+    @property
+    def status_extras(self) -> list[StatusExtra]:
+        """Adapters' own state shown beside the match's (`{"muted": true}`)."""
+        return self.dispatcher.status_extras
+
+    @status_extras.setter
+    def status_extras(self, extras: list[StatusExtra]) -> None:
+        self.dispatcher.status_extras = extras
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -350,27 +336,9 @@ class Service:
         match), the loop's own timer runs it: late by up to a millisecond, never lost."""
         if self._running is None:
             return self.loop.call_at(when, callback)
-        call = ExactCall(when, callback)
-        heapq.heappush(self._exact_calls, (when, next(self._exact_order), call))
+        call = self._exact.add(when, callback)
         self._wake()
         return call
-
-    def _next_exact_call(self) -> float | None:
-        calls = self._exact_calls
-        while calls and calls[0][2].cancelled:
-            heapq.heappop(calls)
-        return calls[0][0] if calls else None
-
-    def _run_exact_calls(self, now: float) -> None:
-        calls = self._exact_calls
-        while calls and calls[0][0] <= now:
-            call = heapq.heappop(calls)[2]
-            if call.cancelled:
-                continue
-            try:
-                call.callback()
-            except Exception:
-                log.exception("a timed call of an output failed; the match goes on")
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -394,7 +362,7 @@ class Service:
     def _step(self, now: float) -> None:
         """Act on what is due at `now`: outputs' exact calls, the buttons and chords, the
         match's signals and phase changes, and the shown clock's tick."""
-        self._run_exact_calls(now)
+        self._exact.run_due(now)
         # The buttons and chords only when one of theirs is due: an edge that came during
         # the sleep acted at once (`button_edge`), and its deadlines are later than now.
         if self._inputs_due is not None and now >= self._inputs_due:
@@ -413,7 +381,7 @@ class Service:
         inputs += [chord.next_deadline() for chord in self.chords]
         first_input = min((c for c in inputs if c is not None), default=None)
         exact = min((d for d in (self.match.next_deadline(), first_input,
-                                 self._next_exact_call()) if d is not None), default=None)
+                                 self._exact.next_due()) if d is not None), default=None)
         tick = None if self._next_tick is None else self._next_tick[0]
         if tick is None or (exact is not None and exact <= tick):
             return exact, exact, first_input
@@ -488,33 +456,6 @@ class Service:
         self._mint()
         if not effects:
             return
-        dispatch = Dispatch(tuple(effects), status or self.match.status(now), now,
-                            tuple(self.status_extras))
-        self._hand_out(dispatch)
-        self._next_tick = next_shown_change(dispatch.status, now, self.tenths)
-
-    def _hand_out(self, dispatch: Dispatch) -> None:
-        """Every signal to every sound output, then the dispatch to every output (the module's
-        docstring); the log lines after the sounds, which they must not delay."""
-        for signal in dispatch.signals:
-            for sounder in self.sound_outputs:
-                try:
-                    sounder.signal(signal, dispatch)
-                except Exception:
-                    log.exception("sound output %s failed on %s; the match goes on",
-                                  type(sounder).__name__, signal)
-        for effect in dispatch.effects:
-            if isinstance(effect, Signal):
-                late = dispatch.now - effect.due
-                level = logging.WARNING if late > LATE_WARNING_S else logging.DEBUG
-                log.log(level, "signal %s x%d at %.1f s left, %.1f ms late", effect.kind,
-                        effect.beeps, effect.remaining_s, late * 1000)
-            elif isinstance(effect, Goal) and not effect.counted:
-                log.info("%s", LOG_TEXT("goal.not_counted", side=effect.side.value,
-                                        reason=LOG_TEXT.reason(effect.reason)))
-        for output in self.outputs:
-            try:
-                output.notify(dispatch)
-            except Exception:
-                log.exception("output %s failed on %s; the match goes on",
-                              type(output).__name__, dispatch.effects)
+        status = status or self.match.status(now)
+        self.dispatcher.hand_out(effects, status, now)
+        self._next_tick = next_shown_change(status, now, self.tenths)

@@ -9,7 +9,8 @@ from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
-from timerd.service import Service, slack_margin
+from timerd.service import Service
+from timerd.timer import slack_margin
 from timerd.wire import REPLY_FORMAT
 
 
