@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -229,3 +230,54 @@ def test_a_new_sound_cuts_the_one_playing_and_another_format_reopens_the_device(
     assert chirp_stereo == bytes(stereo.pcm)[:stereo.frames * stereo.frame_bytes]
     opens = [c for c in pcm.calls if c[0] in ("open", "close")]
     assert opens == [("open", 1, 44100), ("close",), ("open", 2, 48000), ("close",)]
+
+
+class BrokenPcm(SlowPcm):
+    """A PCM that opens at once and whose library raises what it never documents at the
+    first write."""
+
+    def open(self, channels: int, rate_hz: int) -> None:
+        self.format = (channels, rate_hz)
+
+    def write(self, chunk: bytes, frames: int) -> int:
+        raise RuntimeError("the library raised what it never documented")
+
+
+def test_a_playback_thread_that_crashes_is_logged_and_shown_down_and_the_match_goes_on(
+        monkeypatch: Any, caplog: Any) -> None:
+    """Issue 32 item 5: the speaker's long-lived thread is watched like the adapters' tasks:
+    a crash is logged with its traceback and `status["speaker"]` says "down"; the buzzer
+    and the match go on. On the old code the thread died with a line on stderr only, and the
+    status said "ok" for the rest of the run."""
+    factory = mock.MockFactory()
+
+    async def main() -> tuple[str, str]:
+        loop = asyncio.get_running_loop()
+        service = Service(Match(profiles.load("ithf")))
+        board = GpioBoard(CONFIG.gpio, CONFIG.signals, service, factory)
+        attach(service, board)
+        service.sound_outputs.append(board.buzzers)
+        speaker = wired(Speaker.for_service(
+            CONFIG, service, board.buzzers, AlsaPlayer(5.0, loop.time, BrokenPcm(loop))), service)
+        task = asyncio.create_task(service.run())
+        service.execute(service.parse("start"))  # the pre-signal: the first write
+        # The thread fails in real time: spin the loop (virtual time stands still) until it
+        # has said so, for at most 10 real seconds.
+        deadline = time.monotonic() + 10
+        while speaker.status_extra()["speaker"] != "down" and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0)
+        down = speaker.status_extra()["speaker"]
+        await asyncio.sleep(25)  # past the start signal at 20 s: the match runs on
+        phase = service.status().phase.value
+        task.cancel()
+        await speaker.__aexit__(None, None, None)
+        board.close()
+        return down, phase
+
+    try:
+        down, phase = run_virtual(main)
+    finally:
+        factory.reset()
+    assert down == "down"
+    assert phase == "running"
+    assert "speaker: the playback thread failed" in caplog.text

@@ -484,6 +484,10 @@ class AlsaPlayer:
                     self._report(down)
                     self.pcm.quiet(True)
                     self._wait(self.retry_s)
+        except Exception as exc:  # a defect, or the library raising what it never documented
+            log.exception("speaker: the playback thread failed; the speaker stays down until "
+                          "timerd restarts (the buzzer sounds on)")
+            self._report(f"the playback thread failed: {exc}")
         finally:
             self.pcm.close()
 
