@@ -9,6 +9,9 @@ and its text is made in one place.
 - Commands are parsed at the edge: the service and the core never split a command's words
   or take apart their own messages (no `split`, `rsplit`, `partition` or `rpartition` call,
   whatever its separator).
+- The core formats no text (issue 32): the phase machine and the rule modules hand numbers
+  over (seconds, a score, a shirt number) and the catalogue shows them (`i18n.WORDS`); their
+  only f-strings make catalogue keys, and they import no clock face.
 """
 
 from __future__ import annotations
@@ -178,3 +181,47 @@ def test_a_refusal_reads_in_each_language() -> None:
         "sl": "goal zavrnjeno: nobena tekma ne teče; za začetek pritisni ZAČETEK",
         "sk": "goal odmietnuté: žiadny zápas neprebieha; stlač ZAČIATOK",
     }
+
+
+#: What an f-string of the phase machine or a rule module may make: a catalogue key.
+KEY_PREFIX = re.compile(r"(in_|lacks_|notice\.|refused\.)")
+#: The files whose events and refusals carry values, not text.
+DECIDERS = [ROOT / "core" / "match.py", *sorted((ROOT / "core" / "rules").glob("*.py"))]
+
+
+def formatted_text(source: str) -> list[str]:
+    """What in `source` makes text for an operator: an f-string that is not a catalogue key
+    (a time as "2:00", a score as "1:0", a player as " #17", seconds as "30"), or the
+    clock face imported to make one."""
+    found = []
+    tree = ast.parse(source)
+    specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue)}
+    # A settings section's `problems()` says what is wrong in a profile file when it is
+    # loaded (config text, `timerd.core.settings`), not what happens in a match.
+    specs |= {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+              and f.name == "problems" for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and id(node) not in specs:
+            head = node.values[0] if node.values else None
+            if not (isinstance(head, ast.Constant) and KEY_PREFIX.match(str(head.value))):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "timerd.core.display":
+            found.append(f"{node.lineno}: imports {', '.join(a.name for a in node.names)}")
+    return found
+
+
+def test_the_core_formats_no_text() -> None:
+    """Fails on the old code: penalties.py, timeouts.py, intermission.py, rulings.py,
+    corrections.py, stoppage.py, passive.py, scheduled.py, shootout.py and match.py made
+    "2:00", "1:0", " #17" and "30" themselves."""
+    found = {path.name: formatted_text(path.read_text()) for path in DECIDERS}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_formatting_check_can_fail() -> None:
+    planted = ('from timerd.core.display import elapsed_clock as mmss\n'
+               'Notice("notice.x", {"time": mmss(t), "s": f"{s:g}", "player": f" #{p}"})\n'
+               'CommandRefused(f"in_{phase}")\n'
+               'def problems(self):\n    return [f"x = {self.x:g}: must be positive"]\n')
+    assert formatted_text(planted) == [
+        "1: imports elapsed_clock", "2: f'{s:g}'", "2: f' #{p}'"]

@@ -48,10 +48,13 @@ log = logging.getLogger("timerd.wire")
 #: The version of the status document's shape. 2: goal entries have no `wall_time`; the
 #: wall times are `goal_wall_times` beside them (issue 32).
 STATUS_FORMAT = 2
-#: The version of an event record's shape.
-EVENT_FORMAT = 1
-#: The version of a reply's shape (`ok_reply`, `error_reply`, `refused_reply`).
-REPLY_FORMAT = 1
+#: The version of an event record's shape. 2: a notice's `params` carry numbers as numbers
+#: (seconds, a score as {"home", "away"}, a player's shirt number or null), no text the core
+#: made ("2:00", "1:0", " #17"); its `message` is the catalogue's sentence (issue 32).
+EVENT_FORMAT = 2
+#: The version of a reply's shape (`ok_reply`, `error_reply`, `refused_reply`). 2: a refusal's
+#: `params` carry numbers as numbers, as an event's notice does (issue 32).
+REPLY_FORMAT = 2
 #: The version of the web page's documents (`commands_document`, `i18n_document`).
 PAGE_FORMAT = 1
 

@@ -26,7 +26,7 @@ from web_harness import (
 
 from timerd import __version__
 from timerd.core.display import shown_clock
-from timerd.i18n import Messages
+from timerd.i18n import LANGUAGES, Messages
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -116,6 +116,44 @@ def test_page_clock_reads_like_timerd_display(page: Page, daemon: Daemon) -> Non
     mismatches = [(v, s, shown_clock(v)) for v, s in zip(values, shown, strict=True)
                   if s != shown_clock(v)]
     assert mismatches == []
+
+
+def golden_notices() -> list[tuple[str, dict[str, Any]]]:
+    """Every notice and refusal the golden traces hold, as the event stream sends them."""
+    found = []
+    for trace in sorted((Path(__file__).parents[1] / "golden").glob("*.txt")):
+        for line in trace.read_text().splitlines():
+            m = re.search(r' notice +code="([^"]+)" params=(\{.*\})$', line)
+            if m:
+                found.append((m.group(1), json.loads(m.group(2))))
+    return found
+
+
+def test_the_page_says_a_notice_as_the_catalogue_does(page: Page, daemon: Daemon) -> None:
+    """Issue 32: the core hands numbers over (120.0 s, {"home": 1, "away": 0}, "17") and the
+    catalogue alone shows them: the page's `said` and `Messages.notice` give the same words
+    for every notice of the golden traces, in every language (a refusal is its reason alone
+    on the page, which says the refused button itself)."""
+    told = [
+        *golden_notices(),
+        ("refused.early_too_soon", {"command": "early-intermission", "left": 200.5,
+                                    "within": 180.0}),
+        ("refused.forfeit_played", {"command": "forfeit", "side": "home",
+                                    "evidence": "goal", "at": 75.25, "word": "home"}),
+        ("notice.penalty_waiting", {"number": 3, "side": "away", "player": None,
+                                    "kind": "major", "time": 300.0})]
+    assert {code for code, _ in told} >= {"notice.penalty_running", "notice.undo",
+                                          "refused.forfeit_too_soon", "notice.shot_scored"}
+    page.goto(f"{daemon.url}/?kiosk=1")
+    for language in LANGUAGES:
+        shown = page.evaluate("([language, told]) => { timerd.i18n.language = language;"
+                              " return told.map(([c, p]) => timerd.said(c, p)); }",
+                              [language, told])
+        for (code, params), text in zip(told, shown, strict=True):
+            said = Messages(language).notice(code, params)
+            assert text in said if code.startswith("refused.") else text == said, \
+                (language, code, text, said)
+            assert not re.search(r"\{\w+\}|undefined|null|\[object", text), text
 
 
 #: U+2007 FIGURE SPACE, as wide as a digit: pads a penalty's player so the times line up.

@@ -26,6 +26,7 @@ from web_harness import (
 
 from timerd.config.profiles import builtin_names
 from timerd.i18n import Messages
+from timerd.wire import REPLY_FORMAT
 
 #: Real daemons, a browser and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -120,7 +121,7 @@ def only_goals(route: Route) -> None:
         route.continue_()
     else:
         route.fulfill(status=200, content_type="application/json", body=json.dumps(
-            {"format": 1, "ok": False, "error": "not sent in this test"}))
+            {"format": REPLY_FORMAT, "ok": False, "error": "not sent in this test"}))
 
 
 def open_only(page: Page, panel: str | None) -> None:

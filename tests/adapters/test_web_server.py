@@ -32,6 +32,7 @@ from timerd.config.schema import SchemaError
 from timerd.core.effects import Notice
 from timerd.core.match import Match
 from timerd.service import Service
+from timerd.wire import EVENT_FORMAT
 
 
 def test_results_file_lines_are_read_and_damaged_lines_skipped(
@@ -243,7 +244,7 @@ def test_stream_event_records_match_the_event_stream() -> None:
     assert isinstance(first, dict)
     assert {k: v for k, v in first.items() if k != "t"} == {
         "type": "state", "state": "pre_signal", "previous": "idle", "period": 1,
-        "remaining_s": 300.0, "format": 1}
+        "remaining_s": 300.0, "format": EVENT_FORMAT}
     assert json.loads(json.dumps(messages[2]))["state"]["phase"] == "pre_signal"
 
 

@@ -106,7 +106,7 @@ def test_a_faceoff_after_the_start_shows_that_both_sides_are_at_the_table() -> N
     resumed = started()
     resumed.handle(resumed.parse("pause"), 30.0)
     resumed.handle(resumed.parse("resume", "faceoff"), 40.0)
-    assert has_played(resumed, Side.AWAY) == ("faceoff", "0:10")
+    assert has_played(resumed, Side.AWAY) == ("faceoff", 10.0)
 
 
 def test_a_passive_play_count_shows_that_its_side_holds_the_puck() -> None:

@@ -25,7 +25,6 @@ from typing import Any
 
 from timerd.core.clock import MatchClock
 from timerd.core.commands import Command, Pause, Reset, Resume, Start, Stop, Toggle
-from timerd.core.display import elapsed_clock as _mmss
 from timerd.core.effects import (
     Effect,
     FaceoffGuardChanged,
@@ -66,7 +65,7 @@ class Match:
     replays: int = 0  # ITHF 4.5: restarts from the start, goals kept
     #: ITHF 4.6: what showed, besides a counted goal, that a side was at the table after the
     #: start signal (a faceoff, its passive-play count), by side (`has_played`).
-    took_part: dict[Side, tuple[str, str]] = field(default_factory=dict)
+    took_part: dict[Side, tuple[str, float]] = field(default_factory=dict)
     #: The profile's rule modules (`timerd.core.rules`), made afresh for every match.
     rules: list[RuleModule] = field(init=False)
     periods_played: list[PeriodPlayed] = field(default_factory=list)
@@ -204,7 +203,7 @@ class Match:
         # ISBHF 407 !1, 415a,c: a stop clock starts when the ball is dropped, so its restart is
         # the faceoff (a goal's pending one included).
         if faceoff or self.guard.on_resume or self.profile.clock == "stop":
-            self.both_took_part(("faceoff", _mmss(self.play_s(now))))
+            self.both_took_part(("faceoff", self.play_s(now)))
             effects.extend(self.faceoff_at(now))
         return effects
 
@@ -429,7 +428,7 @@ class Match:
             return [FaceoffGuardChanged(active=True)]
         return []
 
-    def both_took_part(self, evidence: tuple[str, str]) -> None:
+    def both_took_part(self, evidence: tuple[str, float]) -> None:
         """ITHF 4.6: `evidence` that both sides were at the table, unless one was already."""
         for side in Side:
             self.took_part.setdefault(side, evidence)

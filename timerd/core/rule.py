@@ -44,8 +44,8 @@ class MatchView(Protocol):
     overtime: bool
     sheet: ScoreSheet
     #: ITHF 4.6: what showed that a side was at the table after the start signal, and when
-    #: (("faceoff", "0:10"); the kinds are `evidence.*` in the message catalogue).
-    took_part: dict[Side, tuple[str, str]]
+    #: in play time (("faceoff", 10.0); the kinds are `evidence.*` in the message catalogue).
+    took_part: dict[Side, tuple[str, float]]
     guard: FaceoffGuard  # ITHF 5.6, 10.4
     #: In a break: what it leads to; None out of one.
     break_kind: BreakKind | None
@@ -73,7 +73,7 @@ class MatchView(Protocol):
         """Regular time is over at `at`: overtime follows a tie (its break), else the end."""
     def faceoff_at(self, at: float) -> list[Effect]:
         """A faceoff at `at`: the modules hear of it and the guard starts (ITHF 5.6)."""
-    def both_took_part(self, evidence: tuple[str, str]) -> None:
+    def both_took_part(self, evidence: tuple[str, float]) -> None:
         """ITHF 4.6: `evidence` that both sides were at the table."""
     def pre_signal(self, at: float) -> list[Effect]:
         """Enter the pre-signal phase with its signal at `at` (ITHF 4.4)."""

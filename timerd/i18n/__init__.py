@@ -23,6 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from timerd.core.display import elapsed_clock
 from timerd.core.effects import refusal
 from timerd.core.refused import CommandRefused
 
@@ -76,10 +77,17 @@ def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
 
 
 #: Notice values that are words of the catalogue, by the parameter's name: `side` "home" is
-#: `side.home`, `kind` "minor" is `kind.minor`.
+#: `side.home`, `kind` "minor" is `kind.minor`. And the values the core hands over as numbers
+#: that the catalogue alone shows (issue 32: the core formats no text): a `clock` kind is a
+#: number of seconds shown as the count-up clock face (120.0 is "2:00"), `score` the sides'
+#: goals ({"home": 2, "away": 1} is "2:1"), `player` a shirt number after the side (" #17",
+#: none: ""), `tenths` seconds to a tenth ("18.0"). Any other number shows as it is, a float
+#: without a trailing ".0" (`:g`). The page's `said` (web/timerd.js) reads the same table.
 WORDS = {"side": "side", "winner": "side", "kind": "kind", "reason": "reason",
          "evidence": "evidence", "stage": "stage", "phase": "term.phase", "was": "term.phase",
-         "period": "span"}
+         "period": "span", "time": "clock", "left": "clock", "within": "clock",
+         "clock": "clock", "at": "clock", "after": "clock", "score": "score",
+         "player": "player", "left_s": "tenths", "lead_s": "tenths"}
 
 
 class Messages:
@@ -126,8 +134,17 @@ class Messages:
 
     def _word(self, name: str, value: Any, teams: Mapping[str, str] | None) -> Any:
         kind = WORDS.get(name)
-        if kind is None or not isinstance(value, str):
-            return value
+        if kind == "player":
+            return f" #{value}" if value else ""
+        if kind == "score" and isinstance(value, Mapping):
+            return f"{value.get('home', 0)}:{value.get('away', 0)}"
+        if isinstance(value, int | float) and not isinstance(value, bool) \
+                and kind in ("clock", "tenths"):
+            return elapsed_clock(value) if kind == "clock" else f"{value:.1f}"
+        if isinstance(value, float):
+            return f"{value:g}"
+        if kind in ("clock", "score") or not isinstance(value, str):
+            return value  # a view's own text (a recovery's clock), or a value as it is
         if kind == "side":
             return self.side(value, teams)
         return self.get(f"{kind}.{value}", value)

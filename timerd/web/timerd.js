@@ -19,9 +19,10 @@ const timerd = (() => {
     return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
   }
 
-  // A time that counts up (an interruption's length): whole seconds elapsed, m:ss.
+  // A time that counts up (an interruption's length): whole seconds elapsed, m:ss
+  // (timerd.core.display.elapsed_clock, rounded at the sixth decimal first as it is).
   function elapsedClock(s) {
-    const whole = Math.floor(Math.max(0, s));
+    const whole = Math.floor(Math.round(Math.max(0, s) * 1e6) / 1e6);
     return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
   }
 
@@ -186,12 +187,21 @@ const timerd = (() => {
   // `code` and `params`) as a sentence, as timerd.i18n.Messages.notice says it: values that
   // are words of the catalogue (`words`: a side, a penalty kind...) are translated too. A
   // refusal is its reason alone; the page says which button was refused.
+  // Numbers are shown as the catalogue's table says (`clock`: seconds as m:ss, `score`:
+  // "2:1", `player`: " #17", `tenths`: "18.0"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
     for (const [name, value] of Object.entries(params)) {
       const kind = i18n.words[name];
-      values[name] = typeof value !== "string" || !kind ? value
-        : kind === "side" ? sideName(value, teams) : textOr(`${kind}.${value}`, value);
+      if (kind === "player") values[name] = value ? ` #${value}` : "";
+      else if (kind === "score" && value && typeof value === "object") {
+        values[name] = `${value.home ?? 0}:${value.away ?? 0}`;
+      } else if (kind === "clock" && typeof value === "number") values[name] = elapsedClock(value);
+      else if (kind === "tenths" && typeof value === "number") values[name] = value.toFixed(1);
+      else {
+        values[name] = typeof value !== "string" || !kind ? value
+          : kind === "side" ? sideName(value, teams) : textOr(`${kind}.${value}`, value);
+      }
     }
     return t(code, values);
   }

@@ -33,13 +33,12 @@ from typing import Any
 
 from timerd.core.checks import hours
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
 from timerd.core.rules.scoring import players
-from timerd.core.score import AWARDS, Ending, Goal, Side, parse_player, shirt_numbers
+from timerd.core.score import AWARDS, Ending, Goal, parse_player, shirt_numbers
 from timerd.core.settings import ProfileBase, Settings
 
 
@@ -157,7 +156,7 @@ class Corrections(RuleModule):
         until_faceoff = CorrectionSettings.of(match.profile).undo_until_faceoff
         if until_faceoff and goal.number <= self.faced_off_after:
             raise CommandRefused("undo_after_faceoff", number=goal.number,
-                                 time=mmss(goal.match_time_s))
+                                 time=round(goal.match_time_s, 3))
         if match.phase is Phase.FINISHED:
             return self._reopen(now)
         return self._take_back(now)
@@ -174,9 +173,8 @@ class Corrections(RuleModule):
         assert goal is not None  # `_last_entry` found it
         if goal.counted:
             match.guard.pending = False
-        score = match.sheet.score()
-        params = {"side": goal.side.value, "time": mmss(goal.match_time_s),
-                  "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}
+        params = {"side": goal.side.value, "time": round(goal.match_time_s, 3),
+                  "score": match.sheet.score()}
         told = Notice("notice.undo", params) if goal.reason is None else \
             Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})
         return [told, *match.goal_undone(goal, now)]
@@ -203,10 +201,9 @@ class Corrections(RuleModule):
             effects += match.goto(Phase.PAUSED)
         else:  # the final result with the corrected score, or overtime (its `ResultCorrected`)
             effects += match.regular_time_over(now)
-        score = match.sheet.score()
         return [Reopened(self.revision, goal.number),
                 Notice("notice.reopened", {"revision": self.revision,
-                                           "score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}),
+                                           "score": match.sheet.score()}),
                 *effects]
 
     def _restore_end(self, now: float, correction: bool = True) -> None:
@@ -217,7 +214,7 @@ class Corrections(RuleModule):
         state, end_at, _ = self.ended
         within_s = CorrectionSettings.of(match.profile).reopen_within_s
         if now - end_at > within_s:
-            raise CommandRefused("reopen_too_late", after=mmss(within_s))
+            raise CommandRefused("reopen_too_late", after=within_s)
         shown = Phase.FINISHED if correction else match.phase
         vars(match).update(state)
         match.phase = shown  # as seen from outside, until what follows

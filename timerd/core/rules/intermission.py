@@ -16,7 +16,6 @@ from typing import Any
 
 from timerd.core.checks import durations, hours
 from timerd.core.commands import Command
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, Signal, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
@@ -123,10 +122,11 @@ class Intermissions(RuleModule):
             raise CommandRefused("early_taken")
         left = match.remaining_s(now)
         if left > window:
-            raise CommandRefused("early_too_soon", left=mmss(left), window=mmss(window))
+            raise CommandRefused("early_too_soon", left=round(left, 3), within=window)
         match.close_interruption(now)
         self.early_left_s = left
-        notice = Notice("notice.early_intermission", {"left": mmss(left), "period": match.period})
+        notice = Notice("notice.early_intermission", {"left": round(left, 3),
+                                                      "period": match.period})
         return [notice, *match.start_break("intermission", now, self.rest.length_s,
                                            self.rest.warning_s)]
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from timerd.core.checks import at_most
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
 from timerd.core.score import Goal, Side, parse_side
@@ -117,9 +116,9 @@ class Passive(RuleModule):
         play = self.match.play_s(now)
         started = self.count.press(side, play)
         if started:  # ITHF 8.1: the side holds the puck (ITHF 4.6: it is at the table)
-            self.match.took_part.setdefault(side, ("passive", mmss(play)))
+            self.match.took_part.setdefault(side, ("passive", play))
         return [Notice("notice.passive_counting" if started else "notice.passive_cleared",
-                       {"side": side.value, "s": f"{self.count.limit_s:g}"})]
+                       {"side": side.value, "s": self.count.limit_s})]
 
     def next_step(self) -> Step | None:
         warning = self.count.due_s()

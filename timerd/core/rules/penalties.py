@@ -25,7 +25,6 @@ from typing import Any
 
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
@@ -326,7 +325,7 @@ class Penalties(RuleModule):
         given = self.box.give(command.side, command.kind, command.player,
                               self.match.play_s(now), self.match.period)
         return [Notice("notice.penalty_running" if given.running else "notice.penalty_waiting",
-                       penalty_params(given) | {"time": mmss(given.rule.duration_s)})]
+                       penalty_params(given) | {"time": given.rule.duration_s})]
 
     def cancel(self, command: PenaltyCancel, now: float) -> list[Effect]:
         """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
@@ -377,7 +376,7 @@ class Penalties(RuleModule):
         ended, started = power_play
         self.box.resume(ended, started, self.match.play_s(now) - goal.match_time_s)
         return [Notice("notice.penalty_running", penalty_params(ended)
-                       | {"time": mmss(ended.remaining_s(self.match.play_s(now)))})]
+                       | {"time": round(ended.remaining_s(self.match.play_s(now)), 3)})]
 
     def finish(self, at: float) -> None:
         self.box.close(self.match.play_s(at))
@@ -394,6 +393,7 @@ def _starting(started: list[GivenPenalty]) -> list[Effect]:
 
 
 def penalty_params(penalty: GivenPenalty) -> dict[str, Any]:
-    """A penalty as a notice names it: its number, side, player (" #12" or "") and kind."""
-    return {"number": penalty.number, "side": penalty.side.value,
-            "player": f" #{penalty.player}" if penalty.player else "", "kind": penalty.kind}
+    """A penalty as a notice names it: its number, side, player (a shirt number or None)
+    and kind; the catalogue shows them (`i18n.WORDS`)."""
+    return {"number": penalty.number, "side": penalty.side.value, "player": penalty.player,
+            "kind": penalty.kind}

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from timerd.core.checks import SCORE_MAX, at_most, hours, scores
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, RuleModule
@@ -91,17 +90,17 @@ class Rulings(RuleModule):
         side = command.side
         window = profile.forfeit_window_s
         if match.phase in (Phase.SCHEDULED, Phase.PRE_SIGNAL):
-            raise CommandRefused("forfeit_before_start", side=side.value, window=f"{window:g}")
+            raise CommandRefused("forfeit_before_start", side=side.value, window=window)
         if match.period > 1 or match.overtime:
-            raise CommandRefused("forfeit_later_period", window=f"{window:g}")
+            raise CommandRefused("forfeit_later_period", window=window)
         if match.phase not in (Phase.RUNNING, Phase.PAUSED):
-            raise CommandRefused("forfeit_not_in_play", window=f"{window:g}",
+            raise CommandRefused("forfeit_not_in_play", window=window,
                                  phase=match.phase.value)
         played = match.play_s(now)
         if played < window:
-            raise CommandRefused("forfeit_too_soon", side=side.value, window=f"{window:g}",
-                                 left=f"{window - played:.1f}",
-                                 clock=mmss(match.profile.period_s - window))
+            raise CommandRefused("forfeit_too_soon", side=side.value, window=window,
+                                 left_s=round(window - played, 3),
+                                 clock=match.profile.period_s - window)
         evidence = self.has_played(side)
         if evidence is not None:
             raise CommandRefused("forfeit_played", side=side.value, evidence=evidence[0],
@@ -111,7 +110,7 @@ class Rulings(RuleModule):
         match.sheet.forfeit(side, (low, high), played, now)
         return [match.sound(SignalKind.FINAL, now), *match.finish(Ending.FORFEIT, now, side)]
 
-    def has_played(self, side: Side) -> tuple[str, str] | None:
+    def has_played(self, side: Side) -> tuple[str, float] | None:
         """ITHF 4.6: what shows that `side` was at the table after the start signal, or None.
 
         A counted goal of its own (one removed with `undo` no longer shows it), a passive-play
@@ -123,7 +122,7 @@ class Rulings(RuleModule):
         goal = next((g for g in self.match.sheet.goals
                      if g.side is side and g.counted and g.reason is None), None)
         if goal is not None:
-            return "goal", mmss(goal.match_time_s)
+            return "goal", round(goal.match_time_s, 3)
         return self.match.took_part.get(side)
 
     def walkout(self, command: Walkout, now: float) -> list[Effect]:
@@ -148,6 +147,5 @@ class Rulings(RuleModule):
             raise match.why_not("replay")
         match.close_interruption(now)
         effects = match.restart(now)
-        score = match.sheet.score()
-        effects.append(Notice("notice.replay", {"score": f"{score[Side.HOME]}:{score[Side.AWAY]}"}))
+        effects.append(Notice("notice.replay", {"score": match.sheet.score()}))
         return effects

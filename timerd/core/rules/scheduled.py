@@ -90,14 +90,12 @@ class ScheduledStart(RuleModule):
         match = self.match
         horizon_s = ScheduleSettings.of(match.profile).start_horizon_s
         if lead_s > horizon_s:
-            raise CommandRefused("start_too_far", lead_s=f"{lead_s:g}",
-                                 horizon_s=f"{horizon_s:g}")
+            raise CommandRefused("start_too_far", ahead_s=lead_s, horizon_s=horizon_s)
         if match.phase is not Phase.IDLE:
             raise match.why_not("start")
         shortest = min_pre_signal_lead_s(match.profile)
         if lead_s < shortest:
-            raise CommandRefused("start_too_late", lead_s=f"{lead_s:.1f}",
-                                 shortest_s=f"{shortest:g}")
+            raise CommandRefused("start_too_late", lead_s=round(lead_s, 3), shortest_s=shortest)
         round_id = None if round_name is None else round_of(round_name)
         match.start_at = now + lead_s
         if round_name is not None:
@@ -106,7 +104,7 @@ class ScheduledStart(RuleModule):
             return match.goto(Phase.SCHEDULED)
         effects = match.pre_signal(now)
         if lead_s < match.profile.pre_signal_lead_s:
-            effects.append(Notice("notice.late_start", {"lead_s": f"{lead_s:.1f}"}))
+            effects.append(Notice("notice.late_start", {"lead_s": round(lead_s, 3)}))
         return effects
 
     def next_step(self) -> Step | None:

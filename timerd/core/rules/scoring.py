@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
 from timerd.core.record import names
 from timerd.core.refused import CommandRefused
@@ -149,7 +148,7 @@ class Scoring(RuleModule):
         guard restarts (5.6). During an interruption it is kept for the resume (10.4)."""
         match = self.match
         if match.phase is Phase.RUNNING:
-            match.both_took_part(("faceoff", mmss(match.play_s(now))))
+            match.both_took_part(("faceoff", match.play_s(now)))
             return match.faceoff_at(now) or [Notice("notice.faceoff")]
         if match.phase is Phase.PAUSED:
             match.guard.pending = False

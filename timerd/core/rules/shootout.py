@@ -106,7 +106,7 @@ class Shootouts(RuleModule):
         self.shootout.record(side, outcome == "scored")
         goals = self.shootout.goals
         effects: list[Effect] = [Notice(f"notice.shot_{outcome}", {
-            "side": side.value, "score": f"{goals(Side.HOME)}:{goals(Side.AWAY)}"})]
+            "side": side.value, "score": {s: goals(s) for s in Side}})]
         winner = self.shootout.winner()
         if winner is not None:
             effects.append(self.match.sound(SignalKind.FINAL, now))

@@ -14,7 +14,6 @@ from typing import Any
 
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
-from timerd.core.display import elapsed_clock as mmss
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
@@ -169,7 +168,7 @@ class LineChanges(RuleModule):
                                  stage=shown["stage"])
         self.running = LineChange(self.rule, now)
         return [Notice("notice.line_change", {"stages": len(self.rule.stages),
-                                              "s": f"{self.rule.stage_s:g}"})]
+                                              "s": self.rule.stage_s})]
 
     def next_step(self) -> Step | None:
         at = None if self.running is None else self.running.next_end()
@@ -226,7 +225,7 @@ class GoalieChanges(RuleModule):
             raise self.match.why_not("goalie-change")
         self.countdowns.begin(side, now)
         return [Notice("notice.goalie_change", {"side": side.value,
-                                                "time": mmss(self.countdowns.length_s)})]
+                                                "time": self.countdowns.length_s})]
 
     def next_step(self) -> Step | None:
         due = self.countdowns.next_end()

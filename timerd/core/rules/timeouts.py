@@ -163,7 +163,7 @@ class TeamTimeouts(RuleModule):
         if self.match.paused_since is None:  # decision: the wait for a period's faceoff
             raise CommandRefused("timeout_before_faceoff")  # is no stoppage (ISBHF 412)
         taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
-        return [Notice("notice.timeout", {"side": side.value, "s": f"{taken.length_s:g}"})]
+        return [Notice("notice.timeout", {"side": side.value, "s": taken.length_s})]
 
     def next_step(self) -> Step | None:
         at = self.timeouts.ends_at()
@@ -180,7 +180,7 @@ class TeamTimeouts(RuleModule):
         if ended is None:
             return []
         return [Notice("notice.timeout_faceoff", {"side": ended.side.value,
-                                                  "s": f"{ended.lasted_s or 0.0:.0f}"})]
+                                                  "s": round(ended.lasted_s or 0.0)})]
 
     def finish(self, at: float) -> None:
         self.timeouts.end(at)
