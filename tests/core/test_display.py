@@ -3,9 +3,17 @@
 import pytest
 
 from timerd.config import profiles
-from timerd.core.display import ClockFace, FaceKind, elapsed_clock, next_change, shown_clock
+from timerd.core.display import (
+    ClockFace,
+    FaceKind,
+    elapsed_clock,
+    next_change,
+    next_whole,
+    shown_clock,
+)
+from timerd.core.effects import Phase
 from timerd.core.match import Match
-from timerd.core.status import Status
+from timerd.core.status import Status, next_shown_change
 
 
 @pytest.mark.parametrize(("remaining", "shown"), [
@@ -56,3 +64,22 @@ def test_the_clock_face_counts_the_break_before_overtime_down() -> None:
                                                 (61.5, "1:01"), (-1, "0:00")])
 def test_elapsed_clock_rounds_down(played, shown):
     assert elapsed_clock(played) == shown
+
+
+def test_the_next_change_of_an_interruption_is_after_now_despite_float_noise() -> None:
+    """Paused at 1017.1, at 1078.1 the interruption has lasted 60.99999999999989 s in floats
+    (61 s shown). The shown length's next change used to be 1.1e-13 s on, which added to
+    1078.1 is 1078.1 itself: the service's timer fired for it again and again, and a test on
+    virtual time hung (tests/cli/test_hostile_commands.py, once in a whole run)."""
+    match = Match(profiles.load("ithf"))
+    match.handle(match.parse("start"), 900.0)
+    match.poll(920.0)  # the start signal; paused 97.1 s into play
+    match.handle(match.parse("pause"), 1017.1)
+    now = 1078.1
+    status = match.status(now)
+    assert status.phase is Phase.PAUSED
+    nxt = next_shown_change(status, now, tenths=True)
+    assert nxt is not None
+    assert nxt[0] - now == pytest.approx(1.0, abs=1e-9)
+    assert next_whole(60.5) == pytest.approx(0.5)
+    assert next_whole(61.0) == 1.0

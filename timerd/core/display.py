@@ -86,6 +86,16 @@ def elapsed_clock(played_s: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
+def next_whole(played_s: float) -> float:
+    """How much time until `elapsed_clock` of a count-up (overtime played, an interruption's
+    length) reads differently: float noise aside, as it rounds, and never less than a
+    microsecond. A time such as 1078.1 - 1017.1 (60.99999999999989) is 61 s shown, so the
+    next change is a second on, not 1e-13 s on: an instant so close that it equals `now`
+    would have the service's timer fire for it again and again (a virtual loop never
+    passes it)."""
+    return max(math.floor(round(played_s, 6)) + 1 - played_s, 1e-6)
+
+
 def next_change(remaining_s: float, tenths: bool = True) -> float:
     """How much time (seconds of match time) until `shown_clock` would read differently;
     without `tenths`, until its whole seconds would (a view that runs the tenths itself)."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from timerd.core import rules
 from timerd.core.clock import MatchClock
-from timerd.core.display import ClockFace, clock_face, next_change, tenth_only
+from timerd.core.display import ClockFace, clock_face, next_change, next_whole, tenth_only
 from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
@@ -209,7 +209,7 @@ def next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, 
     """When the shown clock (or pre-signal countdown, or interruption length) next changes,
     and whether only its tenths will (`Tick.tenth`); tenths only where `tenths` are shown."""
     if status.phase is Phase.RUNNING and status.count_up and status.overtime_s is not None:
-        return now + 1.0 - (status.overtime_s % 1.0), False  # ITHF 4.8: overtime counts up
+        return now + next_whole(status.overtime_s), False  # ITHF 4.8: overtime counts up
     counting_down = (Phase.SCHEDULED, Phase.PRE_SIGNAL, Phase.BREAK)
     left = status.remaining_s if status.phase is Phase.RUNNING else \
         status.start_in_s if status.phase in counting_down else None
@@ -217,7 +217,7 @@ def next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, 
         step = next_change(left, tenths)
         return now + step, tenth_only(left - step)
     if status.phase is Phase.PAUSED and status.interruption_s is not None:
-        return now + 1.0 - (status.interruption_s % 1.0), False
+        return now + next_whole(status.interruption_s), False
     return None
 
 
