@@ -128,7 +128,10 @@ def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
                 device = gpiozero.DigitalOutputDevice(pin, initial_value=False,
                                                       pin_factory=factory)
             else:
-                device = gpiozero.Button(pin, pull_up=True, pin_factory=factory)
+                # Read, not watched: an input with edge events (gpiozero's Button) is given
+                # back on lgpio while lgpio's alert thread may still hold the line, and its
+                # close then raised 'GPIO busy' (a traceback; the kernel tier, under load).
+                device = gpiozero.InputDevice(pin, pull_up=True, pin_factory=factory)
         except gpiozero.GPIOPinInUse:
             yield Check(FAIL, f"GPIO{pin}", f"{key}: in use by another program (is the "
                                             "timerd service running? `sudo systemctl stop "
@@ -140,7 +143,7 @@ def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
         with contextlib.closing(device):
             if output:
                 yield Check(OK, f"GPIO{pin}", f"{key}: output, driven low (off)")
-            elif device.is_pressed:
+            elif device.is_active:
                 yield Check(WARN, f"GPIO{pin}", f"{key}: reads pressed (low) with nobody "
                                                 "touching it: a button stuck or wired to the "
                                                 "wrong pin, or a short to ground")
