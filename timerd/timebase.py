@@ -15,6 +15,7 @@ Both wrap the real selector, so sockets, pipes and thread wake-ups
 from __future__ import annotations
 
 import asyncio
+import math
 import selectors
 import time
 from typing import Any
@@ -60,8 +61,12 @@ class WarpClock:
         return (time.monotonic() - self._real0) * self.factor
 
     def advance(self, seconds: float) -> None:
-        """Move virtual time forward (fully virtual loops only)."""
-        self._virtual += seconds
+        """Move virtual time forward (fully virtual loops only), by at least the smallest step
+        the clock can take: a wait shorter than half of it (1e-13 s at 4000 s) would leave
+        the time where it was, and a timer that finds itself still early sets itself again
+        for the same instant, for ever (`Service` re-arms when woken before its deadline)."""
+        if seconds > 0:
+            self._virtual = max(self._virtual + seconds, math.nextafter(self._virtual, math.inf))
 
     def select(self, inner: selectors.BaseSelector,
                timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
