@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from hypothesis import settings
 
 from timerd.app import attach
 from timerd.config import profiles
@@ -28,6 +29,11 @@ from timerd.timebase import virtual_loop
 from timerd.wire import EVENT_FORMAT, event_record
 
 GOLDEN = Path(__file__).parent / "golden"
+
+#: Hypothesis's per-example deadline (200 ms) is a timing check in real time, and fails on a
+#: loaded 2-core machine; examples are bounded by max_examples instead.
+settings.register_profile("timerd", deadline=None)
+settings.load_profile("timerd")
 
 
 def wired(part: Any, service: Service | None = None) -> Any:

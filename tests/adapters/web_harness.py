@@ -101,6 +101,9 @@ class Daemon:
                           f'token = "{self.token}"\n'
                           f'[state]\ndirectory = "{self.tmp / "state"}"\n'
                           f'runtime_directory = "{self.tmp / "run"}"\n'
+                          # No speaker: its player opening (or failing to) in its thread
+                          # would change the status between two reads of an idle table.
+                          '[speaker]\nenabled = false\n'
                           + self.extra_config)
         self.log.clear()
         self._ended = False
