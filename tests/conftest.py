@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,6 +224,21 @@ def mosquitto(tmp_path: Path) -> Any:
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(autouse=True)
+def _the_test_thread_keeps_its_priority() -> Iterator[None]:
+    """A test that runs `app.serve` in-process gives the test's own thread the daemon's
+    loop priority (SCHED_FIFO by default, when run as root): put back after it, or every
+    later test of the run, and a test that spins, would hold a core at real-time priority."""
+    tid = threading.get_native_id()
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    nice = os.getpriority(os.PRIO_PROCESS, tid)
+    yield
+    if (os.sched_getscheduler(0), os.sched_getparam(0)) != (policy, param):
+        os.sched_setscheduler(0, policy, param)
+    if os.getpriority(os.PRIO_PROCESS, tid) != nice:
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
 @pytest.fixture(autouse=True)
