@@ -12,34 +12,45 @@ and its text is made in one place.
 - The core formats no text (issue 32): the phase machine and the rule modules hand numbers
   over (seconds, a score, a shirt number) and the catalogue shows them (`i18n.WORDS`); their
   only f-strings make catalogue keys, and they import no clock face.
+- Events are typed (issue 32 item 3): every notice the core makes is a frozen dataclass
+  declared by the module that emits it (`PenaltyStarted(number, side, player, kind)`), its
+  `code` a class attribute; the core never makes one from a code and a dict (`Notice(...)`,
+  `Told(...)`). Each field is declared with its type, and every notice a match makes holds
+  values of those types (a time a float, a number an int).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import string
-from collections.abc import Iterator
+import types
+import typing
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import GOLDEN, play
 from timerd.config.profiles import load
-from timerd.core.effects import Phase
+from timerd.core.effects import Notice, Phase
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
 from timerd.core.rules import MODULES
+from timerd.core.rules.penalties import PenaltyRunning, PenaltyStarted
+from timerd.core.score import Side
 from timerd.i18n import LANGUAGES, Messages, catalogue
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 CODE = re.compile(r"[a-z][a-z0-9_]*")
 
 #: What the f-string codes expand to: the phase machine's refusal per phase, a profile that
-#: lacks a rule module, a shootout attempt's outcome, a recovery's outcome.
+#: lacks a rule module, a recovery's outcome.
 EXPANSIONS = {
     "refused.in_": [p.value for p in Phase],
     "refused.lacks_": list(MODULES),
-    "notice.shot_": ["scored", "missed"],
     "notice.recovery_": ["unreadable", "finished", "not_started", "abandoned", "restored",
                          "restored_paused"],
 }
@@ -82,11 +93,29 @@ def _keys(prefix: str, first: ast.expr) -> list[str] | None:
     return []
 
 
+def declared_codes(root: Path) -> Iterator[tuple[str, ast.expr]]:
+    """Each typed notice's `code = ...` (a class attribute), and where."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.Assign) and [
+                            getattr(t, "id", None) for t in item.targets] == ["code"]:
+                        yield f"{path.name}:{item.lineno}", item.value
+
+
 def coded_calls(root: Path) -> tuple[dict[str, list[str]], list[str]]:
-    """Every key the code can name, with where; and the calls that carry no code."""
+    """Every key the code can name (a call's or a typed notice's), with where; and the calls
+    and notices that carry no code."""
     named: dict[str, list[str]] = {}
     prose: list[str] = []
-    for name, prefix in (("Notice", ""), ("CommandRefused", "refused.")):
+    for where, value in declared_codes(root):
+        keys = _keys("", value)
+        if not keys:
+            prose.append(f"{where}: code = {ast.unparse(value)[:60]}")
+        for key in keys or ():
+            named.setdefault(key, []).append(where)
+    for name, prefix in (("Notice", ""), ("Told", ""), ("CommandRefused", "refused.")):
         for where, call, assigned in _calls(root, name):
             if not call.args:
                 continue  # a subclass or a signature, not a message
@@ -115,23 +144,29 @@ def test_prose_in_a_notice_is_caught(tmp_path: Path) -> None:
     """The check above can fail: a sentence in a Notice or a CommandRefused is found."""
     (tmp_path / "bad.py").write_text(
         'Notice("penalty 1 over")\nCommandRefused(f"goal refused: {why}")\n'
-        'Notice("notice.faceoff")\n'
+        'Notice("notice.faceoff")\nTold("the desk is gone", {})\n'
         'def f(code):\n    why = "too late"\n    raise CommandRefused(why)\n'
         'def g(code):\n    raise CommandRefused(code)\n')
+    (tmp_path / "kinds.py").write_text(
+        'class Over(Notice):\n    code = "penalty over"\n'
+        'class Fine(Notice):\n    code = "notice.penalty_over"\n')
     _, prose = coded_calls(tmp_path)
-    assert len(prose) == 3
+    assert len(prose) == 5
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_every_code_renders_with_the_values_its_callers_give(language: str) -> None:
     """Each call's keyword values fill its text: no placeholder is left unfilled."""
     msg = Messages(language)
-    for name, prefix in (("Notice", ""), ("CommandRefused", "refused.")):
+    for kind in typed_notices():
+        fields = {f for _, f, _, _ in string.Formatter().parse(msg.texts[kind.code]) if f}
+        assert fields <= {f.name for f in dataclasses.fields(kind)}, (kind, fields)
+    for name, prefix in (("Notice", ""), ("Told", ""), ("CommandRefused", "refused.")):
         for where, call, _ in _calls(ROOT, name):
             keys = _keys(prefix, call.args[0]) if call.args else None
             if not keys:
                 continue
-            if name == "Notice":
+            if name != "CommandRefused":
                 given = call.args[1] if len(call.args) > 1 else None
                 values = set() if given is None else _dict_keys(given)
             else:
@@ -225,3 +260,153 @@ def test_the_formatting_check_can_fail() -> None:
                'def problems(self):\n    return [f"x = {self.x:g}: must be positive"]\n')
     assert formatted_text(planted) == [
         "1: imports elapsed_clock", "2: f'{s:g}'", "2: f' #{p}'"]
+
+
+def typed_notices() -> list[type[Notice]]:
+    """Every typed notice kind: a subclass of `Notice` with a `code` of its own (the rule
+    modules are imported with the match)."""
+    found: list[type[Notice]] = []
+    todo = [Notice]
+    while todo:
+        kind = todo.pop()
+        todo.extend(kind.__subclasses__())
+        if isinstance(vars(kind).get("code"), str):
+            found.append(kind)
+    return found
+
+
+def bare_notices(root: Path) -> list[str]:
+    """Notices the core makes from a code and a dict (`Notice(...)`, `Told(...)`), not as a
+    typed event."""
+    found = []
+    for path in sorted((root / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(
+                    node.func, "attr", None)) in ("Notice", "Told"):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: "
+                             f"{ast.unparse(node)[:60]}")
+    return found
+
+
+def test_the_core_makes_no_notice_from_a_code_and_a_dict() -> None:
+    """Fails on the old code: 30 calls such as `Notice("notice.penalty_over", {...})`."""
+    assert bare_notices(ROOT) == []
+
+
+def test_every_notice_of_the_core_is_a_typed_kind_of_the_catalogue() -> None:
+    kinds = typed_notices()
+    assert len(kinds) >= 30  # the check reads the kinds (it found them)
+    english = catalogue("en")
+    assert [k.__name__ for k in kinds if not k.code.startswith("notice.")
+            or k.code not in english] == []
+    assert len({k.code for k in kinds}) == len(kinds)  # one kind per code
+    assert all(k.__dataclass_params__.frozen for k in kinds)  # type: ignore[attr-defined]
+
+
+def _hints(kind: type[Notice]) -> dict[str, Any]:
+    hints = typing.get_type_hints(kind)
+    return {f.name: hints[f.name] for f in dataclasses.fields(kind)}
+
+
+def _mentions_any(hint: Any) -> bool:
+    return hint is Any or any(_mentions_any(a) for a in typing.get_args(hint))
+
+
+def test_every_field_of_a_typed_notice_has_a_type() -> None:
+    """No `Any` (a dict of values, text standing for a number): a side is a `Side`, a time a
+    float, a score a mapping of sides to ints."""
+    untyped = {f"{k.__name__}.{name}": hint for k in typed_notices()
+               for name, hint in _hints(k).items() if _mentions_any(hint)}
+    assert untyped == {}
+
+
+def fits(value: Any, hint: Any) -> bool:
+    """`value` is of the declared type `hint`, strictly: an int is not a float, a bool not an
+    int, a string not a `Side`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(fits(value, a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is not None:  # Mapping[K, V]
+        key, item = typing.get_args(hint)
+        return isinstance(value, Mapping) and all(
+            fits(k, key) and fits(v, item) for k, v in value.items())
+    return type(value) is hint or (isinstance(value, hint) and hint not in (int, float, str))
+
+
+def test_the_fit_check_can_fail() -> None:
+    good = [(120.0, float), ({Side.HOME: 1}, Mapping[Side, int]), (None, str | None),
+            ("17", str | None), (Side.AWAY, Side)]
+    bad = [(120, float), (True, int), ("home", Side), ({"home": 1}, Mapping[Side, int]),
+           ("2:00", float), (None, float)]
+    assert [fits(value, hint) for value, hint in good + bad] == [True] * 5 + [False] * 6
+
+
+#: Matches that make the notices the golden traces do not: a penalty given, waiting,
+#: cancelled and started; timeouts, a goalie change, a line change, faceoffs, undos, a late
+#: goal, a correction, names; a late scheduled start; a reopened match; a reset when idle.
+SCRIPTS: list[tuple[str, list[tuple[float, str]], float]] = [
+    ("isbhf", [(0, "teams A B"), (1, "teams A B Final"), (2, "start"),
+               (10, "penalty home minor 17"), (11, "penalty home minor 4"),
+               (12, "penalty home minor 5"), (13, "penalty-cancel home"),
+               (14, "penalty home minor 5"), (20, "faceoff"), (21, "goal away"),
+               (22, "undo"), (150, "stop"), (151, "faceoff"), (152, "timeout home"),
+               (160, "start"), (170, "stop"), (171, "goalie-change away"), (180, "start"),
+               (190, "stop"), (191, "linechange"), (192, "start"), (200, "stop"),
+               (201, "goalie-change home"), (810, "start")], 820),
+    ("isbhf", [(0, "start"), (910, "late-goal home"), (911, "goal away"), (912, "undo"),
+               (913, "correct 1 9")], 920),
+    ("isbhf", [(0, "start_in 60")], 70),
+    ("ithf", [(0, "reset"), (0, "start_in 16")], 20),
+    ("ithf", [(0, "start"), (100, "goal home"), (310, "goal home"), (330, "undo")], 340),
+]
+
+
+def golden_scripts() -> list[tuple[str, list[tuple[float, str]], float]]:
+    """Each golden trace's match, from its header (those made by the script alone)."""
+    found = []
+    for path in sorted(GOLDEN.glob("*.txt")):
+        header = [line[1:].strip() for line in path.read_text().splitlines()
+                  if line.startswith("#")]
+        head = re.fullmatch(r"profile (\S+), until (\S+) s; commands at their times:",
+                            header[1])
+        if head is None or any("own setup" in line for line in header):
+            continue
+        script = [(float(line.split(" ", 1)[0]), line.split(" ", 1)[1]) for line in header[2:]]
+        found.append((head[1], script, float(head[2])))
+    return found
+
+
+def test_every_notice_a_match_makes_holds_its_declared_types() -> None:
+    """The golden traces' matches and `SCRIPTS` played on virtual time: each typed notice's
+    values are of its fields' types, and every kind is made at least once."""
+    kinds = set(typed_notices())
+    seen: dict[type[Notice], int] = {}
+    wrong = []
+    for profile, script, until in golden_scripts() + SCRIPTS:
+        for _, effect, _ in play(profile, script, until).seen:
+            if type(effect) in kinds:
+                seen[type(effect)] = seen.get(type(effect), 0) + 1
+                wrong += [(type(effect).__name__, name, getattr(effect, name))
+                          for name, hint in _hints(type(effect)).items()
+                          if not fits(getattr(effect, name), hint)]
+    assert wrong == []
+    assert sorted(k.__name__ for k in kinds if k not in seen) == []
+
+
+def test_a_penalty_notice_holds_numbers_and_the_side() -> None:
+    """A penalty given: number an int, the side a `Side`, the player's shirt number, the
+    duration a float of seconds; the wire's params as before (issue 32 item 3)."""
+    match = Match(load("isbhf"))
+    match.handle(match.parse("start"), 0.0)
+    for t, player in ((10.0, "17"), (11.0, "4"), (12.0, "5")):
+        match.handle(match.parse("penalty", "home", "minor", player), t)
+    running = [e for e in match.poll(130.0) if isinstance(e, PenaltyStarted)]
+    assert running == [PenaltyStarted(3, Side.HOME, "5", "minor")]
+    given = match.handle(match.parse("penalty", "away", "minor", "9"), 130.5)
+    assert given == [PenaltyRunning(4, Side.AWAY, "9", "minor", 120.0)]
+    told = given[0]
+    assert isinstance(told, PenaltyRunning)
+    assert (type(told.time), type(told.number)) == (float, int)
+    assert (told.code, told.params) == ("notice.penalty_running", {
+        "number": 4, "side": "away", "player": "9", "kind": "minor", "time": 120.0})

@@ -30,6 +30,7 @@ The breaches planted, by wall:
 - one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
+- typed events: a notice a rule module makes from a code and a dict (`Told(...)`);
 - the phase machine's size: `core/match.py` grown past its cap.
 """
 
@@ -45,7 +46,7 @@ import pytest
 from tests.core.test_core_imports import impurities, outside_the_stdlib
 from tests.core.test_rule_modules import MATCH_CAP, match_lines
 from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
-from tests.test_typed_notices import coded_calls, parsing_inside
+from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside
 from tests.test_walls import (
     adapter_wall_breaches,
     own_clock_text,
@@ -76,7 +77,7 @@ WALLS: dict[str, Wall] = {
     "stdlib": outside_the_stdlib, "denylist": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
-    "parsing": parsing_inside, "cap": over_the_cap,
+    "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
 }
 
 
@@ -201,6 +202,10 @@ BREACHES = [
            "parsing", "line.partition("),
     Breach("rule-module-splits-words", "core/rules/penalties.py",
            'def _planted(text):\n    return text.split(" ", 1)\n', "parsing", "split("),
+    # Typed events: the core makes no notice from a code and a dict (issue 32 item 3).
+    Breach("rules-notice-from-a-dict", "core/rules/passive.py",
+           'def _planted(side):\n    return Told("notice.passive_cleared", {"side": side})\n',
+           "bare-notices", "core/rules/passive.py"),
     # The phase machine's size.
     Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
         1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),

@@ -32,7 +32,7 @@ from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
 from timerd.config import Config, InUse, KeypadConfig, UnsafePath, private_directory
 from timerd.core.commands import Reset
-from timerd.core.effects import Applied, Effect, Notice, Phase
+from timerd.core.effects import Applied, Effect, Phase, Told
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
@@ -354,8 +354,8 @@ class ProfileSwitch:
     def announcement(self) -> list[Effect]:
         if not self.pending():
             return []
-        told = Notice("notice.profile_after_reset", {"profile": self.service.match.profile.name,
-                                                      "wanted": self.wanted.name})
+        told = Told("notice.profile_after_reset", {"profile": self.service.match.profile.name,
+                                                    "wanted": self.wanted.name})
         log.warning("%s", LOG_TEXT.notice(told.code, told.params))
         return [told]
 
@@ -374,7 +374,7 @@ class ProfileSwitch:
         self.journal.use_profile(self.wanted)
         log.info("profile %s now (the restored match under %s was reset)",
                  self.wanted.name, old.profile.name)
-        self.service.announce(Notice("notice.profile_now", {"profile": self.wanted.name}))
+        self.service.announce(Told("notice.profile_now", {"profile": self.wanted.name}))
 
 
 def log_task_stacks() -> None:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
 from timerd.core.commands import Command, Reset, Toggle
-from timerd.core.effects import Effect, Notice, Signal
+from timerd.core.effects import Effect, Notice, Signal, Told
 from timerd.core.profile import Profile
 from timerd.core.rules.corrections import Undo
 from timerd.core.rules.passive import PassivePress
@@ -119,11 +119,11 @@ def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float
     hold = f"{long_press_s:g}"
     table: dict[str, tuple[Mapping[Gesture, Command], Notice | None]] = {
         "start_pause": ({Gesture.PRESS: Toggle()}, None),
-        "reset": ({Gesture.LONG_PRESS: Reset()}, Notice("notice.hold_reset", {"s": hold})),
+        "reset": ({Gesture.LONG_PRESS: Reset()}, Told("notice.hold_reset", {"s": hold})),
         "goal_home": ({Gesture.PRESS: Goal(Side.HOME)}, None),
         "goal_away": ({Gesture.PRESS: Goal(Side.AWAY)}, None),
         "faceoff": ({Gesture.PRESS: Faceoff()}, None),
-        "undo": ({Gesture.LONG_PRESS: Undo()}, Notice("notice.hold_undo", {"s": hold})),
+        "undo": ({Gesture.LONG_PRESS: Undo()}, Told("notice.hold_undo", {"s": hold})),
         "passive_home": ({Gesture.PRESS: PassivePress(Side.HOME)}, None),
         "passive_away": ({Gesture.PRESS: PassivePress(Side.AWAY)}, None),
         "line_change": ({Gesture.PRESS: StartLineChange()}, None),

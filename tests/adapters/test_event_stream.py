@@ -23,7 +23,7 @@ from tests.daemon_process import REPO, WAIT_S
 from tests.hall_rig import wait_until
 from timerd.adapters.events import EventStream
 from timerd.config import profiles
-from timerd.core.effects import Notice
+from timerd.core.effects import Told
 from timerd.core.match import Match
 
 PAGE = 4096
@@ -67,13 +67,13 @@ def test_a_stalled_reader_costs_dropped_events_never_a_blocked_loop(
         loop = asyncio.get_running_loop()
         async with EventStream(write_end, loop, loop.time(), max_buffer_bytes=8192) as stream:
             for n in range(1000):  # ~50 kB: the pipe and the buffer hold a quarter of it
-                stream.notify(dispatch(status, Notice(f"event {n}")))
+                stream.notify(dispatch(status, Told(f"event {n}")))
             dropped = stream.dropped
             assert dropped > 500
             drain = Drain(read_end)  # the reader wakes up
             await asyncio.to_thread(wait_until, lambda: stream.buffered_bytes == 0, WAIT_S,
                                     "the buffer written out")
-            stream.notify(dispatch(status, Notice("after")))
+            stream.notify(dispatch(status, Told("after")))
         return dropped, drain
 
     dropped, drain = asyncio.run(main())
@@ -98,11 +98,11 @@ def test_a_reader_that_goes_away_ends_the_stream_with_one_line(
     async def main() -> None:
         loop = asyncio.get_running_loop()
         async with EventStream(write_end, loop, loop.time()) as stream:
-            stream.notify(dispatch(status, Notice("nobody listens")))
+            stream.notify(dispatch(status, Told("nobody listens")))
             await asyncio.to_thread(wait_until, lambda: stream.buffered_bytes == 0, WAIT_S,
                                     "the failed write")
             for _ in range(100):
-                stream.notify(dispatch(status, Notice("still nobody")))
+                stream.notify(dispatch(status, Told("still nobody")))
 
     asyncio.run(main())
     lines = [r.getMessage() for r in caplog.records]
@@ -119,7 +119,7 @@ def test_a_stop_with_a_stalled_reader_does_not_hang(caplog: pytest.LogCaptureFix
         loop = asyncio.get_running_loop()
         async with EventStream(write_end, loop, loop.time()) as stream:
             for n in range(200):
-                stream.notify(dispatch(status, Notice(f"event {n}")))
+                stream.notify(dispatch(status, Told(f"event {n}")))
 
     asyncio.run(main())  # returns after the drain time, with the writer still blocked
     assert "bytes not written at the stop (the reader is stalled)" in caplog.text

@@ -505,7 +505,7 @@ def test_a_stopped_daemon_restores_the_match_at_the_stop(tmp_path: Path) -> None
     assert status["recovery"]["was"] == "running"
     assert status["recovery"]["bound"] == "journal"
     kinds = [type(e).__name__ for e in out["announced"]]
-    assert kinds == ["Signal", "Notice"]
+    assert kinds == ["Signal", "Told"]
     assert out["announced"][0].kind is SignalKind.RECOVERED
     # Restarted again: the rewritten journal restores the very same match and time.
     out = run_service(tmp_path, [(1.0, "resume")], until=21.0)

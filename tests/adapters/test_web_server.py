@@ -29,7 +29,7 @@ from timerd.adapters.web.adapter import (
 from timerd.adapters.web.server import WebSocket
 from timerd.config import InUse, WebConfig, profiles
 from timerd.config.schema import SchemaError
-from timerd.core.effects import Notice
+from timerd.core.effects import Told
 from timerd.core.match import Match
 from timerd.service import Service
 from timerd.wire import EVENT_FORMAT
@@ -160,7 +160,7 @@ def test_a_stalled_browser_keeps_a_bounded_backlog_while_others_get_everything()
                 status = service.status()
                 for i in range(400):
                     # Returns at once, never awaits.
-                    server.notify(dispatch(status, Notice(f"{i} {big}")))
+                    server.notify(dispatch(status, Told(f"{i} {big}")))
                     assert len(stalled.events) <= EVENT_BACKLOG
                     await asyncio.sleep(0)  # let the senders run, as the match loop does
                 while True:  # the reading browser gets every event, in order, to the last
@@ -185,7 +185,7 @@ def test_a_browser_that_takes_nothing_is_disconnected(caplog: pytest.LogCaptureF
             await until(lambda: len(server.clients) == 1)
             status = service.status()
             while server.clients:
-                server.notify(dispatch(status, Notice("y" * 32_000)))
+                server.notify(dispatch(status, Told("y" * 32_000)))
                 await asyncio.sleep(0.001)
             sock.close()
 
@@ -218,7 +218,7 @@ def test_a_port_that_cannot_be_bound_otherwise_leaves_the_daemon_running_without
         # An address of no interface here (TEST-NET-1): nothing is sent, bind just fails.
         async with WebServer(WebConfig(host="192.0.2.1", port=0), service) as server:
             assert server.url is None
-            server.notify(dispatch(service.status(), Notice("nobody listens")))
+            server.notify(dispatch(service.status(), Told("nobody listens")))
 
     with caplog.at_level(logging.ERROR):
         asyncio.run(main())

@@ -12,7 +12,7 @@ from timerd.core.effects import Notice, Phase, PhaseChanged, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
-from timerd.core.rules.scheduled import min_pre_signal_lead_s
+from timerd.core.rules.scheduled import ReadyForFaceoff, min_pre_signal_lead_s
 
 
 def ithf() -> Match:
@@ -129,7 +129,7 @@ def test_isbhf_401_407_1_a_scheduled_start_waits_for_the_referees_faceoff() -> N
     assert match.next_deadline() == 160.0
     effects = match.poll(160.0)
     assert PhaseChanged(Phase.PAUSED, Phase.SCHEDULED) in effects
-    assert Notice("notice.ready_for_faceoff") in effects
+    assert ReadyForFaceoff() in effects
     assert signals(effects) == []  # isbhf has no pre-signal
     status = match.status(175.0)  # the referee drops the ball 15 s late
     assert (status.phase, status.clock_running, status.elapsed_s) == (Phase.PAUSED, False, 0.0)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from timerd.core.effects import Notice
-from timerd.core.record import NAME_MAX, PeriodPlayed, names, periods_record
+from timerd.core.record import NAME_MAX, PeriodPlayed, Teams, TeamsWithRound, names, periods_record
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal, GoalReason, Side
 
@@ -13,10 +12,10 @@ from timerd.core.score import Goal, GoalReason, Side
 def test_names_are_trimmed_and_said_with_the_round() -> None:
     teams, round_id, notice = names(" HC Kometa ", "", " 3 ")
     assert (teams, round_id) == ({Side.HOME: "HC Kometa", Side.AWAY: ""}, "3")
-    assert notice == Notice("notice.teams_round",
-                            {"home": "HC Kometa", "away": "away", "round": "3"})
-    assert names("A", "B")[1:] == (None, Notice("notice.teams",
-                                                 {"home": "A", "away": "B", "round": ""}))
+    assert notice == TeamsWithRound("HC Kometa", "away", "3")
+    assert (notice.code, notice.params) == (
+        "notice.teams_round", {"home": "HC Kometa", "away": "away", "round": "3"})
+    assert names("A", "B")[1:] == (None, Teams("A", "B", ""))
 
 
 @pytest.mark.parametrize(("home", "round_name", "code"), [

@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from timerd.config import profiles
-from timerd.core.effects import Notice
+from timerd.core.effects import Refused
 from timerd.core.match import Match
 from timerd.wire import (
     EVENT_FORMAT,
@@ -87,7 +87,7 @@ def test_every_reply_and_page_document_carries_its_format() -> None:
     """Invariant 6: the replies (socket, POST /api/command) and the page's documents are
     built here, each with its version (they were dicts written where they were sent)."""
     replies = [ok_reply({"phase": "idle"}), error_reply("args must be a list of strings"),
-               refused_reply(Notice("refused.in_idle", {"command": "goal"}))]
+               refused_reply(Refused("in_idle", "goal"))]
     assert [r["format"] for r in replies] == [REPLY_FORMAT] * 3
     assert replies[2]["code"] == "refused.in_idle"
     pages = [commands_document([], control=False), i18n_document(None, {}, {}, {})]

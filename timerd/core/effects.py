@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any
 
 from timerd.core.commands import Command
@@ -74,19 +74,51 @@ class PhaseChanged:
     previous: Phase
 
 
-@dataclass(frozen=True)
 class Notice:
     """Something to tell the operator (a refused press, a penalty that ran out, a hint); not an
     error of the daemon.
 
-    A typed event, not prose (issue 14, invariant 7): `code` is its key in the message
-    catalogue (`timerd/i18n/*.json`: `notice.*` for what happened, `refused.*` for a refusal)
-    and `params` fill in the text's placeholders. The text is rendered in one place,
-    `timerd.i18n.Messages.notice`, in the language of whoever reads it.
+    A typed event, not prose (issue 14, invariant 7; issue 32 item 3): each kind is a frozen
+    dataclass subclass declared by the rule module that emits it (`PenaltyStarted` in
+    `rules/penalties.py`), `code` its key in the message catalogue (`timerd/i18n/*.json`:
+    `notice.*` for what happened, `refused.*` for a refusal) as a class attribute, its fields
+    the values, typed (seconds as floats, a shirt number as text, a side as `Side`). `params`
+    is derived from the fields, in their order: the values that fill in the text's
+    placeholders and the event stream's `params` (a side as its word, a score's keys as
+    words). The text is rendered in one place, `timerd.i18n.Messages.notice`, in the
+    language of whoever reads it; the core formats none (`i18n.WORDS` says how each value
+    shows).
     """
 
     code: str
-    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return {name: _plain(value) for name, value in vars(self).items()}
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as the catalogue and the wire take it: an enum as its word, a
+    mapping's keys and values likewise (a score `{Side.HOME: 1}` is `{"home": 1}`)."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Told(Notice):
+    """A notice made outside the core from a code and values it was handed (a recovery
+    report read from the journal, a profile switch, a button's hint): the core makes none
+    (tests/test_typed_notices.py)."""
+
+    code: str
+    values: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.values
 
 
 @dataclass(frozen=True)
@@ -141,6 +173,31 @@ Effect = (Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardC
           | Reopened | ResultCorrected)
 
 
-def refusal(exc: CommandRefused) -> Notice:
-    """A refused command as the operator is told it: `refused.<code>`, saying which command."""
-    return Notice(f"refused.{exc.code}", {"command": exc.command or "", **exc.params})
+@dataclass(frozen=True)
+class Refused(Notice):
+    """A refused command as the operator is told it: `refused.<reason>`, saying which command
+    (`CommandRefused`'s code and values, as the refusal gave them)."""
+
+    reason: str
+    command: str
+    values: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def code(self) -> str:  # type: ignore[override]
+        return f"refused.{self.reason}"
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return {"command": self.command, **self.values}
+
+
+def refusal(exc: CommandRefused) -> Refused:
+    """A refused command as the operator is told it."""
+    return Refused(exc.code, exc.command or "", dict(exc.params))
+
+
+@dataclass(frozen=True)
+class AlreadyIdle(Notice):
+    """`reset` when no match was set up: nothing to clear."""
+
+    code = "notice.already_idle"

@@ -26,9 +26,9 @@ from typing import Any
 from timerd.core.clock import MatchClock
 from timerd.core.commands import Command, Pause, Reset, Resume, Start, Stop, Toggle
 from timerd.core.effects import (
+    AlreadyIdle,
     Effect,
     FaceoffGuardChanged,
-    Notice,
     Phase,
     PhaseChanged,
     Signal,
@@ -229,7 +229,7 @@ class Match:
         self.phase = Phase.IDLE
         self.match_id = None
         if previous is Phase.IDLE:
-            return [Notice("notice.already_idle")]
+            return [AlreadyIdle()]
         return [PhaseChanged(Phase.IDLE, previous)]
 
     def restart(self, now: float) -> list[Effect]:

@@ -55,9 +55,8 @@ def names(home: str, away: str, round_name: str = "") -> tuple[dict[Side, str], 
         if len(name) > NAME_MAX or not name.isprintable():
             raise CommandRefused("name_too_long", side=side.value, max=NAME_MAX)
     round_id = round_of(round_name)
-    notice = Notice("notice.teams_round" if round_id else "notice.teams",
-                    {"home": teams[Side.HOME] or "home", "away": teams[Side.AWAY] or "away",
-                     "round": round_id or ""})
+    told = TeamsWithRound if round_id else Teams
+    notice = told(teams[Side.HOME] or "home", teams[Side.AWAY] or "away", round_id or "")
     return teams, round_id, notice
 
 
@@ -91,3 +90,20 @@ def periods_record(periods: list[PeriodPlayed], goals: list[Goal],
                     "played_s": round(p.played_s, 3), "goals": counted,
                     **absent, **p.kept})
     return out
+
+
+@dataclass(frozen=True)
+class Teams(Notice):
+    """`teams`: the sides' names, `home` and `away` (the side's word when none is given)."""
+
+    code = "notice.teams"
+    home: str
+    away: str
+    round: str
+
+
+@dataclass(frozen=True)
+class TeamsWithRound(Teams):
+    """`teams` with the round's name, `round`."""
+
+    code = "notice.teams_round"

@@ -84,12 +84,12 @@ from timerd.core.display import shown_clock
 from timerd.core.effects import (
     Applied,
     Effect,
-    Notice,
     Phase,
     PhaseChanged,
     Signal,
     SignalKind,
     Tick,
+    Told,
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
@@ -536,7 +536,7 @@ class Journal:
         report = self.recovery.report
         if report is None:
             return []
-        effects: list[Effect] = [Notice(report["code"], report["params"])]
+        effects: list[Effect] = [Told(report["code"], report["params"])]
         if self.recovery.outcome == "restored":
             effects.insert(0, Signal(SignalKind.RECOVERED, self.loop.time(), 1,
                                      status.remaining_s, status.period))

@@ -38,7 +38,7 @@ from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
 from timerd.core.rules.scoring import players
-from timerd.core.score import AWARDS, Ending, Goal, parse_player, shirt_numbers
+from timerd.core.score import AWARDS, Ending, Goal, GoalReason, Side, parse_player, shirt_numbers
 from timerd.core.settings import ProfileBase, Settings
 
 
@@ -173,10 +173,9 @@ class Corrections(RuleModule):
         assert goal is not None  # `_last_entry` found it
         if goal.counted:
             match.guard.pending = False
-        params = {"side": goal.side.value, "time": round(goal.match_time_s, 3),
-                  "score": match.sheet.score()}
-        told = Notice("notice.undo", params) if goal.reason is None else \
-            Notice("notice.undo_not_counted", params | {"reason": goal.reason.value})
+        values = goal.side, round(goal.match_time_s, 3), match.sheet.score()
+        told = GoalUndone(*values) if goal.reason is None else \
+            EntryUndone(*values, goal.reason)
         return [told, *match.goal_undone(goal, now)]
 
     def _reopen(self, now: float) -> list[Effect]:
@@ -202,8 +201,7 @@ class Corrections(RuleModule):
         else:  # the final result with the corrected score, or overtime (its `ResultCorrected`)
             effects += match.regular_time_over(now)
         return [Reopened(self.revision, goal.number),
-                Notice("notice.reopened", {"revision": self.revision,
-                                           "score": match.sheet.score()}),
+                ReopenedNotice(self.revision, match.sheet.score()),
                 *effects]
 
     def _restore_end(self, now: float, correction: bool = True) -> None:
@@ -256,8 +254,7 @@ class Corrections(RuleModule):
                                     match.period - 1 if between else match.period, False, now,
                                     command.scorer, command.assists))
         effects: list[Effect] = [goal, match.sound(SignalKind.GOAL, now),
-                                 Notice("notice.late_goal", {"side": side.value,
-                                                             "period": goal.period})]
+                                 LateGoalCounted(side, goal.period)]
         effects += match.goal_entered(goal, now)
         return effects + (match.regular_time_over(now) if ended or tied else [])
 
@@ -280,10 +277,59 @@ class Corrections(RuleModule):
             sheet.goals = [replace(g, scorer=command.scorer, assists=command.assists)
                            if g.number == goal.number
                            else g for g in sheet.goals]
-        told = Notice("notice.corrected", {"number": goal.number, "side": goal.side.value,
-                                           "scorer": command.scorer or "-",
-                                           "assists": ", ".join(command.assists) or "-"})
+        told = GoalCorrected(goal.number, goal.side, command.scorer or "-",
+                             ", ".join(command.assists) or "-")
         if match.phase is not Phase.FINISHED:
             return [told]
         self.revision += 1
         return [told, ResultCorrected(self.revision)]
+
+
+@dataclass(frozen=True)
+class GoalUndone(Notice):
+    """ITHF 6.1, ISBHF 420 !1: `side`'s goal at `time` (match seconds) taken back; `score`
+    is the score after it."""
+
+    code = "notice.undo"
+    side: Side
+    time: float
+    score: Mapping[Side, int]
+
+
+@dataclass(frozen=True)
+class EntryUndone(GoalUndone):
+    """An entry that was not counted (`reason`) taken back: the score is unchanged."""
+
+    code = "notice.undo_not_counted"
+    reason: GoalReason
+
+
+@dataclass(frozen=True)
+class ReopenedNotice(Notice):
+    """ITHF 6.1 with 4.8, ISBHF 420 !1 with 411: the entry that ended the match taken back;
+    result revision `revision` is to come, the score now `score`."""
+
+    code = "notice.reopened"
+    revision: int
+    score: Mapping[Side, int]
+
+
+@dataclass(frozen=True)
+class LateGoalCounted(Notice):
+    """ISBHF 410, 420: `side`'s goal of the last second, counted for period `period`."""
+
+    code = "notice.late_goal"
+    side: Side
+    period: int
+
+
+@dataclass(frozen=True)
+class GoalCorrected(Notice):
+    """ISBHF 420 !3: goal entry `number` of `side` now names `scorer` and `assists` ("-":
+    none)."""
+
+    code = "notice.corrected"
+    number: int
+    side: Side
+    scorer: str
+    assists: str

@@ -125,8 +125,7 @@ class Intermissions(RuleModule):
             raise CommandRefused("early_too_soon", left=round(left, 3), within=window)
         match.close_interruption(now)
         self.early_left_s = left
-        notice = Notice("notice.early_intermission", {"left": round(left, 3),
-                                                      "period": match.period})
+        notice = IntermissionComesEarly(round(left, 3), match.period)
         return [notice, *match.start_break("intermission", now, self.rest.length_s,
                                            self.rest.warning_s)]
 
@@ -140,7 +139,7 @@ class Intermissions(RuleModule):
             return self.match.start_break("intermission", at, self.rest.length_s,
                                           self.rest.warning_s)
         self.early_left_s = None
-        return [*self.match.goto(Phase.PAUSED), Notice("notice.no_intermission")]
+        return [*self.match.goto(Phase.PAUSED), NoIntermission()]
 
     def rewound(self) -> None:
         self.early_left_s = None
@@ -153,3 +152,20 @@ class Intermissions(RuleModule):
 
     def period_record(self) -> Mapping[str, Any]:
         return {"early_intermission_left_s": self.early_left_s}
+
+
+@dataclass(frozen=True)
+class IntermissionComesEarly(Notice):
+    """ISBHF 407 !2: the intermission comes early, `left` seconds before period `period`'s
+    end."""
+
+    code = "notice.early_intermission"
+    left: float
+    period: int
+
+
+@dataclass(frozen=True)
+class NoIntermission(Notice):
+    """ISBHF 407 !2: no intermission after this period; it was taken early."""
+
+    code = "notice.no_intermission"

@@ -117,8 +117,8 @@ class Passive(RuleModule):
         started = self.count.press(side, play)
         if started:  # ITHF 8.1: the side holds the puck (ITHF 4.6: it is at the table)
             self.match.took_part.setdefault(side, ("passive", play))
-        return [Notice("notice.passive_counting" if started else "notice.passive_cleared",
-                       {"side": side.value, "s": self.count.limit_s})]
+        told = PassiveCounting if started else PassiveCleared
+        return [told(side, self.count.limit_s)]
 
     def next_step(self) -> Step | None:
         warning = self.count.due_s()
@@ -152,3 +152,26 @@ class Passive(RuleModule):
     def status(self, now: float) -> Mapping[str, Any]:
         play = self.match.play_s(now)
         return {"passive": {s.value: self.count.remaining_s(s, play) for s in Side}}
+
+
+@dataclass(frozen=True)
+class PassiveCount(Notice):
+    """ITHF 8.1: `side`'s count of `s` seconds to the warning (None: this profile does not
+    time passive play)."""
+
+    side: Side
+    s: float | None
+
+
+@dataclass(frozen=True)
+class PassiveCounting(PassiveCount):
+    """`side` holds the puck: the count starts."""
+
+    code = "notice.passive_counting"
+
+
+@dataclass(frozen=True)
+class PassiveCleared(PassiveCount):
+    """Pressed again: the count is cleared."""
+
+    code = "notice.passive_cleared"

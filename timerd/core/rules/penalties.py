@@ -324,15 +324,15 @@ class Penalties(RuleModule):
         self._allowed("penalty")
         given = self.box.give(command.side, command.kind, command.player,
                               self.match.play_s(now), self.match.period)
-        return [Notice("notice.penalty_running" if given.running else "notice.penalty_waiting",
-                       penalty_params(given) | {"time": given.rule.duration_s})]
+        told = PenaltyRunning if given.running else PenaltyWaiting
+        return [told(*named(given), float(given.rule.duration_s))]
 
     def cancel(self, command: PenaltyCancel, now: float) -> list[Effect]:
         """Lift `side`'s penalty `number` (as numbered in the status), or its last one given:
         a penalty entered by mistake. A waiting penalty may take its place."""
         self._allowed("penalty-cancel")
         lifted, started = self.box.cancel(command.side, command.number, self.match.play_s(now))
-        return [Notice("notice.penalty_cancelled", penalty_params(lifted)), *_starting(started)]
+        return [PenaltyCancelled(*named(lifted)), *_starting(started)]
 
     def _allowed(self, command: str) -> None:
         if self.match.phase in (Phase.IDLE, Phase.PRE_SIGNAL, Phase.SHOOTOUT, Phase.FINISHED):
@@ -351,7 +351,7 @@ class Penalties(RuleModule):
         started = self.box.expire(ended)
         return [self.match.sound(SignalKind.PENALTY_END, at,
                                  remaining_s=self.match.remaining_s(at)),
-                Notice("notice.penalty_over", penalty_params(ended)),
+                PenaltyOver(*named(ended)),
                 *_starting(started)]
 
     def goal_entered(self, goal: Goal, now: float) -> list[Effect]:
@@ -364,7 +364,7 @@ class Penalties(RuleModule):
         self.power_plays[goal.number] = power_play
         return [self.match.sound(SignalKind.PENALTY_END, now,
                                  remaining_s=self.match.remaining_s(now)),
-                Notice("notice.power_play_goal", penalty_params(ended)),
+                PowerPlayGoal(*named(ended)),
                 *_starting(started)]
 
     def goal_undone(self, goal: Goal, now: float) -> list[Effect]:
@@ -375,8 +375,8 @@ class Penalties(RuleModule):
             return []
         ended, started = power_play
         self.box.resume(ended, started, self.match.play_s(now) - goal.match_time_s)
-        return [Notice("notice.penalty_running", penalty_params(ended)
-                       | {"time": round(ended.remaining_s(self.match.play_s(now)), 3)})]
+        return [PenaltyRunning(*named(ended),
+                               round(ended.remaining_s(self.match.play_s(now)), 3))]
 
     def finish(self, at: float) -> None:
         self.box.close(self.match.play_s(at))
@@ -389,11 +389,70 @@ class Penalties(RuleModule):
 
 
 def _starting(started: list[GivenPenalty]) -> list[Effect]:
-    return [Notice("notice.penalty_starts", penalty_params(p)) for p in started]
+    return [PenaltyStarted(*named(p)) for p in started]
 
 
-def penalty_params(penalty: GivenPenalty) -> dict[str, Any]:
-    """A penalty as a notice names it: its number, side, player (a shirt number or None)
-    and kind; the catalogue shows them (`i18n.WORDS`)."""
-    return {"number": penalty.number, "side": penalty.side.value, "player": penalty.player,
-            "kind": penalty.kind}
+def named(penalty: GivenPenalty) -> tuple[int, Side, str | None, str]:
+    """A penalty as a notice names it (`PenaltyNotice`'s fields)."""
+    return penalty.number, penalty.side, penalty.player, penalty.kind
+
+
+@dataclass(frozen=True)
+class PenaltyNotice(Notice):
+    """A penalty as a notice names it: its number, side, player (a shirt number or None) and
+    kind; the catalogue shows them (`i18n.WORDS`)."""
+
+    number: int
+    side: Side
+    player: str | None
+    kind: str
+
+
+@dataclass(frozen=True)
+class PenaltyStarted(PenaltyNotice):
+    """A waiting penalty started: a running one of its team ended (ISBHF part 4)."""
+
+    code = "notice.penalty_starts"
+
+
+@dataclass(frozen=True)
+class PenaltyCancelled(PenaltyNotice):
+    """`penalty-cancel`: a penalty entered by mistake lifted."""
+
+    code = "notice.penalty_cancelled"
+
+
+@dataclass(frozen=True)
+class PenaltyOver(PenaltyNotice):
+    """A penalty ran out."""
+
+    code = "notice.penalty_over"
+
+
+@dataclass(frozen=True)
+class PowerPlayGoal(PenaltyNotice):
+    """A goal against the short-handed team ended its minor (ISBHF part 4)."""
+
+    code = "notice.power_play_goal"
+
+
+@dataclass(frozen=True)
+class PenaltyGiven(PenaltyNotice):
+    """A penalty with `time`, the seconds it has to run."""
+
+    time: float
+
+
+@dataclass(frozen=True)
+class PenaltyRunning(PenaltyGiven):
+    """A penalty runs: given with a place free, or again with the time it had left (ISBHF
+    420 !1: the power-play goal that ended it was taken back)."""
+
+    code = "notice.penalty_running"
+
+
+@dataclass(frozen=True)
+class PenaltyWaiting(PenaltyGiven):
+    """A penalty given waits: two of the team's run (ISBHF part 4)."""
+
+    code = "notice.penalty_waiting"

@@ -12,6 +12,7 @@ walker's goals are erased and the opponent gets `walkout_award` (5) on top of th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from timerd.core.checks import SCORE_MAX, at_most, hours, scores
@@ -147,5 +148,13 @@ class Rulings(RuleModule):
             raise match.why_not("replay")
         match.close_interruption(now)
         effects = match.restart(now)
-        effects.append(Notice("notice.replay", {"score": match.sheet.score()}))
+        effects.append(Replayed(match.sheet.score()))
         return effects
+
+
+@dataclass(frozen=True)
+class Replayed(Notice):
+    """ITHF 4.5: the match is played again from the start, each side keeping `score`."""
+
+    code = "notice.replay"
+    score: Mapping[Side, int]

@@ -104,7 +104,7 @@ class ScheduledStart(RuleModule):
             return match.goto(Phase.SCHEDULED)
         effects = match.pre_signal(now)
         if lead_s < match.profile.pre_signal_lead_s:
-            effects.append(Notice("notice.late_start", {"lead_s": round(lead_s, 3)}))
+            effects.append(LateStart(round(lead_s, 3)))
         return effects
 
     def next_step(self) -> Step | None:
@@ -125,5 +125,21 @@ class ScheduledStart(RuleModule):
         if match.profile.pre_signal_lead_s > 0:  # the profile's own signal for it
             effects.append(match.sound(SignalKind.PRE_SIGNAL, at,
                                        remaining_s=match.profile.period_s))
-        effects.append(Notice("notice.ready_for_faceoff"))
+        effects.append(ReadyForFaceoff())
         return effects
+
+
+@dataclass(frozen=True)
+class LateStart(Notice):
+    """ITHF 4.4: the start was set `lead_s` seconds ahead, less than the pre-signal's lead:
+    the pre-signal sounds at once."""
+
+    code = "notice.late_start"
+    lead_s: float
+
+
+@dataclass(frozen=True)
+class ReadyForFaceoff(Notice):
+    """ISBHF 401, 407 !1: a stop clock's scheduled instant came; START is the faceoff."""
+
+    code = "notice.ready_for_faceoff"

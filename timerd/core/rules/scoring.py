@@ -149,11 +149,11 @@ class Scoring(RuleModule):
         match = self.match
         if match.phase is Phase.RUNNING:
             match.both_took_part(("faceoff", match.play_s(now)))
-            return match.faceoff_at(now) or [Notice("notice.faceoff")]
+            return match.faceoff_at(now) or [FaceoffMarked()]
         if match.phase is Phase.PAUSED:
             match.guard.pending = False
             match.guard.on_resume = True
-            return [Notice("notice.faceoff_marked")]
+            return [FaceoffKept()]
         if match.phase in (Phase.IDLE, Phase.PRE_SIGNAL):  # ITHF 5.1: the start is a faceoff
             raise CommandRefused("start_is_faceoff")
         raise match.why_not("faceoff")
@@ -165,3 +165,17 @@ class Scoring(RuleModule):
                                                           command.round or "")
         return [notice]
 
+
+
+@dataclass(frozen=True)
+class FaceoffMarked(Notice):
+    """ITHF 5.6, 7.1: a faceoff marked while the clock runs: the guard restarts."""
+
+    code = "notice.faceoff"
+
+
+@dataclass(frozen=True)
+class FaceoffKept(Notice):
+    """ITHF 10.4: a faceoff marked during an interruption: the guard restarts on resume."""
+
+    code = "notice.faceoff_marked"

@@ -105,8 +105,8 @@ class Shootouts(RuleModule):
             raise self.match.why_not("shot")
         self.shootout.record(side, outcome == "scored")
         goals = self.shootout.goals
-        effects: list[Effect] = [Notice(f"notice.shot_{outcome}", {
-            "side": side.value, "score": {s: goals(s) for s in Side}})]
+        told = ShotScored if outcome == "scored" else ShotMissed
+        effects: list[Effect] = [told(side, {s: goals(s) for s in Side})]
         winner = self.shootout.winner()
         if winner is not None:
             effects.append(self.match.sound(SignalKind.FINAL, now))
@@ -122,3 +122,21 @@ class Shootouts(RuleModule):
 
     def record(self) -> Mapping[str, Any]:
         return {"shootout": None if self.shootout is None else self.shootout.to_dict()}
+
+
+@dataclass(frozen=True)
+class ShotTaken(Notice):
+    """ISBHF 414b: `side`'s attempt; `score` is the shootout's goals so far."""
+
+    side: Side
+    score: Mapping[Side, int]
+
+
+@dataclass(frozen=True)
+class ShotScored(ShotTaken):
+    code = "notice.shot_scored"
+
+
+@dataclass(frozen=True)
+class ShotMissed(ShotTaken):
+    code = "notice.shot_missed"

@@ -167,8 +167,7 @@ class LineChanges(RuleModule):
             raise CommandRefused("line_change_runs", n=shown["number"], of=shown["stages"],
                                  stage=shown["stage"])
         self.running = LineChange(self.rule, now)
-        return [Notice("notice.line_change", {"stages": len(self.rule.stages),
-                                              "s": self.rule.stage_s})]
+        return [LineChangeStarted(len(self.rule.stages), self.rule.stage_s)]
 
     def next_step(self) -> Step | None:
         at = None if self.running is None else self.running.next_end()
@@ -186,7 +185,7 @@ class LineChanges(RuleModule):
         if self.running is None:
             return []
         self.running = None
-        return [Notice("notice.line_change_faceoff")]
+        return [LineChangeFaceoff()]
 
     def play_stops(self) -> None:
         self.running = None
@@ -224,8 +223,7 @@ class GoalieChanges(RuleModule):
         if self.match.phase not in (Phase.PAUSED, Phase.BREAK):
             raise self.match.why_not("goalie-change")
         self.countdowns.begin(side, now)
-        return [Notice("notice.goalie_change", {"side": side.value,
-                                                "time": self.countdowns.length_s})]
+        return [GoalieChangeStarted(side, self.countdowns.length_s)]
 
     def next_step(self) -> Step | None:
         due = self.countdowns.next_end()
@@ -238,13 +236,13 @@ class GoalieChanges(RuleModule):
         self.countdowns.end(due[1])
         return [self.match.sound(SignalKind.GOALIE_CHANGE_END, at,
                                  remaining_s=self.match.remaining_s(at)),
-                Notice("notice.goalie_change_over", {"side": due[1].value})]
+                GoalieChangeOver(due[1])]
 
     def play_restarts(self, now: float) -> list[Effect]:
         effects: list[Effect] = []
         for side in list(self.countdowns.ends_at):
             self.countdowns.end(side)
-            effects.append(Notice("notice.goalie_change_faceoff", {"side": side.value}))
+            effects.append(GoalieChangeFaceoff(side))
         return effects
 
     def finish(self, at: float) -> None:
@@ -252,3 +250,44 @@ class GoalieChanges(RuleModule):
 
     def status(self, now: float) -> Mapping[str, Any]:
         return {"goalie_change": self.countdowns.shown(now)}
+
+
+@dataclass(frozen=True)
+class LineChangeStarted(Notice):
+    """ISBHF 404b: a line change of `stages` stages of `s` seconds each."""
+
+    code = "notice.line_change"
+    stages: int
+    s: float
+
+
+@dataclass(frozen=True)
+class LineChangeFaceoff(Notice):
+    """ISBHF 404b: the faceoff ended the line change."""
+
+    code = "notice.line_change_faceoff"
+
+
+@dataclass(frozen=True)
+class GoalieChangeStarted(Notice):
+    """ISBHF 408: `side` has `time` seconds to dress another goalie."""
+
+    code = "notice.goalie_change"
+    side: Side
+    time: float
+
+
+@dataclass(frozen=True)
+class GoalieChangeOver(Notice):
+    """ISBHF 408: `side`'s time to dress a goalie is over."""
+
+    code = "notice.goalie_change_over"
+    side: Side
+
+
+@dataclass(frozen=True)
+class GoalieChangeFaceoff(Notice):
+    """ISBHF 408: the faceoff ended `side`'s goalie change."""
+
+    code = "notice.goalie_change_faceoff"
+    side: Side

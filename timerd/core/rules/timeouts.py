@@ -163,7 +163,7 @@ class TeamTimeouts(RuleModule):
         if self.match.paused_since is None:  # decision: the wait for a period's faceoff
             raise CommandRefused("timeout_before_faceoff")  # is no stoppage (ISBHF 412)
         taken = self.timeouts.request(side, now, self.match.play_s(now), self.match.period)
-        return [Notice("notice.timeout", {"side": side.value, "s": taken.length_s})]
+        return [TimeoutTaken(side, taken.length_s)]
 
     def next_step(self) -> Step | None:
         at = self.timeouts.ends_at()
@@ -179,8 +179,7 @@ class TeamTimeouts(RuleModule):
         ended = self.timeouts.play_started(now)
         if ended is None:
             return []
-        return [Notice("notice.timeout_faceoff", {"side": ended.side.value,
-                                                  "s": round(ended.lasted_s or 0.0)})]
+        return [TimeoutFaceoff(ended.side, round(ended.lasted_s or 0.0))]
 
     def finish(self, at: float) -> None:
         self.timeouts.end(at)
@@ -190,3 +189,21 @@ class TeamTimeouts(RuleModule):
 
     def record(self) -> Mapping[str, Any]:
         return {"timeouts": [t.record() for t in self.timeouts.taken]}
+
+
+@dataclass(frozen=True)
+class TimeoutTaken(Notice):
+    """ISBHF 412: `side` takes its timeout of `s` seconds."""
+
+    code = "notice.timeout"
+    side: Side
+    s: float
+
+
+@dataclass(frozen=True)
+class TimeoutFaceoff(Notice):
+    """ISBHF 412: the faceoff ended `side`'s timeout after `s` whole seconds."""
+
+    code = "notice.timeout_faceoff"
+    side: Side
+    s: int
