@@ -13,7 +13,7 @@ and its text is made in one place.
   over (seconds, a score, a shirt number) and the catalogue shows them (`i18n.WORDS`); their
   only f-strings make catalogue keys, and they import no clock face.
 - Events are typed (issue 32 item 3): every notice the core makes is a frozen dataclass
-  declared by the module that emits it (`PenaltyStarted(number, side, player, kind)`), its
+  declared by the module that emits it (`PenaltyStarted(number, side, player, kind, time)`), its
   `code` a class attribute; the core never makes one from a code and a dict (`Notice(...)`,
   `Told(...)`). Each field is declared with its type, and every notice a match makes holds
   values of those types (a time a float, a number an int).
@@ -42,6 +42,7 @@ from timerd.core.rules import MODULES
 from timerd.core.rules.penalties import PenaltyRunning, PenaltyStarted
 from timerd.core.score import Side
 from timerd.i18n import LANGUAGES, Messages, catalogue
+from timerd.ports import button_bindings
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 CODE = re.compile(r"[a-z][a-z0-9_]*")
@@ -327,6 +328,9 @@ def fits(value: Any, hint: Any) -> bool:
         return any(fits(value, a) for a in typing.get_args(hint))
     if hint is type(None):
         return value is None
+    if typing.get_origin(hint) is tuple:  # tuple[X, ...]
+        item = typing.get_args(hint)[0]
+        return type(value) is tuple and all(fits(v, item) for v in value)
     if typing.get_origin(hint) is not None:  # Mapping[K, V]
         key, item = typing.get_args(hint)
         return isinstance(value, Mapping) and all(
@@ -336,10 +340,10 @@ def fits(value: Any, hint: Any) -> bool:
 
 def test_the_fit_check_can_fail() -> None:
     good = [(120.0, float), ({Side.HOME: 1}, Mapping[Side, int]), (None, str | None),
-            ("17", str | None), (Side.AWAY, Side)]
+            ("17", str | None), (Side.AWAY, Side), (("4", "5"), tuple[str, ...])]
     bad = [(120, float), (True, int), ("home", Side), ({"home": 1}, Mapping[Side, int]),
-           ("2:00", float), (None, float)]
-    assert [fits(value, hint) for value, hint in good + bad] == [True] * 5 + [False] * 6
+           ("2:00", float), (None, float), ("4, 5", tuple[str, ...]), ((4,), tuple[str, ...])]
+    assert [fits(value, hint) for value, hint in good + bad] == [True] * 6 + [False] * 8
 
 
 #: Matches that make the notices the golden traces do not: a penalty given, waiting,
@@ -402,7 +406,7 @@ def test_a_penalty_notice_holds_numbers_and_the_side() -> None:
     for t, player in ((10.0, "17"), (11.0, "4"), (12.0, "5")):
         match.handle(match.parse("penalty", "home", "minor", player), t)
     running = [e for e in match.poll(130.0) if isinstance(e, PenaltyStarted)]
-    assert running == [PenaltyStarted(3, Side.HOME, "5", "minor")]
+    assert running == [PenaltyStarted(3, Side.HOME, "5", "minor", 120.0)]
     given = match.handle(match.parse("penalty", "away", "minor", "9"), 130.5)
     assert given == [PenaltyRunning(4, Side.AWAY, "9", "minor", 120.0)]
     told = given[0]
@@ -410,3 +414,14 @@ def test_a_penalty_notice_holds_numbers_and_the_side() -> None:
     assert (type(told.time), type(told.number)) == (float, int)
     assert (told.code, told.params) == ("notice.penalty_running", {
         "number": 4, "side": "away", "player": "9", "kind": "minor", "time": 120.0})
+
+
+def test_a_buttons_hold_hint_carries_its_seconds_as_a_number() -> None:
+    """A short press of RESET or UNDO hints at the hold it takes: the seconds as a number,
+    shown by the catalogue ("1.5", "2"), not text made where the buttons are bound."""
+    bindings, _ = button_bindings(["reset", "undo"], debounce_s=0.05, long_press_s=1.5)
+    hints = {name: binding.hint for name, binding in bindings.items()}
+    assert {name: (h.code, h.params) for name, h in hints.items() if h} == {
+        "reset": ("notice.hold_reset", {"s": 1.5}), "undo": ("notice.hold_undo", {"s": 1.5})}
+    assert Messages("en").notice("notice.hold_reset", {"s": 2.0}) == \
+        "hold RESET for 2 s to reset"

@@ -116,14 +116,13 @@ def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float
     RESET held with the GOAL button of the side that is present (the one the forfeit
     score's goals go to) for `long_press_s` is the other side's forfeit (`Chord`).
     """
-    hold = f"{long_press_s:g}"
     table: dict[str, tuple[Mapping[Gesture, Command], Notice | None]] = {
         "start_pause": ({Gesture.PRESS: Toggle()}, None),
-        "reset": ({Gesture.LONG_PRESS: Reset()}, Told("notice.hold_reset", {"s": hold})),
+        "reset": ({Gesture.LONG_PRESS: Reset()}, Told("notice.hold_reset", {"s": long_press_s})),
         "goal_home": ({Gesture.PRESS: Goal(Side.HOME)}, None),
         "goal_away": ({Gesture.PRESS: Goal(Side.AWAY)}, None),
         "faceoff": ({Gesture.PRESS: Faceoff()}, None),
-        "undo": ({Gesture.LONG_PRESS: Undo()}, Told("notice.hold_undo", {"s": hold})),
+        "undo": ({Gesture.LONG_PRESS: Undo()}, Told("notice.hold_undo", {"s": long_press_s})),
         "passive_home": ({Gesture.PRESS: PassivePress(Side.HOME)}, None),
         "passive_away": ({Gesture.PRESS: PassivePress(Side.AWAY)}, None),
         "line_change": ({Gesture.PRESS: StartLineChange()}, None),

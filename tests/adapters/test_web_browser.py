@@ -141,7 +141,11 @@ def test_the_page_says_a_notice_as_the_catalogue_does(page: Page, daemon: Daemon
         ("refused.forfeit_played", {"command": "forfeit", "side": "home",
                                     "evidence": "goal", "at": 75.25, "word": "home"}),
         ("notice.penalty_waiting", {"number": 3, "side": "away", "player": None,
-                                    "kind": "major", "time": 300.0})]
+                                    "kind": "major", "time": 300.0}),
+        ("notice.corrected", {"number": 2, "side": "home", "scorer": "17",
+                              "assists": ["5", "9"]}),
+        ("notice.corrected", {"number": 2, "side": "home", "scorer": None, "assists": []}),
+        ("notice.hold_reset", {"s": 1.5})]
     assert {code for code, _ in told} >= {"notice.penalty_running", "notice.undo",
                                           "refused.forfeit_too_soon", "notice.shot_scored"}
     page.goto(f"{daemon.url}/?kiosk=1")

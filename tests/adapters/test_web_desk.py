@@ -200,8 +200,12 @@ WATCH_SHIFTS = """() => {
     for (const entry of list.getEntries()) {
       const moved = entry.sources.map((s) => s.node).filter((n) => n instanceof Element
         && (n.closest("button") || n.querySelector("button")));
+      const box = (r) => [r.x, r.y, r.width, r.height].map(Math.round);
       if (moved.length) window.buttonShifts.push({ value: entry.value,
-        nodes: moved.map((n) => n.id || n.className || n.tagName) });
+        nodes: moved.map((n) => n.id || n.className || n.tagName),
+        from: entry.sources.map((s) => box(s.previousRect)),
+        to: entry.sources.map((s) => box(s.currentRect)),
+        scrolled: window.scrollY, at_ms: Math.round(entry.startTime) });
     }
   }).observe({ type: "layout-shift" });
 }"""

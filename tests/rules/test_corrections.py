@@ -14,7 +14,9 @@ from timerd.config import profiles
 from timerd.core.effects import Phase, Reopened, ResultCorrected, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
+from timerd.core.rules.corrections import GoalCorrected
 from timerd.core.score import Ending, Side
+from timerd.i18n import Messages
 
 
 def ithf_with_goals(profile: str, *goals: tuple[float, str]) -> Match:
@@ -218,6 +220,23 @@ def test_isbhf_420_3_correct_the_scorer_and_assists_of_any_goal() -> None:
     with pytest.raises(CommandRefused) as refused:
         match.handle(match.parse("correct", "7", "10"), 203.0)
     assert refused.value.code == "no_goal_number"
+
+
+def test_isbhf_420_3_a_correction_is_told_with_shirt_numbers_the_catalogue_shows() -> None:
+    """The notice carries the shirt numbers as they are (the scorer, or None; the assists as
+    a list), and the catalogue alone shows them, "-" for none (issue 32 item 3)."""
+    match = isbhf_started()
+    match.handle(match.parse("stop"), 100.0)
+    match.handle(match.parse("goal", "home", "9", "4"), 101.0)
+    told = match.handle(match.parse("correct", "1", "10", "4", "5"), 102.0)
+    assert told == [GoalCorrected(1, Side.HOME, "10", ("4", "5"))]
+    params = told[0].params  # type: ignore[attr-defined]
+    assert params == {"number": 1, "side": "home", "scorer": "10", "assists": ["4", "5"]}
+    assert Messages("en").notice("notice.corrected", params) == \
+        "goal 1 (Home): scorer 10, assists 4, 5 (ISBHF 420 !3)"
+    bare = {"number": 1, "side": "home", "scorer": None, "assists": []}
+    assert Messages("en").notice("notice.corrected", bare) == \
+        "goal 1 (Home): scorer -, assists - (ISBHF 420 !3)"
 
 
 def test_isbhf_420_3_a_correction_after_the_end_is_a_new_revision() -> None:

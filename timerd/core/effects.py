@@ -99,11 +99,14 @@ class Notice:
 
 def _plain(value: Any) -> Any:
     """A field's value as the catalogue and the wire take it: an enum as its word, a
-    mapping's keys and values likewise (a score `{Side.HOME: 1}` is `{"home": 1}`)."""
+    mapping's keys and values likewise (a score `{Side.HOME: 1}` is `{"home": 1}`), a tuple
+    as a list (a goal's assists)."""
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
         return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
     return value
 
 

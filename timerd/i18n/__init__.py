@@ -81,13 +81,15 @@ def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
 #: that the catalogue alone shows (issue 32: the core formats no text): a `clock` kind is a
 #: number of seconds shown as the count-up clock face (120.0 is "2:00"), `score` the sides'
 #: goals ({"home": 2, "away": 1} is "2:1"), `player` a shirt number after the side (" #17",
-#: none: ""), `tenths` seconds to a tenth ("18.0"). Any other number shows as it is, a float
+#: none: ""), `shirts` shirt numbers (["5", "9"] is "5, 9", none: "-"), `tenths` seconds
+#: to a tenth ("18.0"). Any other number shows as it is, a float
 #: without a trailing ".0" (`:g`). The page's `said` (web/timerd.js) reads the same table.
 WORDS = {"side": "side", "winner": "side", "kind": "kind", "reason": "reason",
          "evidence": "evidence", "stage": "stage", "phase": "term.phase", "was": "term.phase",
          "period": "span", "time": "clock", "left": "clock", "within": "clock",
          "clock": "clock", "at": "clock", "after": "clock", "score": "score",
-         "player": "player", "left_s": "tenths", "lead_s": "tenths"}
+         "player": "player", "left_s": "tenths", "lead_s": "tenths",
+         "scorer": "shirts", "assists": "shirts"}
 
 
 class Messages:
@@ -136,6 +138,9 @@ class Messages:
         kind = WORDS.get(name)
         if kind == "player":
             return f" #{value}" if value else ""
+        if kind == "shirts":
+            shirts = [value] if isinstance(value, str) else list(value or [])
+            return ", ".join(str(shirt) for shirt in shirts if shirt) or "-"
         if kind == "score" and isinstance(value, Mapping):
             return f"{value.get('home', 0)}:{value.get('away', 0)}"
         if isinstance(value, int | float) and not isinstance(value, bool) \

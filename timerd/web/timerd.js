@@ -188,12 +188,15 @@ const timerd = (() => {
   // are words of the catalogue (`words`: a side, a penalty kind...) are translated too. A
   // refusal is its reason alone; the page says which button was refused.
   // Numbers are shown as the catalogue's table says (`clock`: seconds as m:ss, `score`:
-  // "2:1", `player`: " #17", `tenths`: "18.0"), as Messages.notice does.
+  // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
     for (const [name, value] of Object.entries(params)) {
       const kind = i18n.words[name];
       if (kind === "player") values[name] = value ? ` #${value}` : "";
+      else if (kind === "shirts") {
+        values[name] = [].concat(value ?? []).filter((shirt) => shirt).join(", ") || "-";
+      }
       else if (kind === "score" && value && typeof value === "object") {
         values[name] = `${value.home ?? 0}:${value.away ?? 0}`;
       } else if (kind === "clock" && typeof value === "number") values[name] = elapsedClock(value);

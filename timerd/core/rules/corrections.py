@@ -277,8 +277,8 @@ class Corrections(RuleModule):
             sheet.goals = [replace(g, scorer=command.scorer, assists=command.assists)
                            if g.number == goal.number
                            else g for g in sheet.goals]
-        told = GoalCorrected(goal.number, goal.side, command.scorer or "-",
-                             ", ".join(command.assists) or "-")
+        told = GoalCorrected(goal.number, goal.side, command.scorer or None,
+                             tuple(command.assists))
         if match.phase is not Phase.FINISHED:
             return [told]
         self.revision += 1
@@ -325,11 +325,11 @@ class LateGoalCounted(Notice):
 
 @dataclass(frozen=True)
 class GoalCorrected(Notice):
-    """ISBHF 420 !3: goal entry `number` of `side` now names `scorer` and `assists` ("-":
-    none)."""
+    """ISBHF 420 !3: goal entry `number` of `side` now names `scorer` (a shirt number, or None)
+    and `assists` (shirt numbers); the catalogue shows none as "-" (`i18n.WORDS`)."""
 
     code = "notice.corrected"
     number: int
     side: Side
-    scorer: str
-    assists: str
+    scorer: str | None
+    assists: tuple[str, ...]

@@ -389,7 +389,7 @@ class Penalties(RuleModule):
 
 
 def _starting(started: list[GivenPenalty]) -> list[Effect]:
-    return [PenaltyStarted(*named(p)) for p in started]
+    return [PenaltyStarted(*named(p), p.rule.duration_s) for p in started]
 
 
 def named(penalty: GivenPenalty) -> tuple[int, Side, str | None, str]:
@@ -406,13 +406,6 @@ class PenaltyNotice(Notice):
     side: Side
     player: str | None
     kind: str
-
-
-@dataclass(frozen=True)
-class PenaltyStarted(PenaltyNotice):
-    """A waiting penalty started: a running one of its team ended (ISBHF part 4)."""
-
-    code = "notice.penalty_starts"
 
 
 @dataclass(frozen=True)
@@ -449,6 +442,14 @@ class PenaltyRunning(PenaltyGiven):
     420 !1: the power-play goal that ended it was taken back)."""
 
     code = "notice.penalty_running"
+
+
+@dataclass(frozen=True)
+class PenaltyStarted(PenaltyGiven):
+    """A waiting penalty started, with `time` its whole length: a running one of its team
+    ended (ISBHF part 4)."""
+
+    code = "notice.penalty_starts"
 
 
 @dataclass(frozen=True)
