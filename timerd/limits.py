@@ -143,11 +143,12 @@ class RateLimitedLog:
         self._timers: dict[str, asyncio.TimerHandle] = {}
 
     def log(self, level: int, kind: str, message: str, *args: Any,
-            exc_info: bool = False) -> None:
+            exc_info: bool | BaseException = False) -> None:
+        """`exc_info`: True inside an `except` block, or the exception itself (a task's)."""
         throttle = self.kinds.setdefault(kind, Throttle(self.interval_s))
         if reported := throttle.count(self.clock()):
             self.logger.log(level, message + _suffix(reported), *args,
-                            exc_info=True if exc_info else None)
+                            exc_info=exc_info or None)
             self._left.pop(kind, None)
             return
         self._left[kind] = (level, message, args)

@@ -282,3 +282,32 @@ def test_pings_are_answered_and_a_silent_browser_is_pinged_then_dropped() -> Non
     assert serve(body) == [(aiohttp.WSMsgType.PONG, b"hello", 0.0),
                            (aiohttp.WSMsgType.PING, b"", 20.0),
                            (aiohttp.WSMsgType.CLOSED, None, 40.0)]
+
+
+def test_a_defect_in_serving_a_connection_is_logged_and_the_server_goes_on(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A connection's task that raises (a defect of ours outside any route, planted here in
+    reading the request) is logged at once with its traceback; that connection is closed
+    and the next one is served (issue 32 item 5: no task's crash goes unseen)."""
+    from timerd.adapters.web import server as http  # noqa: PLC0415 (the part planted in)
+
+    real = http._Connection.next_event
+    planted = [True]
+
+    async def next_event(self: Any, deadline: float) -> object:
+        if planted and planted.pop():
+            raise RuntimeError("planted defect")
+        return await real(self, deadline)
+
+    monkeypatch.setattr(http._Connection, "next_event", next_event)
+    state = b"GET /api/state HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+    async def body(server: WebServer) -> tuple[bytes, bytes]:
+        return await exchange(server, state), await exchange(server, state)
+
+    with caplog.at_level(logging.ERROR, logger="timerd"):
+        broken, served = serve(body)
+    assert (broken, statuses(served)) == (b"", [200])
+    failed = [r for r in caplog.records if "serving a connection failed" in r.getMessage()]
+    assert len(failed) == 1 and failed[0].exc_info is not None
+    assert "planted defect" in str(failed[0].exc_info[1])

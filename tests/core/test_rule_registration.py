@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from timerd.adapters.results.file import ResultsFile
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core import rules
@@ -120,6 +121,17 @@ def test_a_registered_modules_status_and_result_keys_appear(tmp_path: Path) -> N
     result = finished(Match(profiles.load("ithf")))
     assert result["laps_taken"] == 0
     assert result["periods"][0]["laps_in_period"] is None
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_registered_modules_result_keys_reach_the_results_line(tmp_path: Path) -> None:
+    """The results file writes every key of the core's result: the adapter names no rule
+    module's key (it named penalties, timeouts, points and shootout, and dropped a new one)."""
+    match = Match(profiles.load(profile_file(tmp_path, 'rules = ["laps"]\n')))
+    finished(match, laps=2)
+    line = ResultsFile(None, wall=lambda: 1_800_000_000.0).record(match.status(400.0))
+    assert (line["laps_taken"], line["periods"][0]["laps_in_period"]) == (2, 2)
+    assert list(line)[:2] == ["format", "match_id"] and list(line)[-1] == "goals"
 
 
 def test_without_registration_nothing_of_it_appears(tmp_path: Path) -> None:

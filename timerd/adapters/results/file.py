@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.adapters.results.format import RESULT_FORMAT
+from timerd.adapters.results.format import results_line
 from timerd.core.effects import Phase, PhaseChanged, ResultCorrected, Signal, SignalKind
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
@@ -156,35 +156,13 @@ class ResultsFile:
     def record(self, status: Status, finished: float | None = None) -> dict[str, Any]:
         """The results line for a finished match's status; `finished`: its end's wall time
         (None: now)."""
-        result = status.result or {}
         finished = self.wall() if finished is None else finished
-        revision = int(result.get("revision", 0))
-        return {
-            "format": RESULT_FORMAT,
-            "match_id": status.match_id,
-            # Issue 28: a correction after the end is a new line; readers take the latest.
-            "revision": revision,
-            "supersedes": revision - 1 if revision else None,
-            "profile": status.profile,
-            "teams": result.get("teams", status.teams),  # "" for a side nobody named
-            "round": result.get("round"),
-            "started": None if self._started_wall is None else iso(self._started_wall),
-            "finished": iso(finished),
-            "score": status.score,
-            "how": result.get("how"),
-            "winner": result.get("winner"),
-            "side": result.get("side"),
-            "played_s": result.get("played_s"),
-            "overtime_s": result.get("overtime_s"),
-            "replays": result.get("replays", 0),
-            "points": result.get("points"),  # ISBHF 413a, when the profile gives points
-            "shootout": result.get("shootout"),  # ISBHF 414b: every attempt
-            "periods": result.get("periods", []),  # with goals and an early intermission
-            "penalties": result.get("penalties", []),
-            "timeouts": result.get("timeouts", []),  # ISBHF 412
-            "interruptions": result.get("interruptions", []),
-            "goals": self.with_wall_times(status.goals, awarded_at=finished),
-        }
+        return results_line(
+            match_id=status.match_id, profile=status.profile, teams=status.teams,
+            score=status.score, result=status.result or {},
+            started=None if self._started_wall is None else iso(self._started_wall),
+            finished=iso(finished),
+            goals=self.with_wall_times(status.goals, awarded_at=finished))
 
     def _finished(self, status: Status) -> None:
         """Record the result once per revision; the start and goal wall times are kept

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,32 @@ log = logging.getLogger("timerd.results")
 
 #: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
 RESULT_FORMAT = 2
+
+
+def results_line(*, match_id: str | None, profile: str, teams: Mapping[str, str],
+                 score: Mapping[str, int], result: Mapping[str, Any], started: str | None,
+                 finished: str, goals: list[dict[str, Any]]) -> dict[str, Any]:
+    """The results line of a finished match: who, when (ISO 8601 wall times, which the
+    core does not know) and the score, then every key of the core's `result` (the phase
+    machine's and each registered rule module's record, `RuleModule.records`: a new rule's
+    key reaches the file with no change here), and the goals with their wall times last."""
+    revision = int(result.get("revision", 0))
+    line: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "match_id": match_id,
+        # Issue 28: a correction after the end is a new line; readers take the latest.
+        "revision": revision,
+        "supersedes": revision - 1 if revision else None,
+        "profile": profile,
+        "teams": result.get("teams", teams),  # "" for a side nobody named
+        "round": result.get("round"),
+        "started": started,
+        "finished": finished,
+        "score": dict(score),
+    }
+    line.update((key, value) for key, value in result.items() if key not in line)
+    line["goals"] = goals
+    return line
 
 
 def recent_results(path: Path, n: int = 20) -> list[dict[str, Any]]:

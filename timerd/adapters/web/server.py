@@ -255,7 +255,18 @@ class HttpServer:
         connection.task = asyncio.get_running_loop().create_task(
             connection.serve(), name="web-connection")
         self._tasks.add(connection.task)
-        connection.task.add_done_callback(self._tasks.discard)
+        connection.task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A connection's task ended. One that raised is a defect of ours in serving it (a
+        route's defect is a 500 already): logged with its traceback, its connection closed
+        by `serve`, the server and the match go on. A connection's task is not restarted: it
+        lives as long as its peer, so it is tracked here and awaited by `close`, not handed
+        to the service's supervised tasks (timerd/tasks.py), which restart what must run."""
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self.report.log(logging.ERROR, "defect", "web: serving a connection failed (a "
+                            "defect); it is closed, the server goes on", exc_info=exc)
 
     def _make_room(self) -> bool:
         """At the cap: close the connection idle longest (between requests). False when
