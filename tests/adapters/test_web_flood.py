@@ -19,7 +19,13 @@ import pytest
 
 from tests.adapters.test_web_limits import host_port, serve
 from timerd.adapters.web.adapter import WebServer
-from timerd.adapters.web.server import FRAME_BURST, PONG_BURST, WS_PER_PEER
+from timerd.adapters.web.server import (
+    CONNECT_BURST,
+    FLOOD_LOCKOUT_S,
+    FRAME_BURST,
+    PONG_BURST,
+    WS_PER_PEER,
+)
 from timerd.config import WebConfig
 
 TOKEN = "a-token-of-twenty-chars"
@@ -142,3 +148,45 @@ def test_a_ping_flood_gets_a_few_pongs_then_the_peer_is_closed_and_refused_a_whi
     assert out["later"].endswith(b"101 Switching Protocols")
     floods = [r for r in caplog.records if "frames a second" in r.getMessage()]
     assert len(floods) == 1
+
+
+def test_a_flooder_reconnecting_in_a_loop_is_closed_at_accept_and_others_are_served(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The bench's stream-flood phase: a flooder, refused its streams, reconnects at once
+    for ever (230,000 times in one phase). Each of those cost the match loop an HTTP parse
+    and a 503 (a press 7.4 ms late behind a batch of them). Now, while refused, an address
+    gets CONNECT_BURST connections, then CONNECTS_PER_S: the rest are closed as they are
+    accepted, unread and unanswered. Another address, and the same one after its lockout,
+    are served as before; one log line says so."""
+    async def body(server: WebServer) -> dict[str, Any]:
+        _, (reader, writer) = await ws_open(server.url)
+        writer.write(frame(0x9, b"x") * 2000)  # a ping flood: closed, refused for a while
+        async with asyncio.timeout(60):
+            while await reader.read(65536):
+                pass
+        writer.close()
+        answers = []
+        for _ in range(CONNECT_BURST + 20):  # within a virtual instant: over any rate
+            r, w = await asyncio.open_connection(*host_port(server.url))
+            w.write(b"GET /api/state HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            try:
+                answers.append(await r.read())
+            except ConnectionResetError:
+                answers.append(b"")
+            w.close()
+        other, (_, other_writer) = await ws_open(server.url, "127.0.0.2")
+        other_writer.close()
+        await asyncio.sleep(FLOOD_LOCKOUT_S + 1)  # virtual: the lockout is over
+        later, (_, later_writer) = await ws_open(server.url)
+        later_writer.close()
+        return {"answers": answers, "other": other, "later": later}
+
+    with caplog.at_level(logging.WARNING, logger="timerd.web"):
+        out = serve(WebConfig(host="127.0.0.1", port=0), body)
+    served = [a for a in out["answers"] if a.startswith(b"HTTP/1.1 200")]
+    assert len(served) == CONNECT_BURST  # a page and the control API still reach it
+    assert out["answers"][CONNECT_BURST:] == [b""] * 20  # closed unread: no parse, no 503
+    assert out["other"].endswith(b"101 Switching Protocols")
+    assert out["later"].endswith(b"101 Switching Protocols")
+    closed = [r for r in caplog.records if "new connections a second" in r.getMessage()]
+    assert len(closed) == 1

@@ -303,7 +303,11 @@ def test_a_defect_in_serving_a_connection_is_logged_and_the_server_goes_on(
     state = b"GET /api/state HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 
     async def body(server: WebServer) -> tuple[bytes, bytes]:
-        return await exchange(server, state), await exchange(server, state)
+        try:
+            broken = await exchange(server, state)
+        except ConnectionResetError:  # closed with the request unread
+            broken = b""
+        return broken, await exchange(server, state)
 
     with caplog.at_level(logging.ERROR, logger="timerd"):
         broken, served = serve(body)

@@ -35,6 +35,7 @@ import contextlib
 import ipaddress
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -85,6 +86,19 @@ PONG_BURST = 4
 FLOOD_LOCKOUT_S = 30.0
 #: The WebSocket close code for a peer that broke the frame rate (RFC 6455: policy).
 POLICY_VIOLATION = 1008
+#: New connections a second an address may open while it is refused WebSockets for a flood
+#: (FLOOD_LOCKOUT_S), after a burst of CONNECT_BURST: room for a page and the control API
+#: from a household behind the same address. More are closed as they are accepted, before
+#: anything is read: a flooder reconnecting in a loop costs the match loop an accept, not a
+#: parse and an answer. Other addresses are not limited here (WS_PER_PEER, the cap).
+CONNECTS_PER_S = 10.0
+CONNECT_BURST = 40
+#: Connections taken off the listening socket in one turn of the loop (asyncio's accept
+#: batch is its `backlog`): a storm of connects is served in short turns, between which the
+#: match's timers and presses run.
+ACCEPT_BATCH = 8
+#: Addresses whose connection rate is remembered (the oldest forgotten first).
+MAX_PEERS = 1024
 _PATH = re.compile(r"^(?:https?://[^/?#]*)?(/[^?#]*)(?:\?([^#]*))?")
 
 
@@ -212,6 +226,8 @@ class HttpServer:
         #: The open connections, oldest first.
         self.connections: dict[_Connection, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # every connection's, also a dropped one's
+        #: Each address's new connections (CONNECTS_PER_S), the most recent last.
+        self._connects: OrderedDict[str, TokenBucket] = OrderedDict()
         self._listener: asyncio.Server | None = None
 
     def real_time(self) -> float:
@@ -237,13 +253,18 @@ class HttpServer:
     async def listen(self, host: str, port: int) -> tuple[str, int]:
         """Start listening (OSError if the port cannot be bound); the bound host and port."""
         self._listener = await asyncio.start_server(self._accept, host, port,
-                                                    reuse_address=True, limit=CHUNK)
+                                                    reuse_address=True, limit=CHUNK,
+                                                    backlog=ACCEPT_BATCH)
         bound_host, bound_port = self._listener.sockets[0].getsockname()[:2]
         return bound_host, bound_port
 
     def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """A new connection (called as it is made, before any other runs): served, or in
-        place of the idlest one at the cap, or answered 503 when every one is busy."""
+        place of the idlest one at the cap, or answered 503 when every one is busy. One from
+        an address over its connection rate is closed at once, unread and unanswered."""
+        if not self._may_connect(writer):
+            writer.transport.abort()
+            return
         if len(self.connections) >= self.max_connections and not self._make_room():
             self.report.warning("busy", "web: refused a connection (503), all %d are busy",
                              self.max_connections)
@@ -267,6 +288,26 @@ class HttpServer:
         if not task.cancelled() and (exc := task.exception()) is not None:
             self.report.log(logging.ERROR, "defect", "web: serving a connection failed (a "
                             "defect); it is closed, the server goes on", exc_info=exc)
+
+    def _may_connect(self, writer: asyncio.StreamWriter) -> bool:
+        """Whether the peer of a new connection may be served: any peer not refused for a
+        flood, and one that is within CONNECTS_PER_S (by its own address: behind a proxy,
+        the proxy's)."""
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else "?"
+        if not self.flooders.locked_for(address):
+            return True
+        bucket = self._connects.pop(address, None) or TokenBucket(CONNECTS_PER_S,
+                                                                   CONNECT_BURST)
+        self._connects[address] = bucket
+        while len(self._connects) > MAX_PEERS:
+            self._connects.popitem(last=False)
+        if bucket.take(self.real_time()):
+            return True
+        self.report.warning("connect-rate", "web: closed connections from %s: refused for a "
+                            "flood, and over %g new connections a second", address,
+                            CONNECTS_PER_S)
+        return False
 
     def _make_room(self) -> bool:
         """At the cap: close the connection idle longest (between requests). False when
