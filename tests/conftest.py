@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import re
@@ -239,6 +240,10 @@ def _the_test_thread_keeps_its_priority() -> Iterator[None]:
         os.sched_setscheduler(0, policy, param)
     if os.getpriority(os.PRIO_PROCESS, tid) != nice:
         os.setpriority(os.PRIO_PROCESS, tid, nice)
+    # ... and the heap it froze when ready (`priority.freeze_heap`): the test run's own
+    # objects would never be collected again.
+    if gc.get_freeze_count():
+        gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

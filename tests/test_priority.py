@@ -4,6 +4,7 @@ latency held while the daemon runs (timerd/priority.py, docs/service.md)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import resource
@@ -223,3 +224,19 @@ def test_limit_rtprio_is_enough_without_root_powers(tmp_path: Path) -> None:
         found = threads(daemon.proc.pid)
     assert found.pop(daemon.proc.pid) == (os.SCHED_FIFO, 10, 0)
     assert {policy for policy, _, _ in found.values()} <= {os.SCHED_OTHER}
+
+
+def test_the_heap_frozen_at_ready_is_never_walked_by_a_collection_again() -> None:
+    """`freeze_heap` (called by `app.serve` when the daemon is ready) moves every object made
+    so far out of the collector's reach: a full collection then walks only newer objects
+    (bench/gc_pause.py measures the pause it saves)."""
+    kept = [[i] for i in range(1000)]  # objects made before the daemon is ready
+    try:
+        priority.freeze_heap()
+        assert gc.get_freeze_count() >= len(kept)
+        walked = {id(o) for o in gc.get_objects(generation=2)}
+        assert gc.is_tracked(kept[0])
+        assert not walked & {id(x) for x in kept}
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

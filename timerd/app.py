@@ -192,6 +192,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, daemon.stop.set)
         loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)
+        priority.freeze_heap()  # no full collection walks the start's objects again
         log.info("timerd ready: profile %s, pins %s%s", service.match.profile.name,
                  "simulated" if options.simulate else type(factory).__name__,
                  f", speed x{options.speed:g}" if options.speed != 1 else "")

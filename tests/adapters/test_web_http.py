@@ -313,5 +313,6 @@ def test_a_defect_in_serving_a_connection_is_logged_and_the_server_goes_on(
         broken, served = serve(body)
     assert (broken, statuses(served)) == (b"", [200])
     failed = [r for r in caplog.records if "serving a connection failed" in r.getMessage()]
-    assert len(failed) == 1 and failed[0].exc_info is not None
+    assert len(failed) == 1
+    assert failed[0].exc_info is not None
     assert "planted defect" in str(failed[0].exc_info[1])

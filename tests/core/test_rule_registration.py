@@ -131,7 +131,8 @@ def test_a_registered_modules_result_keys_reach_the_results_line(tmp_path: Path)
     finished(match, laps=2)
     line = ResultsFile(None, wall=lambda: 1_800_000_000.0).record(match.status(400.0))
     assert (line["laps_taken"], line["periods"][0]["laps_in_period"]) == (2, 2)
-    assert list(line)[:2] == ["format", "match_id"] and list(line)[-1] == "goals"
+    assert list(line)[:2] == ["format", "match_id"]
+    assert list(line)[-1] == "goals"
 
 
 def test_without_registration_nothing_of_it_appears(tmp_path: Path) -> None:
