@@ -36,17 +36,13 @@ class Dispatcher:
     #: Adapters' own state shown beside the match's (`{"muted": true}`), in each document.
     status_extras: list[StatusExtra] = field(default_factory=list)
 
-    def hand_out(self, effects: Sequence[Effect], status: Status, now: float) -> Dispatch:
+    def hand_out(self, effects: Sequence[Effect], status: Status, now: float,
+                 sounded: int = 0) -> Dispatch:
         """Every signal to every sound output, then the dispatch to every output; the log
-        lines after the sounds, which they must not delay."""
-        dispatch = Dispatch(tuple(effects), status, now, tuple(self.status_extras))
-        for signal in dispatch.signals:
-            for sounder in self.sound_outputs:
-                try:
-                    sounder.signal(signal, dispatch)
-                except Exception:
-                    log.exception("sound output %s failed on %s; the match goes on",
-                                  type(sounder).__name__, signal)
+        lines after the sounds, which they must not delay. The sound outputs had the first
+        `sounded` signals already (`sound`), before the match worked out what follows them."""
+        dispatch = self.dispatch(effects, status, now)
+        self.sound(dispatch, dispatch.signals[sounded:])
         for effect in dispatch.effects:
             if isinstance(effect, Signal):
                 late = dispatch.now - effect.due
@@ -63,3 +59,16 @@ class Dispatcher:
                 log.exception("output %s failed on %s; the match goes on",
                               type(output).__name__, dispatch.effects)
         return dispatch
+
+    def dispatch(self, effects: Sequence[Effect], status: Status, now: float) -> Dispatch:
+        return Dispatch(tuple(effects), status, now, tuple(self.status_extras))
+
+    def sound(self, dispatch: Dispatch, signals: Sequence[Signal]) -> None:
+        """`signals` to every sound output, each sound output's failure logged."""
+        for signal in signals:
+            for sounder in self.sound_outputs:
+                try:
+                    sounder.signal(signal, dispatch)
+                except Exception:
+                    log.exception("sound output %s failed on %s; the match goes on",
+                                  type(sounder).__name__, signal)

@@ -158,3 +158,29 @@ def test_final_comes_300_s_plus_paused_time_after_start_and_intervals_keep_match
         # due = start + match time at the signal + all interruption time before it
         assert signal.due == pytest.approx(start + 300 - signal.remaining_s + paused_before)
     assert timed[-1][0].due == pytest.approx(start + 300 + paused)
+
+
+def test_a_poll_to_the_signal_leaves_the_finals_end_due_at_its_instant() -> None:
+    """Issue 33: `poll(to_signal=True)` stops after the step that sounds the final, so that the
+    service hands it to the buzzer before the match works out its end; the end is still due at
+    the same instant and follows at the next poll. Together they are what one poll gives."""
+    def before_the_final() -> Match:
+        match = Match(profiles.load("ithf"))
+        match.handle(match.parse("start"), 0.0)
+        match.poll(20.0)  # the start signal
+        match.handle(match.parse("goal", "away"), 100.0)
+        match.poll(319.0)  # every signal before the final
+        return match
+
+    whole = before_the_final().poll(400.0)
+    match = before_the_final()
+    first = match.poll(400.0, to_signal=True)
+    assert [type(e).__name__ for e in first] == ["Signal"]
+    assert first[0].kind is SignalKind.FINAL
+    assert (match.phase, match.result) == (Phase.RUNNING, None)
+    assert match.next_deadline() == pytest.approx(320.0)
+    rest = match.poll(400.0)
+    assert first + rest == whole
+    assert match.phase is Phase.FINISHED
+    assert match.result is not None
+    assert match.next_deadline() is None

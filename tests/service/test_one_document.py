@@ -140,3 +140,39 @@ def test_a_slow_output_never_delays_a_buzzer_edge(mock_factory: Any,
     for signal in signals:
         first_edge = min(t for t in rises if t >= signal.due - 1e-9)
         assert first_edge == pytest.approx(signal.due, abs=1e-9), (signal, rises)
+
+
+class Heard:
+    """A sound output that notes, at each signal, what the match had worked out by then."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.heard: list[tuple[SignalKind, str, bool, Dispatch]] = []
+
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+        match = self.service.match
+        self.heard.append((signal.kind, match.phase.value, match.result is not None, dispatch))
+
+
+def test_the_final_signal_sounds_before_the_match_works_out_its_end() -> None:
+    """Issue 33: the end of a match (its result, the state kept for a correction) took the
+    match 0.5 ms at its final signal, all before that signal reached the buzzer: the final's
+    onset was the tail of every `bench/run` phase. The final goes to the sound outputs first,
+    with the match as it stood at the signal; the outputs still get one dispatch of the signal
+    and the end, its document the finished match's, and the final is sounded once."""
+    readers, sounders = [Reader()], []
+
+    def setup(service: Service) -> None:
+        service.outputs.extend(readers)
+        sounders.append(Heard(service))
+        service.sound_outputs.extend(sounders)
+
+    play("ithf", [(0, "start"), (100, "goal home")], until=330, setup=setup)
+    kind, phase, decided, ahead = sounders[0].heard[-1]
+    assert (kind, phase, decided) == (SignalKind.FINAL, "running", False)
+    assert [s.kind for s in ahead.signals] == [SignalKind.FINAL]
+    assert sum(k is SignalKind.FINAL for k, *_ in sounders[0].heard) == 1
+    final, document = readers[0].seen[-1]
+    assert [type(e).__name__ for e in final.effects][:2] == ["Signal", "PhaseChanged"]
+    assert document["phase"] == "finished"
+    assert document["result"]["winner"] == "home"

@@ -198,7 +198,7 @@ def test_a_defect_in_a_step_fails_the_run_instead_of_stalling_the_match():
         service.execute(service.parse("start"))
         await asyncio.sleep(5)
 
-        def broken(now):
+        def broken(now, **_):
             raise RuntimeError("defect")
 
         service.match.poll = broken

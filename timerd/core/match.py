@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from timerd.core.clock import MatchClock
@@ -85,6 +86,8 @@ class Match:
     #: next `poll` or `handle` hands it out first, so a refusal never swallows a signal.
     _held: list[Effect] = field(default_factory=list)
     _held_at: float | None = None
+    #: A fired final's (or period end's) end: due at once, first, a step of its own (`poll`).
+    _period_ends: Step | None = None
 
     def __post_init__(self) -> None:
         self.guard = FaceoffGuard(self.profile.faceoff_guard_s)
@@ -246,10 +249,11 @@ class Match:
 
     # -- time ------------------------------------------------------------------------------
 
-    def poll(self, now: float) -> list[Effect]:
+    def poll(self, now: float, *, to_signal: bool = False) -> list[Effect]:
         """Fire, once each and in time order, everything due by `now`, after what a refused
-        command held back (`handle`)."""
-        return self._release() + self._fire_due(now)
+        command held back (`handle`); with `to_signal`, to the first step that sounds a signal,
+        the rest still due: a final sounds before the match works out its end (issue 33)."""
+        return self._release() + self._fire_due(now, to_signal)
 
     def _hold(self, effects: list[Effect], now: float) -> None:
         if effects and self._held_at is None:
@@ -260,18 +264,21 @@ class Match:
         held, self._held, self._held_at = self._held, [], None
         return held
 
-    def _fire_due(self, now: float) -> list[Effect]:
+    def _fire_due(self, now: float, to_signal: bool = False) -> list[Effect]:
         effects: list[Effect] = []
         while (upcoming := self._next_timed()) is not None and upcoming[0] <= now:
-            due, fire = upcoming
-            effects.extend(fire(due))
+            effects.extend(fired := upcoming[1](upcoming[0]))
+            if to_signal and any(isinstance(effect, Signal) for effect in fired):
+                break
         return effects
 
     def _next_timed(self) -> Step | None:
         """The earliest timed step of the current phase, and what it does: the phase
         machine's and the rule modules'. On a tie the one listed first wins: a module's step
         `ahead_of_signals` (a penalty that runs out with the period ends in that period), then
-        the planned signal (a final ends the rest), then the others."""
+        the planned signal (a final ends the rest), then the others; a fired final's end first."""
+        if self._period_ends is not None:
+            return self._period_ends
         steps = [step for rule in self.rules if rule.ahead_of_signals
                  and (step := rule.next_step()) is not None]
         if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
@@ -342,10 +349,9 @@ class Match:
         signal = self.sound(planned.kind, due, planned.beeps, planned.remaining_s)
         for rule in self.rules:
             rule.planned_signal(signal)
-        effects: list[Effect] = [signal]
         if planned.kind in (SignalKind.FINAL, SignalKind.PERIOD_END):
-            effects.extend(self._end_period(planned.at_elapsed_s, due))
-        return effects
+            self._period_ends = due, partial(self._end_period, planned.at_elapsed_s)
+        return [signal]
 
     def _play_restarts(self, now: float) -> list[Effect]:
         """The clock starts: the stoppage and whatever ran in it are over (the timeout, the
@@ -353,6 +359,7 @@ class Match:
         return [effect for rule in self.rules for effect in rule.play_restarts(now)]
 
     def _end_period(self, at_elapsed_s: float, at: float) -> list[Effect]:
+        self._period_ends = None
         self.clock = self.clock.stopped_at_elapsed(at_elapsed_s)
         self.guard.clear()
         self._play_stops()
@@ -462,10 +469,7 @@ class Match:
 
     def records(self) -> dict[str, Any]:
         """What the rule modules keep in the result (penalties, timeouts, the shootout)."""
-        out: dict[str, Any] = {}
-        for rule in self.rules:
-            out.update(rule.record())
-        return out
+        return {key: value for rule in self.rules for key, value in rule.record().items()}
 
     def _enter_period(self, period: int) -> None:
         self.period = period
