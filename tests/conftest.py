@@ -53,7 +53,7 @@ def wired(part: Any, service: Service | None = None) -> Any:
 
 def dispatch(status: Status, *effects: Effect, now: float = 0.0) -> Dispatch:
     """A dispatch of `effects` leaving `status`, as the service hands one to an output."""
-    return Dispatch(effects, status, now)
+    return Dispatch(effects, lambda: status, now)
 
 
 def run_virtual(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:

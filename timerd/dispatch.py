@@ -10,7 +10,7 @@ the match goes on without it for that dispatch.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from timerd.core.effects import Effect, Signal
@@ -36,13 +36,14 @@ class Dispatcher:
     #: Adapters' own state shown beside the match's (`{"muted": true}`), in each document.
     status_extras: list[StatusExtra] = field(default_factory=list)
 
-    def hand_out(self, effects: Sequence[Effect], status: Status, now: float,
+    def hand_out(self, effects: Sequence[Effect], status: Callable[[], Status], now: float,
                  sounded: int = 0) -> Dispatch:
         """Every signal to every sound output, then the dispatch to every output; the log
         lines after the sounds, which they must not delay. The sound outputs had the first
         `sounded` signals already (`sound`), before the match worked out what follows them."""
         dispatch = self.dispatch(effects, status, now)
         self.sound(dispatch, dispatch.signals[sounded:])
+        dispatch.status  # noqa: B018 (made now, before any output could change the match)
         for effect in dispatch.effects:
             if isinstance(effect, Signal):
                 late = dispatch.now - effect.due
@@ -60,7 +61,8 @@ class Dispatcher:
                               type(output).__name__, dispatch.effects)
         return dispatch
 
-    def dispatch(self, effects: Sequence[Effect], status: Status, now: float) -> Dispatch:
+    def dispatch(self, effects: Sequence[Effect], status: Callable[[], Status],
+                 now: float) -> Dispatch:
         return Dispatch(tuple(effects), status, now, tuple(self.status_extras))
 
     def sound(self, dispatch: Dispatch, signals: Sequence[Signal]) -> None:

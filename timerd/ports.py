@@ -49,10 +49,18 @@ class Dispatch:
     an output reads it and never changes it, the document included (it copies to add)."""
 
     effects: tuple[Effect, ...]
-    status: Status
+    #: Makes `status`, once: after the buzzers had the signals (`Dispatcher.hand_out`).
+    status_of: Callable[[], Status]
     now: float
     #: The adapters' keys beside the core's (`Service.status_extras`), read at the build.
     extras: tuple[StatusExtra, ...] = ()
+
+    @cached_property
+    def status(self) -> Status:
+        """The match's status at `now`, made when first read: not before a buzzer's first
+        edge (0.1 ms in the daemon's process on the bench's machine, issue 33), and before
+        any output that is not a sound output has the dispatch."""
+        return self.status_of()
 
     @cached_property
     def document(self) -> dict[str, Any]:

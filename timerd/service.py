@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
@@ -213,7 +214,7 @@ class Service:
         self._told_until = when
         self._log.info(f"command {command.name}", "command %s", command)
         effects.append(Applied(command, at=when))
-        self._dispatch(effects, now, status)
+        self._dispatch(effects, now, lambda: status)
         self._wake()
         return status
 
@@ -373,7 +374,7 @@ class Service:
             # A signal and what it brings at the same instant (a final and the match's end,
             # its result and the state kept for a correction: 0.5 ms in `bench/run`): the
             # sound outputs have the signal first (issue 33), the outputs one dispatch of all.
-            ahead = self.dispatcher.dispatch(effects, self.match.status(now), now)
+            ahead = self.dispatcher.dispatch(effects, partial(self.match.status, now), now)
             self.dispatcher.sound(ahead, ahead.signals)
             sounded = len(ahead.signals)
             effects += self.match.poll(now)
@@ -459,14 +460,14 @@ class Service:
         if self.match.match_id is None and self.match.phase is not Phase.IDLE:
             self.match.match_id = self.mint_id()  # set up: before any output sees it
 
-    def _dispatch(self, effects: list[Effect], now: float, status: Status | None = None,
-                  sounded: int = 0) -> None:
-        """Hand `effects` to every output with the match's status at `now` (`status`: that
+    def _dispatch(self, effects: list[Effect], now: float,
+                  status_of: Callable[[], Status] | None = None, sounded: int = 0) -> None:
+        """Hand `effects` to every output with the match's status at `now` (`status_of`: that
         status, already made and checked by `execute`; `sounded`: how many of the signals
         the sound outputs had already)."""
         self._mint()
         if not effects:
             return
-        status = status or self.match.status(now)
-        self.dispatcher.hand_out(effects, status, now, sounded)
-        self._next_tick = next_shown_change(status, now, self.tenths)
+        made = partial(self.match.status, now) if status_of is None else status_of
+        dispatch = self.dispatcher.hand_out(effects, made, now, sounded)
+        self._next_tick = next_shown_change(dispatch.status, now, self.tenths)

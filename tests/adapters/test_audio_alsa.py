@@ -57,7 +57,7 @@ async def main():
         at = dataclasses.replace(status, **changes)
         before = capture.stat().st_size
         signal = Signal(kind, loop.time(), beeps=changes.pop("beeps", 1))
-        speaker.signal(signal, Dispatch((signal,), at, loop.time()))
+        speaker.signal(signal, Dispatch((signal,), lambda: at, loop.time()))
         deadline = time.monotonic() + 10
         while speaker.playing() and time.monotonic() < deadline:
             time.sleep(0.005)

@@ -176,3 +176,32 @@ def test_the_final_signal_sounds_before_the_match_works_out_its_end() -> None:
     assert [type(e).__name__ for e in final.effects][:2] == ["Signal", "PhaseChanged"]
     assert document["phase"] == "finished"
     assert document["result"]["winner"] == "home"
+
+
+def test_the_status_is_made_after_the_buzzers_had_the_signal() -> None:
+    """Issue 33: a dispatch's status (0.1 ms of the match's time in the daemon's process on
+    the bench's machine) is made after the sound outputs had the step's signals, so a signal's
+    first edge waits for nothing but the step that fired it; the outputs then read that one
+    status. Every timed signal's instant: the signal first, then the status at that instant."""
+    order: list[tuple[str, float]] = []
+
+    class Sounder:
+        def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+            order.append((signal.kind.value, round(signal.due, 6)))
+
+    def setup(service: Service) -> None:
+        made = service.match.status
+
+        def status(now: float) -> Any:
+            order.append(("status", round(now, 6)))
+            return made(now)
+
+        service.match.status = status  # type: ignore[method-assign]
+        service.sound_outputs.append(Sounder())
+
+    play("ithf", [(0, "start")], until=330, setup=setup)
+    timed = [(kind, due) for kind, due in order if kind in ("start", "interval", "final")]
+    assert [kind for kind, _ in timed] == ["start", *["interval"] * 4, "final"]
+    for signal in timed:
+        made_at = order.index(("status", signal[1]))
+        assert made_at > order.index(signal), signal
