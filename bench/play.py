@@ -229,6 +229,7 @@ async def play_timerd(profile: Profile, factory: MockFactory, buzzer: HookedPin,
                                   *speakers]
         slow = [SlowOutput(slow_output_s)] if slow_output_s else []
         service.outputs += [*slow, board.leds, *storage]
+        priority.freeze_heap()  # as the daemon does when it is ready (`timerd.app.serve`)
         task = asyncio.create_task(service.run(), name="match-loop")
         await played()
         task.cancel()
