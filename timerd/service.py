@@ -25,7 +25,7 @@ from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.commands import Command
-from timerd.core.effects import Applied, Effect, Phase, Tick, refusal
+from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
@@ -370,7 +370,8 @@ class Service:
             self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
         effects: list[Effect] = list(self.match.poll(now, to_signal=True))
         sounded = 0
-        if (due := self.match.next_deadline()) is not None and due <= now:
+        if any(isinstance(effect, Signal) for effect in effects) \
+                and (due := self.match.next_deadline()) is not None and due <= now:
             # A signal and what it brings at the same instant (a final and the match's end,
             # its result and the state kept for a correction: 0.5 ms in `bench/run`): the
             # sound outputs have the signal first (issue 33), the outputs one dispatch of all.
