@@ -2,9 +2,10 @@
 
 A dispatch goes out in two rounds: first every signal to every sound output (`signal`: the
 buzzers, the horn, the speaker), then the whole dispatch to every output (`notify`), so a
-buzzer's first edge never waits for a display, a disk or a network (issue 32). Both return at
-once (a buzzer schedules its later edges, a writer buffers). One that raises is logged and
-the match goes on without it for that dispatch.
+buzzer's first edge never waits for a display, a disk or a network (issue 32), nor for the
+match's status, which is made between the rounds (issue 33). Both return at once (a buzzer
+schedules its later edges, a writer buffers). One that raises is logged and the match goes
+on without it for that dispatch.
 """
 
 from __future__ import annotations
