@@ -263,6 +263,25 @@ class TokenBucket:
         return True
 
 
+class PeerBuckets:
+    """A `TokenBucket` per peer, made at its first `take`: at most `max_peers` remembered,
+    the one seen longest ago forgotten first, so a scan from many addresses costs bounded
+    memory (as `TokenGuard`'s peers)."""
+
+    def __init__(self, rate_per_s: float, burst: int, max_peers: int = 1024) -> None:
+        self.rate_per_s = rate_per_s
+        self.burst = burst
+        self.max_peers = max_peers
+        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+
+    def take(self, peer: str, now: float) -> bool:
+        bucket = self._buckets.pop(peer, None) or TokenBucket(self.rate_per_s, self.burst)
+        self._buckets[peer] = bucket
+        while len(self._buckets) > self.max_peers:
+            self._buckets.popitem(last=False)
+        return bucket.take(now)
+
+
 def fd_share(wanted: int, fraction: float, what: str) -> int:
     """`wanted` connections, or fewer if they would take over `fraction` of the process's
     file descriptors (RLIMIT_NOFILE), so connections can never starve the journal, the

@@ -35,7 +35,6 @@ import contextlib
 import ipaddress
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -52,7 +51,7 @@ from wsproto.events import (
 from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import RemoteProtocolError as WebSocketRefused
 
-from timerd.limits import RateLimitedLog, TokenBucket, TokenGuard, idle_longest
+from timerd.limits import PeerBuckets, RateLimitedLog, TokenBucket, TokenGuard, idle_longest
 
 #: Largest request line and headers taken (h11 answers more with 431).
 MAX_HEADERS = 16 * 1024
@@ -97,8 +96,6 @@ CONNECT_BURST = 40
 #: batch is its `backlog`): a storm of connects is served in short turns, between which the
 #: match's timers and presses run.
 ACCEPT_BATCH = 8
-#: Addresses whose connection rate is remembered (the oldest forgotten first).
-MAX_PEERS = 1024
 _PATH = re.compile(r"^(?:https?://[^/?#]*)?(/[^?#]*)(?:\?([^#]*))?")
 
 
@@ -226,8 +223,8 @@ class HttpServer:
         #: The open connections, oldest first.
         self.connections: dict[_Connection, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # every connection's, also a dropped one's
-        #: Each address's new connections (CONNECTS_PER_S), the most recent last.
-        self._connects: OrderedDict[str, TokenBucket] = OrderedDict()
+        #: Each address's new connections (CONNECTS_PER_S).
+        self._connects = PeerBuckets(CONNECTS_PER_S, CONNECT_BURST)
         self._listener: asyncio.Server | None = None
 
     def real_time(self) -> float:
@@ -297,12 +294,7 @@ class HttpServer:
         address = str(peer[0]) if isinstance(peer, tuple) else "?"
         if not self.flooders.locked_for(address):
             return True
-        bucket = self._connects.pop(address, None) or TokenBucket(CONNECTS_PER_S,
-                                                                   CONNECT_BURST)
-        self._connects[address] = bucket
-        while len(self._connects) > MAX_PEERS:
-            self._connects.popitem(last=False)
-        if bucket.take(self.real_time()):
+        if self._connects.take(address, self.real_time()):
             return True
         self.report.warning("connect-rate", "web: closed connections from %s: refused for a "
                             "flood, and over %g new connections a second", address,
