@@ -18,7 +18,7 @@ from timerd import version
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
-from timerd.i18n import Messages, resolve
+from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.tools import completion, desk_link, hall_args, install
 
 EXIT_REFUSED = 1
@@ -45,24 +45,33 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _version_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action=_Version)
+def _version_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
+    parser.add_argument("--version", action=_Version, help=msg("cli.help.version"))
 
 
-def _instance_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--instance", metavar="NAME",
-                        help="one of several timerds on this machine: its own config "
-                             "(/etc/timerd/NAME.toml), socket, state and runtime directory")
+def _instance_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
+    parser.add_argument("--instance", metavar="NAME", help=msg("cli.help.instance"))
 
 
-def _set_instance(name: str | None) -> str | None:
+def _set_instance(name: str | None, msg: Messages = LOG_TEXT) -> str | None:
     """Select the instance for the path functions (and any child process); an error text."""
     if name is None:
         return None
-    if problem := install.check_instance_name(name):
-        return problem
+    if install.check_instance_name(name):
+        return msg("cli.instance_name", name=repr(name))
     os.environ[config_mod.INSTANCE_ENV] = name
     return None
+
+
+def terminal_messages() -> Messages:
+    """The terminal's language where no daemon's status says it (an error before any reply,
+    a refusal, the desk's link): the config's `[ui] language`, its "auto" (or a config this
+    user cannot read) the locale's (LC_ALL, LC_MESSAGES, LANG), as the desk pages'."""
+    try:
+        setting = config_mod.load().ui.language
+    except SchemaError:  # not readable by this user (root:timerd 0640), or broken
+        setting = "auto"
+    return Messages(resolve(setting))
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
@@ -340,16 +349,13 @@ def find_socket(flag: Path | None) -> Path:
     return config_mod.runtime_dir() / "control.sock"
 
 
-def _unreachable(path: Path, exc: OSError) -> str:
+def _unreachable(path: Path, exc: OSError, msg: Messages = LOG_TEXT) -> str:
     """Why timerctl cannot talk to `path`, and what to do about it."""
     if isinstance(exc, PermissionError):
-        return (f"not allowed to use {path}: add yourself to the timerd group (`sudo usermod "
-                "-aG timerd $USER`, then log in again; `timerd install` does it for the "
-                "user who ran it)")
+        return msg("cli.not_allowed", path=path)
     if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
-        return (f"no timerd is listening at {path} (is it running? `systemctl status "
-                "timerd`; give another socket with --socket PATH or $TIMERD_SOCKET)")
-    return f"cannot reach timerd at {path}: {exc}"
+        return msg("cli.not_listening", path=path)
+    return msg("cli.cannot_reach", path=path, error=exc)
 
 
 def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -> dict[str, Any]:
@@ -368,11 +374,11 @@ def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -
     return reply
 
 
-def _refusal(reply: dict[str, Any]) -> str:
+def _refusal(reply: dict[str, Any], msg: Messages) -> str:
     """Why the daemon refused, in this terminal's language when the reply gives its code."""
     code, params = reply.get("code"), reply.get("params")
     if isinstance(code, str) and isinstance(params, dict):
-        return Messages(resolve("auto")).notice(code, params)
+        return msg.notice(code, params)
     return str(reply.get("error"))
 
 
@@ -421,17 +427,16 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
         lines.append(row("st.sound", msg("st.speaker", state=state)
                          + (f" ({msg('st.muted')})" if status["speaker_muted"] else "")
                          + (f", {msg('st.buzzer_muted')}" if status["buzzer_muted"] else "")))
-    return "\n".join(lines + _storage_lines(status))
+    return "\n".join(lines + _storage_lines(status, msg))
 
 
-def _storage_lines(status: dict[str, Any]) -> list[str]:
+def _storage_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     """What the card cannot keep (a full or failing state directory): every reply shows it."""
     storage = status.get("storage") or {"ok": True}
-    lines = [f"STORAGE   {what} cannot be written: {why}"
+    lines = [msg("cli.storage_fault", what=msg.get(f"storage.{what}", what), why=why)
              for what, why in (storage.get("faults") or {}).items()]
     if storage.get("pending_results") and not storage["ok"]:
-        lines.append(f"STORAGE   {storage['pending_results']} result(s) not written yet, "
-                     "kept and retried")
+        lines.append(msg("cli.storage_pending", n=storage["pending_results"]))
     return lines
 
 
@@ -456,7 +461,7 @@ def action_line(command: str, reply: dict[str, Any], msg: Messages | None = None
     if result := status.get("result"):
         where += ", " + _result_said(result, teams, msg)
     said = [s for s in said if s] or [command]  # the command itself when nothing else says
-    return "\n".join(["; ".join(said) + f" - {where}", *_storage_lines(status)])
+    return "\n".join(["; ".join(said) + f" - {where}", *_storage_lines(status, msg)])
 
 
 def _event_said(event: dict[str, Any], teams: dict[str, str], msg: Messages) -> str:
@@ -557,19 +562,18 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
-def _desk() -> int:
+def _desk(msg: Messages) -> int:
     """`timerctl desk`: the score desk's link with the token, as a QR code and as text."""
     try:
         web = config_mod.load().web
     except SchemaError as exc:  # unreadable (root:timerd 0640) or broken
-        print(f"timerctl: cannot read the config for web.token: {exc.problems[0]} (members "
-              "of the group timerd may read it: `sudo usermod -aG timerd $USER`)",
+        print(f"timerctl: {msg('cli.desk.no_config', problem=exc.problems[0])}",
               file=sys.stderr)
         return EXIT_USAGE
-    if problem := desk_link.problem(web):
+    if problem := desk_link.problem(web, msg):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    desk_link.print_desk(web, sys.stdout)
+    desk_link.print_desk(web, sys.stdout, msg)
     return 0
 
 
@@ -605,35 +609,29 @@ def _argument_said(name: str, msg: Messages) -> str:
     return msg.get(f"arg.{name}", name)
 
 
-def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None) -> argparse.ArgumentParser:
-    """timerctl's parser; with `commands` (for completion), a subcommand per command with its
-    arguments instead of any word the daemon may take."""
-    top = argparse.ArgumentParser(
-        prog="timerctl", add_help=False,
-        description="Control a running timerd: start, pause, resume, toggle, reset, status, "
-        "and the commands its profile adds (`timerctl help` lists them with their "
-        "arguments).")
-    top.add_argument("-h", "--help", action="store_true",
-                     help="show this help and the running timerd's commands, and exit")
-    _version_arg(top)
-    top.add_argument("--socket", type=Path, metavar="PATH",
-                     help="the daemon's control socket (default: $TIMERD_SOCKET, the config's "
-                          "control.socket, /run/timerd/control.sock, then the per-user one)")
-    _instance_arg(top)
-    top.add_argument("--json", action="store_true", help="print the reply as JSON")
+def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None,
+                msg: Messages = LOG_TEXT) -> argparse.ArgumentParser:
+    """timerctl's parser, its help in `msg`'s language; with `commands` (for completion), a
+    subcommand per command with its arguments instead of any word the daemon may take."""
+    top = argparse.ArgumentParser(prog="timerctl", add_help=False,
+                                  description=msg("cli.help.about"))
+    top.add_argument("-h", "--help", action="store_true", help=msg("cli.help.help"))
+    _version_arg(top, msg)
+    top.add_argument("--socket", type=Path, metavar="PATH", help=msg("cli.help.socket"))
+    _instance_arg(top, msg)
+    top.add_argument("--json", action="store_true", help=msg("cli.help.json"))
     if commands is not None:
         completion.add_commands(top, commands)
         return top
-    top.add_argument("command", nargs="?",
-                     help="help | status | start | pause | resume | toggle | reset | ... "
-                     "(desk: the score desk's link and QR code, to pair a phone)")
-    top.add_argument("args", nargs="*", help="the command's arguments")
+    top.add_argument("command", nargs="?", help=msg("cli.help.command"))
+    top.add_argument("args", nargs="*", help=msg("cli.help.args"))
     return top
 
 
 @quiet_pipe
 def timerctl(argv: list[str] | None = None) -> int:
-    top = _ctl_parser()
+    msg = terminal_messages()
+    top = _ctl_parser(msg=msg)
     args = top.parse_args(argv)
     if "--json" in args.args:  # `timerctl status --json` reads naturally; accept it there too
         args.args.remove("--json")
@@ -642,12 +640,12 @@ def timerctl(argv: list[str] | None = None) -> int:
         top.print_help()
         print()
     elif args.command is None:
-        top.error("give a command (`timerctl help` lists them)")
-    if problem := _set_instance(args.instance):
+        top.error(msg("cli.give_command"))
+    if problem := _set_instance(args.instance, msg):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "desk":
-        return _desk()
+        return _desk(msg)
     path = find_socket(args.socket)
     listing = args.help or args.command == "help"
     try:
@@ -658,12 +656,12 @@ def timerctl(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except OSError as exc:
         if args.help:  # the help above stands; the daemon's own commands need a daemon
-            print(f"(its commands: {_unreachable(path, exc)})")
+            print(msg("cli.its_commands", error=_unreachable(path, exc, msg)))
             return 0
-        print(f"timerctl: {_unreachable(path, exc)}", file=sys.stderr)
+        print(f"timerctl: {_unreachable(path, exc, msg)}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:
-        print(f"timerctl: cannot reach timerd at {path}: {exc}", file=sys.stderr)
+        print(f"timerctl: {msg('cli.cannot_reach', path=path, error=exc)}", file=sys.stderr)
         return EXIT_USAGE
     if listing and reply.get("ok"):
         print(json.dumps(reply["commands"], indent=2) if args.json else format_commands(reply))
@@ -678,9 +676,9 @@ def timerctl(argv: list[str] | None = None) -> int:
     elif reply.get("ok"):  # an action: what it did, in one line
         print(action_line(args.command, reply))
     if reply.get("warning"):  # applied, but not on disk (docs/service.md)
-        print(f"timerctl: warning: {reply['warning']}", file=sys.stderr)
+        print(f"timerctl: {_warning(reply, msg)}", file=sys.stderr)
     if not reply.get("ok"):
-        print(f"timerctl: {_refusal(reply)}", file=sys.stderr)
+        print(f"timerctl: {_refusal(reply, msg)}", file=sys.stderr)
         return EXIT_REFUSED
     return EXIT_NOT_COUNTED if not_counted else 0
 
@@ -694,3 +692,12 @@ def _not_counted(command: str, reply: dict[str, Any]) -> str:
         return ""
     msg = Messages(resolve(str(status.get("language") or "auto")))
     return msg("st.no_goal", reason=msg.reason(goals[-1]["reason"]))
+
+
+def _warning(reply: dict[str, Any], msg: Messages) -> str:
+    """A command applied but not on disk, in the terminal's language: the reply's `problem`
+    (a storage fault as the daemon describes it) where it gives one, else its `warning`."""
+    warning = str(reply["warning"])
+    if reply.get("durable") is False and "problem" in reply:
+        warning = msg("reply.not_durable", problem=reply["problem"])
+    return msg("cli.warning", warning=warning)

@@ -18,14 +18,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from timerd.config.sections import WebConfig
-
-#: What `timerctl desk` says when it cannot give a link (the config's problem, in its words).
-NO_TOKEN = ("the score desk needs web.token in the config, and this config has none: `sudo "
-            "timerd install` writes a random one into a new config; or set [web] token = "
-            "\"...\" (32 or more random characters) and restart timerd")
-WEB_OFF = "the web server is off in the config ([web] enabled = false): there is no desk"
-PI_ONLY = ("control is served only on the Pi itself ([web] control = {control}): a phone "
-           "cannot reach it; open http://{control}/control in the Pi's own browser")
+from timerd.i18n import LOG_TEXT, Messages
 
 
 def local_addresses() -> list[str]:
@@ -51,29 +44,28 @@ def desk_links(web: WebConfig, addresses: list[str], hostname: str) -> list[str]
     return [f"http://{h}:{port}/control#token={fragment}" for h in hosts]
 
 
-def problem(web: WebConfig) -> str | None:
-    """Why there is no link a phone can open, or None."""
+def problem(web: WebConfig, msg: Messages = LOG_TEXT) -> str | None:
+    """Why there is no link a phone can open (the config's problem, in its words), or None."""
     control = web.control_address()
     if not web.enabled:
-        return WEB_OFF
+        return msg("cli.desk.web_off")
     if not web.token:
-        return NO_TOKEN
+        return msg("cli.desk.no_token")
     if control and control[0] in ("127.0.0.1", "::1", "localhost"):
-        return PI_ONLY.format(control=web.control)
+        return msg("cli.desk.pi_only", control=web.control)
     return None
 
 
-def print_desk(web: WebConfig, out: TextIO, addresses: list[str] | None = None,
-               hostname: str | None = None) -> None:
+def print_desk(web: WebConfig, out: TextIO, msg: Messages = LOG_TEXT,
+               addresses: list[str] | None = None, hostname: str | None = None) -> None:
     """The QR code of the first link (the first IP address: every phone opens it), then every
-    link as text."""
+    link as text, in `msg`'s language."""
     import segno  # noqa: PLC0415 (only this command draws a QR code)
 
     links = desk_links(web, local_addresses() if addresses is None else addresses,
                        socket.gethostname() if hostname is None else hostname)
-    print("Scan this with the phone's camera to open the score desk, paired:", file=out)
+    print(msg("cli.desk.scan"), file=out)
     segno.make(links[0], error="m").terminal(out=out, compact=True)
-    print("Or open one of these on the phone (the token is in the link: keep it to the "
-          "scorekeepers):", file=out)
+    print(msg("cli.desk.or_open"), file=out)
     for link in links:
         print(f"  {link}", file=out)
