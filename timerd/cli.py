@@ -219,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         return _results(args.file or config.results_path(), args.n, args.json)
     if args.command == "sound-test":
         return _sound_test(config, args)
+    if args.command == "hall":  # its commands speak the desk's language (issue 46)
+        from timerd.tools import hall_text  # noqa: PLC0415
+
+        hall_text.speak(config.ui.language)
     if args.command == "hall" and args.hall_command == "secure":
         from timerd.tools import hall_secure  # noqa: PLC0415
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import tomli_w
 
 from timerd.adapters.hall.protocol import Topics
+from timerd.tools.hall_text import text as said
 
 #: The desk's user name on the broker.
 DESK_USER = "desk"
@@ -96,12 +97,11 @@ def secure(hall: str, tables: list[str], out: Path,
     """Write the hall's broker security under `out`; the users and their passwords."""
     tool = passwd_tool or shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
     if not Path(tool).exists():
-        raise SecureError("mosquitto_passwd is not installed (Debian: apt install mosquitto)")
+        raise SecureError(said("hall.secure.no_passwd"))
     bad = [t for t in tables if not _TABLE_ID.fullmatch(t) or t == DESK_USER]
     if bad or not tables or len(set(tables)) < len(tables):
-        raise SecureError("--tables: table ids of 1 to 32 letters, digits, '-' or '_', each "
-                          f"once, not {DESK_USER!r}" + (f" (not {', '.join(bad[:3])})"
-                                                        if bad else ""))
+        raise SecureError(said("hall.secure.tables", desk=repr(DESK_USER)) + (
+            " " + said("hall.secure.bad", tables=", ".join(bad[:3])) if bad else ""))
     users = {DESK_USER: secrets.token_urlsafe(18)} | {
         t: secrets.token_urlsafe(18) for t in tables}
     passwd = out / "passwd"
@@ -110,7 +110,7 @@ def secure(hall: str, tables: list[str], out: Path,
                             check=False)
     if hashed.returncode != 0:
         passwd.unlink()
-        raise SecureError(f"mosquitto_passwd -U failed: {hashed.stderr.strip()}")
+        raise SecureError(said("hall.secure.failed", error=hashed.stderr.strip()))
     (out / "acl").write_text(acl_text(hall, tables), encoding="utf-8")
     (out / "mosquitto.conf").write_text(conf_text(), encoding="utf-8")
     _private(out / "desk.toml", login_toml(hall, DESK_USER, users[DESK_USER], None))
@@ -128,12 +128,12 @@ def main(hall: str, args: argparse.Namespace) -> int:
         print(f"timerd hall secure: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    print(f"hall {hall}: users {DESK_USER} and {', '.join(tables)} in {out / 'passwd'}, "
-          f"access list {out / 'acl'}\n"
-          f"broker: sudo install -d -o mosquitto -m 700 {BROKER_DIR} && sudo install -o "
-          f"mosquitto -m 600 {out / 'passwd'} {out / 'acl'} {BROKER_DIR}/ && sudo cp "
-          f"{out / 'mosquitto.conf'} /etc/mosquitto/conf.d/timerd.conf && sudo systemctl "
-          "restart mosquitto\n"
-          f"tables: add {out / 'tables'}/<table>.toml to each table's timerd.toml; "
-          f"the desk: {out / 'desk.toml'}")
+    print(said("hall.secure.done", hall=hall, desk=DESK_USER, tables=", ".join(tables),
+               passwd=out / "passwd", acl=out / "acl"))
+    print(said("hall.secure.broker", commands=(
+        f"sudo install -d -o mosquitto -m 700 {BROKER_DIR} && sudo install -o "
+        f"mosquitto -m 600 {out / 'passwd'} {out / 'acl'} {BROKER_DIR}/ && sudo cp "
+        f"{out / 'mosquitto.conf'} /etc/mosquitto/conf.d/timerd.conf && sudo systemctl "
+        "restart mosquitto")))
+    print(said("hall.secure.tables_desk", tables=out / "tables", desk=out / "desk.toml"))
     return 0
