@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.hall_rig import ROOT, Broker, Table, free_port, running_tables
+from tests.hall_rig import ROOT, Broker, free_port, running_tables
 from tests.untranslated import untranslated
 
 #: Real processes, a broker and real time: the e2e tier (generous margins).
@@ -47,24 +47,19 @@ def hall(language: str, port: int, *args: str, config: str = "") -> str:
     return done.stdout + done.stderr
 
 
-def in_each_language(scenario: Callable[[str], str]) -> None:
-    english = scenario("en")
+def in_each_language(scenario: Callable[[str], str]) -> dict[str, str]:
+    """What `scenario` printed in en, sl and sk; no line of the sl and sk output is English."""
+    said = {language: scenario(language) for language in LOCALES}
     for language in ("sl", "sk"):
-        said = scenario(language)
-        assert said.strip(), language
-        assert untranslated(language, said, english, DATA) == [], (language, said)
+        assert said[language].strip(), language
+        assert untranslated(language, said[language], said["en"], DATA) == [], (
+            language, said[language])
+    return said
 
 
-@pytest.fixture
-def tables(mosquitto: Broker, tmp_path: Path) -> Iterator[tuple[Broker, list[Table]]]:
-    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=60, lead_s=0.3) as (
-            _, running):
-        yield mosquitto, running
-
-
-def test_the_desk_commands_speak_the_desks_language(
-        tables: tuple[Broker, list[Table]], tmp_path: Path) -> None:
-    broker, _ = tables
+def test_the_desk_commands_speak_the_desks_language(mosquitto: Broker, tmp_path: Path) -> None:
+    """Two idle tables a1 and a2; every command leaves them as they were (a round of the
+    scenario that starts names a table that is not there), so each language sees the same."""
     schedule = tmp_path / "schedule.csv"
     schedule.write_text(SCHEDULE, encoding="utf-8")
     broken = tmp_path / "broken.csv"
@@ -86,15 +81,15 @@ def test_the_desk_commands_speak_the_desks_language(
                ["round", "load", str(schedule), "--round", "R1", *store],
                ["results", "--round", "R1", "--timeout", "1", *store],
                ["results", "--round", "R8", "--timeout", "1", *store]]
-        said = [hall(language, broker.port, *args) for args in run]
+        said = [hall(language, mosquitto.port, *args) for args in run]
         said.append(hall(language, nobody, "status", "--once", *store))
-        said.append(hall(language, broker.port, "secure", "--tables", "a1,a1",
+        said.append(hall(language, mosquitto.port, "secure", "--tables", "a1,a1",
                          "--out", str(tmp_path / f"secure-{language}")))
-        said.append(hall(language, broker.port, "secure", "--tables", "a1,a2",
+        said.append(hall(language, mosquitto.port, "secure", "--tables", "a1,a2",
                          "--out", str(tmp_path / f"secure-{language}")))
         return "".join(said)
-    in_each_language(scenario)
-    slovenian = scenario("sl")
+    with running_tables(mosquitto, tmp_path, ("a1", "a2"), period_s=60, lead_s=0.3):
+        slovenian = in_each_language(scenario)["sl"]
     assert "povezanih miz: 2 od 2" in slovenian
     assert "ZAVRNJENO" in slovenian
 
