@@ -656,7 +656,7 @@ def timerctl(argv: list[str] | None = None) -> int:
         config_mod.trusted_socket(path)
         reply = request(path, "commands" if listing else args.command, args.args)
     except config_mod.UnsafePath as exc:
-        print(f"timerctl: {exc}", file=sys.stderr)
+        print(f"timerctl: {msg(exc.key, **exc.params) if exc.key else exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         if args.help:  # the help above stands; the daemon's own commands need a daemon

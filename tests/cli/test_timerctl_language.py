@@ -72,6 +72,9 @@ def test_errors_help_and_the_desk_without_a_daemon(tmp_path: Path, run: Run) -> 
     """The config's own problem (its schema's words, as `timerd config` prints them) and the
     positional arguments' names argparse shows are data."""
     nowhere = str(tmp_path / "nowhere.sock")
+    shared = tmp_path / "shared"  # anyone may swap a socket in it: refused
+    shared.mkdir()
+    shared.chmod(0o777)
     broken = tmp_path / "broken.toml"
     broken.write_text("[web]\nport = -1\n")
     with pytest.raises(SchemaError) as problem:
@@ -82,6 +85,8 @@ def test_errors_help_and_the_desk_without_a_daemon(tmp_path: Path, run: Run) -> 
         for argv, config, code in [
                 (["--socket", nowhere, "start"], "", cli.EXIT_USAGE),
                 (["--socket", nowhere, "--help"], "", 0),
+                (["--socket", str(shared / "control.sock"), "status"], "", cli.EXIT_USAGE),
+                (["--socket", str(tmp_path / "broken.toml"), "status"], "", cli.EXIT_USAGE),
                 ([], "", cli.EXIT_USAGE),
                 (["--instance", "no good", "status"], "", cli.EXIT_USAGE),
                 (["desk"], "", cli.EXIT_USAGE),
