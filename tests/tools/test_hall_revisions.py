@@ -15,7 +15,7 @@ import pytest
 
 from tests.adapters.test_hall_restart import desk, online
 from tests.hall_rig import Broker, Observer, Table, stop_all
-from tests.tools.test_hall_desk_input import RECORD, publish, result_message, run
+from tests.tools.test_hall_desk_input import RECORD, STATE, publish, result_message, run
 from timerd.adapters.hall.protocol import (
     CHAIN_LENGTH,
     REOPENED,
@@ -235,3 +235,31 @@ def test_a_start_round_at_an_instant_no_float_holds_is_refused_cleanly(
     finally:
         observer.close()
         stop_all([table])
+
+
+def test_numbers_no_float_holds_set_a_message_aside_and_every_desk_command_goes_on(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """A retained state whose `wall` is 10**400 and a result whose `played_s` is: old code
+    raised OverflowError while checking them, which ended the desk's reader (`hall status`
+    and `hall results` failed for the whole hall)."""
+    store = tmp_path / "store"
+    observer = Observer(mosquitto.port)
+    huge = b"1" + b"0" * 400
+    try:
+        publish(observer, "timerd/hall/tables/t1/status", b"online")
+        publish(observer, "timerd/hall/tables/t1/state", json.dumps(
+            {**STATE, "wall": 0}).encode().replace(b'"wall": 0', b'"wall": ' + huge))
+        publish(observer, "timerd/hall/tables/t2/results", json.dumps(
+            result_message("t2")).encode().replace(b'"played_s": 331.0',
+                                                   b'"played_s": ' + huge))
+        code, out, err = run(mosquitto, "status", "--once")
+        assert code == 0, out + err
+        assert "warning: t1: state unreadable: wall: out of bounds: -1e+10 to 1e+10" in out
+        code, out, err = run(mosquitto, "results", "--round", "R1", "--store", str(store),
+                             "--timeout", "0.3")
+        assert "result.played_s: out of bounds" in out + err
+        assert code == 1, out + err
+    finally:
+        for kind in ("t1/status", "t1/state", "t2/results"):
+            publish(observer, f"timerd/hall/tables/{kind}", b"")
+        observer.close()
