@@ -439,12 +439,12 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def export_document(hall: str, round_id: str | None, rows: Iterable[Mapping[str, Any]],
-                    missing: Iterable[str], withdrawn: Iterable[str] = ()) -> dict[str, Any]:
+                    missing: Iterable[str], taken_back: Iterable[str] = ()) -> dict[str, Any]:
     """The JSON export: the rows with the format's version, the tables still missing (no
     final result), and those of them whose result was withdrawn (a reopened match)."""
     return {"version": EXPORT_VERSION, "hall": hall, "round": round_id,
             "columns": list(MATCH_COLUMNS), "matches": [dict(r) for r in rows],
-            "missing": list(missing), "withdrawn": list(withdrawn)}
+            "missing": list(missing), "withdrawn": list(taken_back)}
 
 
 #: A cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV

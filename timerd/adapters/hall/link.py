@@ -487,10 +487,10 @@ class HallLink:
         next end sends revision `reopened.revision`, which supersedes the withdrawal."""
         assert self.result is not None
         self._queue_result(self.result["id"], reopened.revision, self.result["round"],
-                   {"withdrawn": REOPENED, "result": None})
+                           {"withdrawn": REOPENED, "result": None})
 
     def _queue_result(self, result_id: str, revision: int, round_id: str | None,
-              body: dict[str, Any]) -> None:
+                      body: dict[str, Any]) -> None:
         """Queue a result message (or a withdrawal) with its proof (`protocol.chain_proof`)
         in the outbox; it is this table's latest result, not acknowledged."""
         position = proof_position(revision, "withdrawn" in body)
