@@ -381,6 +381,7 @@ class HallLink:
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
         self.result: dict[str, Any] | None = None
         self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
+        self.result_withdrawn = False  # it is a withdrawal: its match reopened (issue 41)
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
         #: Where the proofs of this table's results start (`table_secret`, read on entry).
         self._secret = secrets.token_bytes(32)
@@ -409,10 +410,12 @@ class HallLink:
         if latest is not None:  # acknowledged or not, as the last run left it
             self.result = {k: latest[k] for k in ("id", "round", "acked")}
             self.result_revision = latest.get("revision", 0)
+            self.result_withdrawn = latest.get("withdrawn") is True
             self._result_ids.append(latest["id"])
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
+        self._withdraw_lost()
         self._tasks = [self.service.spawn("hall-link", lambda: self._connect_forever(mqtt)),
                        self.service.spawn("hall-clock", self._watch_clock)]
         log.info("hall mode: table %s of hall %s, broker %s:%d", self.table, self.config.hall,
@@ -442,7 +445,7 @@ class HallLink:
             if isinstance(effect, Reopened) and dispatch.status.phase is not Phase.FINISHED \
                     and self.result is not None \
                     and self.result["id"] == dispatch.status.match_id:
-                self._withdraw(effect)
+                self._withdraw(effect.revision)
             record = event_record(effect, dispatch.status)
             if record is None:
                 continue
@@ -480,14 +483,25 @@ class HallLink:
         self._queue_result(result_id, revision, result.get("round"), {"result": dict(result)})
         return result_id
 
-    def _withdraw(self, reopened: Reopened) -> None:
+    def _withdraw(self, revision: int) -> None:
         """The finished match whose result the desk may hold is in play again (ITHF 6.1 with
         4.8: `undo` of the golden goal): tell the desk at once, through the outbox like a
         result, so it no longer counts that result as final (issue 41 item 2). The match's
-        next end sends revision `reopened.revision`, which supersedes the withdrawal."""
+        next end sends revision `revision`, which supersedes the withdrawal."""
         assert self.result is not None
-        self._queue_result(self.result["id"], reopened.revision, self.result["round"],
+        self._queue_result(self.result["id"], revision, self.result["round"],
                            {"withdrawn": REOPENED, "result": None})
+
+    def _withdraw_lost(self) -> None:
+        """At a start: a daemon killed right after its match reopened may have left no
+        withdrawal (nor its mark in `latest-result`), while the journal restored the match in
+        play under the id of the result sent last. Withdraw that result now."""
+        status = self.service.status()
+        if self.result is not None and not self.result_withdrawn \
+                and status.phase in IN_PLAY and status.match_id == self.result["id"]:
+            log.info("match %s is in play again (reopened before a restart): its result "
+                     "is withdrawn", status.match_id)
+            self._withdraw(self.result_revision + 1)
 
     def _queue_result(self, result_id: str, revision: int, round_id: str | None,
                       body: dict[str, Any]) -> None:
@@ -502,6 +516,7 @@ class HallLink:
         self.outbox.add(message)
         self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
+        self.result_withdrawn = "withdrawn" in body
         self._keep_latest()
         self._result_ids.append(result_id)
         self._state_now()
@@ -513,11 +528,13 @@ class HallLink:
             message = json.loads(entry.payload)  # Outbox.load parsed it once already
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
+            self.result_withdrawn = message.get("withdrawn") is not None
             self._result_ids.append(entry.id)
 
     def _keep_latest(self) -> None:
         if self.result is not None:
-            self.outbox.keep_latest({**self.result, "revision": self.result_revision})
+            self.outbox.keep_latest({**self.result, "revision": self.result_revision,
+                                     "withdrawn": self.result_withdrawn})
 
     @property
     def round(self) -> str | None:
