@@ -216,6 +216,9 @@
       if (event.type === "goal" && event.counted && SIDES.includes(event.side)) showGoal(event);
     },
     // On a stream an error badge would go on air: the bug dims while the table is away.
-    onLink: (up) => { document.body.classList.toggle("offline", !up); },
+    onLink: (up) => {
+      document.body.classList.toggle("offline", !up);
+      document.body.dataset.link = up ? "up" : "down";
+    },
   });
 })();
