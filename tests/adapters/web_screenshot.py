@@ -4,6 +4,7 @@
         --desk docs/desk-phone.png --paused docs/scoreboard-paused.png
     python tests/adapters/web_screenshot.py --isbhf docs/scoreboard-isbhf.png \
         --desk docs/desk-isbhf-phone.png --paused docs/scoreboard-isbhf-paused.png
+    python tests/adapters/web_screenshot.py --overlay docs/overlay
 
 Both shoot the kiosk page as a hall TV shows it (720p); `--desk` the score desk on a 360x640
 phone in the same state, `--paused` the TV and the phone's scoreboard (`-phone` added to the
@@ -12,6 +13,12 @@ at ten times speed, with goals entered, and shoots it in the last 30 seconds. Th
 ISBHF ball hockey at a hundred times speed through the first period and the intermission, then
 stops the second period's clock to enter goals, penalties (two running for home and a third
 one waiting) and the away team's timeout, and shoots the second period running again.
+
+The third shoots the stream overlay (`/overlay`) on a transparent 1080p frame, each part cut
+to its box with room for its shadow: `-third.png` (ball hockey before the start), `-bug.png`
+(after a goal and a minor: the power play), `-bar.png` (the same as a bar, short names, in the
+top-right corner), `-card.png` (table hockey's result card after a regular match at a hundred
+times speed).
 """
 
 from __future__ import annotations
@@ -63,6 +70,60 @@ def isbhf_scene(page: Page, daemon: Daemon) -> None:
                  ["penalty", "home", "minor", "9"], ["timeout", "away"], ["start"]):
         command(daemon, *args)
     wait_clock_at_most(page, 14 * 60 + 20)
+
+
+def shoot_part(page: Page, selector: str, out: Path) -> None:
+    """`selector`'s box (and its shadow) on a transparent background, as a stream gets it."""
+    page.wait_for_function("(selector) => { const el = document.querySelector(selector);"
+                           " return el && !el.hidden && !el.getAnimations({ subtree: true })"
+                           ".some((a) => a.playState === 'running'); }", arg=selector)
+    box = page.locator(selector).bounding_box()
+    assert box is not None
+    pad = 30
+    page.screenshot(path=str(out), omit_background=True, clip={
+        "x": max(0, box["x"] - pad), "y": max(0, box["y"] - pad),
+        "width": box["width"] + 2 * pad, "height": box["height"] + 2 * pad})
+
+
+def overlay_shots(stem: Path) -> None:
+    """The overlay's parts (see the module's docstring), each as `stem`-part.png."""
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        daemon = Daemon(Path(tmp) / "isbhf", speed=20, profile="isbhf",
+                        extra_config='[table]\nname = "Table 3"\n')
+        daemon.tmp.mkdir()
+        daemon.start()
+        try:
+            command(daemon, "teams", "HK Olimpija Ljubljana", "HC Košice", "Final")
+            page.goto(f"{daemon.url}/overlay")
+            shoot_part(page, "#third", stem.with_name(f"{stem.name}-third.png"))
+            for args in (["start"], ["stop"], ["goal", "home", "17"],
+                         ["penalty", "away", "minor", "22"], ["start"]):
+                command(daemon, *args)
+            expect(page.locator("#tags .power")).to_be_visible()
+            wait_clock_at_most(page, 14 * 60 + 52)
+            expect(page.locator("#goal")).to_be_hidden()  # the goal's strip has gone
+            shoot_part(page, "#bug", stem.with_name(f"{stem.name}-bug.png"))
+            page.goto(f"{daemon.url}/overlay?layout=bar&corner=tr&names=short")
+            shoot_part(page, "#bug", stem.with_name(f"{stem.name}-bar.png"))
+        finally:
+            daemon.stop()
+        daemon = Daemon(Path(tmp) / "ithf", speed=100, profile="ithf")
+        daemon.tmp.mkdir()
+        daemon.start()
+        try:
+            command(daemon, "teams", "Jana Novak", "Peter Horvat", "QF 1")
+            page.goto(f"{daemon.url}/overlay")
+            command(daemon, "start")
+            for side, at_most_s in (("home", 250), ("away", 200), ("home", 100)):
+                wait_clock_at_most(page, at_most_s, timeout_ms=60_000)
+                command(daemon, "goal", side)
+            expect(page.locator("#card")).to_be_visible(timeout=60_000)
+            shoot_part(page, "#card", stem.with_name(f"{stem.name}-card.png"))
+        finally:
+            daemon.stop()
+        browser.close()
 
 
 PHONE = {"width": 360, "height": 640}
@@ -117,6 +178,11 @@ if __name__ == "__main__":
     parser.add_argument("--isbhf", action="store_true", help="the ball hockey scene")
     parser.add_argument("--desk", type=Path, help="the score desk on a phone, here")
     parser.add_argument("--paused", type=Path, help="the scoreboard paused, here")
+    parser.add_argument("--overlay", action="store_true",
+                        help="the stream overlay's parts, as OUT-third.png, OUT-bug.png...")
     parser.add_argument("out", type=Path)
     options = parser.parse_args()
-    main(options.out, options.isbhf, options.desk, options.paused)
+    if options.overlay:
+        overlay_shots(options.out)
+    else:
+        main(options.out, options.isbhf, options.desk, options.paused)
