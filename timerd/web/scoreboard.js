@@ -122,6 +122,7 @@
         setText($(side), String(score[side] ?? 0));
         setText($(`${side}-name`), timerd.sideName(side, s.teams));
       }
+      timerd.fitText(SIDES.map((side) => $(`${side}-name`))); // shrunk before it is cut
     }
     renderTimeouts(s);
     renderLineChange(s.line_change);
