@@ -12,10 +12,8 @@ in the page. Waits are on conditions with generous timeouts (a loaded 2-core mac
 
 from __future__ import annotations
 
-import base64
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
@@ -24,6 +22,7 @@ from web_harness import (
     SCORE_SEEN,
     SPEED,
     Daemon,
+    alpha,
     browser_fixture,  # noqa: F401 (the `browser` fixture)
 )
 
@@ -44,48 +43,6 @@ BUG_BOX = """() => {
   return { left: most(Math.min, "left"), top: most(Math.min, "top"),
     right: most(Math.max, "right"), bottom: most(Math.max, "bottom") };
 }"""
-
-#: A PNG's pixels, decoded by the browser without premultiplying (alpha as stored): how many
-#: pixels outside `box` (grown by `margin`) are not fully transparent, and the share of
-#: pixels inside the panel `panel` that cover the picture (alpha 90% or more: the panel is
-#: 94% opaque, the clock's cell and the text wholly).
-ALPHA = """async ({ png, box, margin, panel }) => {
-  const blob = await (await fetch(`data:image/png;base64,${png}`)).blob();
-  const bitmap = await createImageBitmap(blob, { premultiplyAlpha: "none",
-    colorSpaceConversion: "none" });
-  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-  const ctx = canvas.getContext("2d", { colorSpace: "srgb" });
-  ctx.drawImage(bitmap, 0, 0);
-  const { data, width, height } = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
-  let outside = 0, opaque = 0, inside = 0;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const a = data[(y * width + x) * 4 + 3];
-      const near = x >= box.left - margin && x <= box.right + margin
-        && y >= box.top - margin && y <= box.bottom + margin;
-      if (!near && a !== 0) outside++;
-      if (x >= panel.left && x < panel.right && y >= panel.top && y < panel.bottom) {
-        inside++;
-        if (a >= 0.9 * 255) opaque++;
-      }
-    }
-  }
-  return { width, height, outside, opaque: opaque / inside };
-}"""
-
-
-def alpha(browser: Browser, png: bytes, box: dict[str, float],
-          panel: dict[str, float]) -> dict[str, Any]:
-    """Read `png`'s alpha in a blank page of `browser` (see ALPHA)."""
-    page = browser.new_page()
-    try:
-        result: dict[str, Any] = page.evaluate(ALPHA, {
-            "png": base64.b64encode(png).decode(), "box": box, "margin": SHADOW_PX,
-            "panel": panel})
-        return result
-    finally:
-        page.close()
-
 
 def rect(page: Page, selector: str) -> dict[str, float]:
     box = page.locator(selector).bounding_box()
@@ -136,7 +93,7 @@ def test_the_bug_is_all_that_is_painted_over_the_picture(browser: Browser,
                              "el.clientWidth; })")
         box = page.evaluate(BUG_BOX)
         png = page.screenshot(omit_background=True)
-        seen = alpha(browser, png, box, rect(page, ".bug-main"))
+        seen = alpha(browser, png, box, rect(page, ".bug-main"), margin=SHADOW_PX)
         assert (seen["width"], seen["height"]) == TV
         assert seen["outside"] == 0, (seen, box)  # fully transparent around the bug
         # The bug covers the picture under it (all but its rounded corners and edges).

@@ -14,34 +14,16 @@
   const SIDES = ["home", "away"];
   const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
-  // -- URL parameters: each bad value falls back to its default, said in the console -------
+  // -- URL parameters (timerd.overlayFrame: `corner`, `scale`; each bad value falls back) --
 
-  const CORNERS = { tl: "top-left", tr: "top-right", bl: "bottom-left", br: "bottom-right" };
-  function option(params, name, fallback, read) {
-    const given = params.get(name);
-    if (given === null || given === "") return fallback;
-    const value = read(given);
-    if (value === undefined) {
-      console.warn(`overlay: ${name}=${given} is not understood; ${name}=${fallback} instead`);
-      return fallback;
-    }
-    return value;
-  }
-  const params = new URLSearchParams(location.search);
+  const frame = timerd.overlayFrame();
   const options = {
-    layout: option(params, "layout", "box", (x) => (["box", "bar"].includes(x) ? x : undefined)),
-    corner: option(params, "corner", "top-left",
-      (x) => CORNERS[x] || (Object.values(CORNERS).includes(x) ? x : undefined)),
-    scale: option(params, "scale", 1, (x) => {
-      const n = Number(x);
-      return Number.isFinite(n) && n >= 0.25 && n <= 4 ? n : undefined;
-    }),
-    names: option(params, "names", "full", (x) => (["full", "short"].includes(x) ? x : undefined)),
-    given: { home: params.get("home") || "", away: params.get("away") || "" },
+    layout: timerd.urlOption("layout", "box", (x) => (["box", "bar"].includes(x) ? x : undefined)),
+    names: timerd.urlOption("names", "full",
+      (x) => (["full", "short"].includes(x) ? x : undefined)),
+    given: { home: frame.params.get("home") || "", away: frame.params.get("away") || "" },
   };
   document.body.classList.add(`layout-${options.layout}`);
-  document.body.dataset.corner = options.corner;
-  document.body.style.setProperty("--scale", options.scale);
 
   // -- names -------------------------------------------------------------------------------
 

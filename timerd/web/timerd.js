@@ -199,6 +199,37 @@ const timerd = (() => {
     els[0].dataset.fitted = key();
   }
 
+  // A URL parameter of the page, read by `read` (which gives undefined for a value it does
+  // not understand), or `fallback` when it is absent or not understood (said in the console:
+  // a stream overlay shows no error on air).
+  function urlOption(name, fallback, read) {
+    const given = new URLSearchParams(location.search).get(name);
+    if (given === null || given === "") return fallback;
+    const value = read(given);
+    if (value !== undefined) return value;
+    console.warn(`${name}=${given} is not understood; ${name}=${fallback} instead`);
+    return fallback;
+  }
+
+  // A stream overlay's frame (/overlay, the hall board's /overlay): `corner` (top-left,
+  // top-right, bottom-left, bottom-right, or tl, tr, bl, br) as the body's data-corner, and
+  // `scale` (0.25 to 4) as its --scale; both with the URL's parameters returned.
+  const CORNERS = { tl: "top-left", tr: "top-right", bl: "bottom-left", br: "bottom-right" };
+  function overlayFrame(corner = "top-left") {
+    const frame = {
+      corner: urlOption("corner", corner,
+        (x) => CORNERS[x] || (Object.values(CORNERS).includes(x) ? x : undefined)),
+      scale: urlOption("scale", 1, (x) => {
+        const n = Number(x);
+        return Number.isFinite(n) && n >= 0.25 && n <= 4 ? n : undefined;
+      }),
+      params: new URLSearchParams(location.search),
+    };
+    document.body.dataset.corner = frame.corner;
+    document.body.style.setProperty("--scale", frame.scale);
+    return frame;
+  }
+
   // A side by its team's name when `teams` gives one, else "Home"/"Away" in the language.
   const sideName = (side, teams) => (teams && teams[side]) || t(`side.${side}`);
   // Why a goal did not count, with its rule (ITHF 5.6...).
@@ -375,6 +406,6 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, fitText, profileTitle, whereText, runningTimeout, lineChangeText,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();
