@@ -239,6 +239,14 @@ def test_layout_corner_and_scale_come_from_the_url(browser: Browser, tmp_path: P
         assert home["height"] >= 2 * row["height"]  # scale=2 (and a bar's rows are taller)
         page.close()
 
+        # A 720p source gets the same graphics, in the same share of its frame.
+        small_ctx = context(browser, daemon, (1280, 720))
+        page = open_overlay(small_ctx, daemon)
+        expect(page.locator("#bug")).to_be_visible()
+        at_720 = rect(page, ".bug-main")
+        assert at_720["height"] / 720 == pytest.approx(small["height"] / TV[1], rel=0.03)
+        small_ctx.close()
+
         warnings: list[str] = []
         page = ctx.new_page()
         page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
