@@ -317,3 +317,43 @@ def test_the_round_on_stream_shows_every_table_over_a_transparent_page(
         page.close()
         board.stop()
         observer.close()
+
+
+def test_the_tv_shows_the_rounds_other_tables_along_its_bottom(
+        mosquitto: Broker, tmp_path: Path, browser: Browser) -> None:
+    """Issue 45 item 3: in hall mode the table's TV (`/?kiosk=1&board=BOARD`) uses the room
+    under its boxes for the round's other tables, the hall board's round on stream along the
+    bottom, below everything of its own match."""
+    from tests.adapters.web_harness import Daemon  # noqa: PLC0415 (a table's own daemon)
+
+    observer = Observer(mosquitto.port)
+    for number in range(1, 4):
+        retained_table(observer, "tv", f"{number:02}", "running")
+    board = BoardProcess(mosquitto, tmp_path, "tv")
+    (tmp_path / "table").mkdir()
+    table = Daemon(tmp_path / "table", speed=2, profile="isbhf").start()
+    page = page_of(browser, 1920, 1080)
+    try:
+        for command in (["teams", "HC Olimpija Ljubljana", "HC Košice", "2"], ["start"],
+                        ["stop"], ["penalty", "home", "minor", "17"],
+                        ["penalty", "home", "minor", "4"], ["penalty", "away", "major", "22"],
+                        ["timeout", "away"]):
+            assert table.command(*command)[0] == 200, command
+        page.goto(f"{table.url}/?kiosk=1&board={board.url}")
+        round_ = page.frame_locator("#round")
+        expect(round_.locator(".r-item")).to_have_count(3)
+        expect(round_.locator('.r-item[data-table="02"] .away .r-goals')).to_have_text("12")
+        expect(page.locator("#timeout")).to_be_visible()
+        ticker = round_.locator("#round").bounding_box()
+        assert ticker is not None
+        assert ticker["y"] + ticker["height"] > 1080 * 0.9, ticker  # along the bottom
+        assert ticker["height"] >= 1080 * 0.05, ticker  # read from across the hall
+        own = page.evaluate("Math.max(...[...document.querySelectorAll('main *')]"
+                            ".filter((el) => el.offsetParent && el.textContent.trim())"
+                            ".map((el) => el.getBoundingClientRect().bottom))")
+        assert own <= ticker["y"], (own, ticker)  # under everything of the table's own match
+    finally:
+        page.close()
+        table.stop()
+        board.stop()
+        observer.close()
