@@ -9,6 +9,7 @@ time pass. Chromium is Debian's, driven by playwright; nothing is downloaded.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import socket
@@ -50,6 +51,49 @@ SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
     if (home.textContent === goals) resolve(performance.timeOrigin + performance.now());
   }).observe(home, { childList: true, characterData: true, subtree: true });
 }); }"""
+
+
+#: A PNG's pixels, decoded by the browser without premultiplying (alpha as stored): how many
+#: pixels outside `box` (grown by `margin`) are not fully transparent, and the share of
+#: pixels inside the panel `panel` that cover the picture (alpha 90% or more: the panel is
+#: 94% opaque, the clock's cell and the text wholly).
+ALPHA = """async ({ png, box, margin, panel }) => {
+  const blob = await (await fetch(`data:image/png;base64,${png}`)).blob();
+  const bitmap = await createImageBitmap(blob, { premultiplyAlpha: "none",
+    colorSpaceConversion: "none" });
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const ctx = canvas.getContext("2d", { colorSpace: "srgb" });
+  ctx.drawImage(bitmap, 0, 0);
+  const { data, width, height } = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+  let outside = 0, opaque = 0, inside = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const a = data[(y * width + x) * 4 + 3];
+      const near = x >= box.left - margin && x <= box.right + margin
+        && y >= box.top - margin && y <= box.bottom + margin;
+      if (!near && a !== 0) outside++;
+      if (x >= panel.left && x < panel.right && y >= panel.top && y < panel.bottom) {
+        inside++;
+        if (a >= 0.9 * 255) opaque++;
+      }
+    }
+  }
+  return { width, height, outside, opaque: opaque / inside };
+}"""
+
+
+def alpha(browser: Browser, png: bytes, box: dict[str, float], panel: dict[str, float],
+          margin: float = 0) -> dict[str, Any]:
+    """Read `png`'s alpha in a blank page of `browser` (see ALPHA): a screenshot taken with
+    `omit_background`, as a streaming program's browser source composites a page."""
+    page = browser.new_page()
+    try:
+        result: dict[str, Any] = page.evaluate(ALPHA, {
+            "png": base64.b64encode(png).decode(), "box": box, "margin": margin,
+            "panel": panel})
+        return result
+    finally:
+        page.close()
 
 
 def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -> None:

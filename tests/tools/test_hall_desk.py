@@ -389,3 +389,13 @@ def test_the_next_round_loaded_early_is_refused_per_table_and_taken_after_the_ma
         assert state["hall"]["round"] == "R4"
         again = desk(mosquitto, "results", "--round", "R3", "--timeout", "0.3")
         assert "a2     Cene Three  Dora Three" in again.stdout  # R3's result keeps its names
+
+
+def test_the_boards_goals_are_whole_numbers_from_the_wire_or_left_out() -> None:
+    """Issue 45 item 2: the round on stream shows each side's goals apart (`goals` in the
+    board's rows); what a table sent that is not a goal count is left out, never shown."""
+    assert hall_desk.goals_of({"score": {"home": 3, "away": 12}}) == {"home": 3, "away": 12}
+    assert hall_desk.goals_of({"score": {"home": 2.0, "away": True}}) == {"home": 2}
+    assert hall_desk.goals_of({"score": {"home": "3", "away": -1, "extra": 4}}) == {}
+    assert hall_desk.goals_of({"score": [1, 2]}) == {}
+    assert hall_desk.goals_of({}) == {}

@@ -330,6 +330,17 @@ def score_text(state: dict[str, Any]) -> str:
     return ":".join(f"{v:g}" for v in score.values())
 
 
+def goals_of(state: dict[str, Any]) -> dict[str, int]:
+    """Each side's goals as numbers (the board's overlay shows them apart); a side whose
+    count from the wire is not a whole number is left out."""
+    score = state.get("score")
+    if not isinstance(score, dict):
+        return {}
+    return {side: int(n) for side in ("home", "away")
+            if isinstance(n := score.get(side), int | float) and not isinstance(n, bool)
+            and float(n).is_integer() and 0 <= n < 10_000}
+
+
 def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]:
     """What the desk shows of one table, in `timerd hall status` and on the board alike:
     every text from the wire `clean`ed (no control or bidi characters, bounded)."""
@@ -349,7 +360,7 @@ def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]
             "phase": clean(view.phase),
             "clock": clean(shown_time(state, now)) if state else "",
             "clock_kind": "start" if counts_to_start(state) else face.get("kind"),
-            "score": score_text(state),
+            "score": score_text(state), "goals": goals_of(state),
             "home": clean(teams.get("home") or ""), "away": clean(teams.get("away") or ""),
             "round": clean(view.round or ""),
             "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,

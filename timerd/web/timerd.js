@@ -179,6 +179,57 @@ const timerd = (() => {
     noGoalTimer = setTimeout(() => { el.hidden = true; }, NO_GOAL_MS);
   }
 
+  // Shrink the texts of `els` together until each fits its box (the teams' names on the TV,
+  // in the score bug: both at one size), from their style's size down to `floor` of it,
+  // before an ellipsis or a line clamp cuts one. Each box must not grow with its text (a
+  // width set by the layout, and a height too for more than one line). Measured again only
+  // when a text, a box's width or the window changed: a TV redraws every frame.
+  function fitText(els, floor = 0.55) {
+    const key = () => [innerWidth, innerHeight, ...els.map((el) => `${el.clientWidth}`
+      + `\n${el.textContent}`)].join("\n");
+    if (els[0].dataset.fitted === key()) return;
+    for (const el of els) el.style.fontSize = "";
+    const full = parseFloat(getComputedStyle(els[0]).fontSize);
+    const over = () => els.some((el) => el.scrollWidth > el.clientWidth + 1
+      || el.scrollHeight > el.clientHeight + 1);
+    for (let size = full; over() && size > full * floor;) {
+      size = Math.max(full * floor, size * 0.95);
+      for (const el of els) el.style.fontSize = `${size}px`;
+    }
+    els[0].dataset.fitted = key();
+  }
+
+  // A URL parameter of the page, read by `read` (which gives undefined for a value it does
+  // not understand), or `fallback` when it is absent or not understood (said in the console:
+  // a stream overlay shows no error on air).
+  function urlOption(name, fallback, read) {
+    const given = new URLSearchParams(location.search).get(name);
+    if (given === null || given === "") return fallback;
+    const value = read(given);
+    if (value !== undefined) return value;
+    console.warn(`${name}=${given} is not understood; ${name}=${fallback} instead`);
+    return fallback;
+  }
+
+  // A stream overlay's frame (/overlay, the hall board's /overlay): `corner` (top-left,
+  // top-right, bottom-left, bottom-right, or tl, tr, bl, br) as the body's data-corner, and
+  // `scale` (0.25 to 4) as its --scale; both with the URL's parameters returned.
+  const CORNERS = { tl: "top-left", tr: "top-right", bl: "bottom-left", br: "bottom-right" };
+  function overlayFrame(corner = "top-left") {
+    const frame = {
+      corner: urlOption("corner", corner,
+        (x) => CORNERS[x] || (Object.values(CORNERS).includes(x) ? x : undefined)),
+      scale: urlOption("scale", 1, (x) => {
+        const n = Number(x);
+        return Number.isFinite(n) && n >= 0.25 && n <= 4 ? n : undefined;
+      }),
+      params: new URLSearchParams(location.search),
+    };
+    document.body.dataset.corner = frame.corner;
+    document.body.style.setProperty("--scale", frame.scale);
+    return frame;
+  }
+
   // A side by its team's name when `teams` gives one, else "Home"/"Away" in the language.
   const sideName = (side, teams) => (teams && teams[side]) || t(`side.${side}`);
   // Why a goal did not count, with its rule (ITHF 5.6...).
@@ -355,6 +406,6 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, profileTitle, whereText, runningTimeout, lineChangeText,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();

@@ -4,7 +4,8 @@ A hall watches the clock on a TV (the Pi's HDMI port, a browser in kiosk mode), 
 on tournament screens; tools read the state and send commands. Everything is served from the
 package (`timerd/web/`), nothing from the network. docs/api.md describes every endpoint.
 
-- `GET /`, `/control`, `/static/...`: the scoreboard page, the control page, their assets.
+- `GET /`, `/overlay`, `/control`, `/static/...`: the scoreboard page, the stream overlay
+  (public like the scoreboard: no token, no control), the control page, their assets.
 - `GET /api/state`: `service.status_dict()`, the state `timerctl status --json` prints.
 - `GET /api/results`, `GET /api/commands`: finished matches; the commands the profile has
   (`timerd.core.offered`: a table hockey match lists no penalties, ball hockey no faceoff).
@@ -106,6 +107,8 @@ WRONG_TOKENS_TOTAL = 20
 #: Every answer but the scoreboard's: no page may show the desk in a frame (clickjacking).
 NOT_FRAMABLE = [("X-Frame-Options", "DENY"),
                 ("Content-Security-Policy", "frame-ancestors 'none'")]
+#: The pages a spectator or a stream may show: the scoreboard and the stream overlay.
+PUBLIC_PAGES = frozenset({"/", "/overlay"})
 #: Largest WebSocket message taken from a browser (the stream is one-way; it sends none).
 MAX_WS_MESSAGE = 4096
 #: The share of the process's file descriptors each listener's connections may take.
@@ -237,6 +240,7 @@ class WebServer:
         API, where the control routes say where control is served instead."""
         router = Router(_error)
         router.add("GET", "/", self._page("index.html"))
+        router.add("GET", "/overlay", self._page("overlay.html"))
         router.add("GET", "/control", self._page("control.html") if control
                    else self._control_elsewhere)
         router.add_prefix("/static/", self._static)
@@ -293,14 +297,14 @@ class WebServer:
     def _framing(self, app: Router) -> Handler:
         """`app` with the headers that keep its answers out of other sites' frames: none may
         frame the control page or the API; the scoreboard (`/`) only as
-        `web.scoreboard_frame_ancestors` allows (a stream overlay)."""
-        overlay = self.config.scoreboard_frame_ancestors
+        `web.scoreboard_frame_ancestors` allows (a stream's page), and the overlay alike."""
+        ancestors = self.config.scoreboard_frame_ancestors
 
         async def framed(request: Request) -> Answer:
             answer = await app(request)
             if isinstance(answer, Response):
-                answer.headers += [("Content-Security-Policy", f"frame-ancestors {overlay}")] \
-                    if overlay and request.path == "/" else NOT_FRAMABLE
+                answer.headers += [("Content-Security-Policy", f"frame-ancestors {ancestors}")] \
+                    if ancestors and request.path in PUBLIC_PAGES else NOT_FRAMABLE
             return answer
         return framed
 
