@@ -159,9 +159,13 @@ const timerd = (() => {
     select.addEventListener("change", () => setLanguage(select.value));
   }
 
-  // The connection badge: "live", or "offline – reconnecting…" in red.
-  function showLink(el, up) {
-    el.textContent = t(up ? "web.live" : "web.offline");
+  // The connection badge: "live", or "offline – reconnecting…" (`down`) in red. Its key is
+  // kept as the element's `data-i18n`, so a later change of language (the state's
+  // `[ui] language`, the switch) says it again in the new one, never the page's
+  // "connecting…" (issue 45 item 5).
+  function showLink(el, up, down = "web.offline") {
+    el.dataset.i18n = up ? "web.live" : down;
+    el.textContent = t(el.dataset.i18n);
     el.className = up ? "link up" : "link down";
   }
 
