@@ -54,7 +54,7 @@ PANELS = """() => [...document.querySelectorAll("details")].filter((d) => !d.clo
 def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str, *,
           stored: bool = True, link: str = "") -> tuple[BrowserContext, Page]:
     """A phone held upright, touch only, showing `/control`: with the desk's token stored
-    (`stored`), or opened from `link` (a fragment: `#token=...`)."""
+    (`stored`), or opened from `link` (a fragment: `#code=...` of `timerctl desk`)."""
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True,
                               is_mobile=True, device_scale_factor=2, locale="en-GB")
     ctx.set_default_timeout(TIMEOUT_MS)
@@ -342,17 +342,21 @@ def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_chan
 @pytest.mark.parametrize("language", ["en", "sl", "sk"])
 def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language(
         browser: Browser, tmp_path: Path, language: str) -> None:
-    """The link `timerctl desk` shows (its QR code) stores the token and leaves the address
-    bar and the history without it; the TV scoreboard never shows it. A wrong token is told
-    wholly in the page's language (no HTTP words)."""
+    """The link `timerctl desk` shows (its QR code) pairs the phone: its one-time code leaves
+    the address bar, and the phone keeps a credential of its own, never the table's token;
+    the TV scoreboard never shows either. The used link pairs no other phone, and a wrong
+    token is told wholly in the page's language (no HTTP words)."""
     texts = Messages(language)
     daemon = Daemon(tmp_path, speed=SPEED).start()
     try:
         in_play(daemon)
-        ctx, page = phone(browser, daemon, (390, 844), language, stored=False,
-                          link=f"#token={daemon.token}")
-        assert "token" not in page.url  # replaced in the history, not a new entry
-        assert page.evaluate("localStorage.getItem('timerd.token')") == daemon.token
+        link = "#" + daemon.pairing_link().split("#", 1)[1]
+        ctx, page = phone(browser, daemon, (390, 844), language, stored=False, link=link)
+        expect(page.locator("#reply")).to_have_text(texts("ctl.paired"))
+        assert "#" not in page.url  # replaced in the history, not a new entry
+        kept = page.evaluate("localStorage.getItem('timerd.token')")
+        assert kept.startswith("d1.")
+        assert daemon.token not in kept
         expect(page.locator("#token-form")).to_be_hidden()
         page.locator("button[data-command=goal][data-side=home]").tap()
         expect(page.locator("#home")).to_have_text("1")
@@ -360,11 +364,20 @@ def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language
         board = ctx.new_page()
         board.goto(f"{daemon.url}/?kiosk=1&lang={language}")
         expect(board.locator("#home")).to_have_text("1")
-        assert daemon.token not in board.content()
-        assert daemon.token not in board.evaluate("document.body.innerText")
+        for secret in (daemon.token, kept):
+            assert secret not in board.content()
+            assert secret not in board.evaluate("document.body.innerText")
 
-        wrong, phone2 = phone(browser, daemon, (390, 844), language, stored=False,
-                              link="#token=not-the-token")
+        used, phone3 = phone(browser, daemon, (390, 844), language, stored=False, link=link)
+        expect(phone3.locator("#reply")).to_have_text(texts("ctl.pair_refused"))
+        expect(phone3.locator("#token-form")).to_be_visible()
+        assert phone3.evaluate("localStorage.getItem('timerd.token')") is None
+        used.close()
+
+        wrong, phone2 = phone(browser, daemon, (390, 844), language, stored=False)
+        phone2.fill("#token", "not-the-token")
+        phone2.locator("#token-form button[type=submit]").tap()
+        expect(phone2.locator("#token-form")).to_be_hidden()
         phone2.locator("button[data-command=goal][data-side=away]").tap()
         expect(phone2.locator("#reply")).to_have_text(texts("ctl.need_token"))
         expect(phone2.locator("#token-form")).to_be_visible()

@@ -263,8 +263,8 @@ def test_the_board_speaks_the_scoreboards_languages(
     ("sk", "?lang=en", "en"),  # the page's own choice over the desk's
 ])
 def test_the_board_says_live_in_the_pages_language_whatever_the_browsers(
-        mosquitto: Broker, tmp_path: Path, browser: Browser, desk_language: str, query: str,
-        shown: str) -> None:
+        mosquitto: Broker, tmp_path: Path, browser: Browser, *, desk_language: str,
+        query: str, shown: str) -> None:
     """Issue 45 item 5. Old code: the link badge said "live" in the browser's language, then
     the desk's `[ui] language` translated the page again and put back its "connecting…", for
     good."""

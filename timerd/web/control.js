@@ -5,8 +5,9 @@
 // and assists, penalties, timeouts, the line change and, in a shootout, its attempts for ball
 // hockey (ISBHF 420, 412, 404b, 414b). UNDO and RESET take a second tap: a stray touch must
 // not throw away a goal or a match. Every refusal, and a goal that did not count, is shown
-// with its reason. The rarer rulings (names, forfeit, replay...) are under "More". The token
-// is entered once and kept in this browser (localStorage).
+// with its reason. The rarer rulings (names, forfeit, replay...) are under "More". A phone is
+// paired by the one-time link of `timerctl desk` (issue 43), or the token is entered once;
+// either is kept in this browser (localStorage), never in an address.
 "use strict";
 
 (() => {
@@ -69,22 +70,44 @@
     }
   }
 
-  // -- the token -----------------------------------------------------------------------------
+  // -- pairing and the token -----------------------------------------------------------------
 
   function showToken(visible) { $("token-form").hidden = !visible; }
-  // A link from `timerctl desk` (its QR code) carries the token in the fragment
-  // (#token=...): kept in this browser, then dropped from the address bar and the history, so
-  // it is not shown, bookmarked or shared with the page's address.
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
-  if (fromLink) {
-    timerd.setToken(fromLink);
-    history.replaceState(null, "", location.pathname + location.search);
+  // A link from `timerctl desk` (its QR code) carries a one-time pairing code in the
+  // fragment (#code=...), dropped from the address bar at once and exchanged once
+  // (POST /api/pair) for this browser's own credential, kept here as the token is. The
+  // browser's history keeps the address it opened, code and all: a code is dead after its
+  // use or a few minutes, so what the history holds opens nothing (issue 43).
+  async function pair(code) {
+    await timerd.loadTexts(); // the answer in the page's language
+    let reply;
+    try {
+      const response = await fetch("/api/pair", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code }) });
+      reply = { ...(await response.json()), http: response.status };
+    } catch (err) {
+      say(t("ctl.unreachable", { error: err.message }), false);
+      return;
+    }
+    if (reply.ok) {
+      timerd.setToken(reply.credential);
+      showToken(false);
+      say(t("ctl.paired"), true);
+    } else {
+      say(t(reply.http === 429 ? "ctl.too_many_tries"
+        : reply.http === 403 ? "ctl.control_off" : "ctl.pair_refused"), false);
+      showToken(!timerd.token());
+    }
   }
-  $("token").value = timerd.token();
+  const code = new URLSearchParams(location.hash.slice(1)).get("code");
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  if (code) pair(code);
   showToken(!timerd.token());
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     timerd.setToken($("token").value);
+    $("token").value = ""; // kept in the browser's storage, not in the form
     showToken(false);
     say(t("ctl.token_saved"), true);
   });

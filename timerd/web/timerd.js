@@ -94,17 +94,22 @@ const timerd = (() => {
     texts: { en: {} }, names: {}, words: {}, browser: null, fixed: "auto", language: "en", shown: false,
   };
 
-  async function loadTexts() {
-    for (;;) {
-      try {
-        const reply = await (await fetch("/api/i18n")).json();
-        Object.assign(i18n, reply);
-        break;
-      } catch {
-        await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+  // Once per page, however many ask: every caller waits for the same load.
+  let loading = null;
+  function loadTexts() {
+    loading ??= (async () => {
+      for (;;) {
+        try {
+          const reply = await (await fetch("/api/i18n")).json();
+          Object.assign(i18n, reply);
+          break;
+        } catch {
+          await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+        }
       }
-    }
-    chooseLanguage();
+      chooseLanguage();
+    })();
+    return loading;
   }
 
   const chosen = () => new URLSearchParams(location.search).get("lang")
