@@ -75,6 +75,14 @@ def free_port() -> int:
         return port
 
 
+def timerctl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`timerctl ARGS` as a user runs it, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from timerd.cli import timerctl; "
+         "sys.exit(timerctl())", *args], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, check=False, env=env)
+
+
 @dataclass
 class Daemon:
     tmp: Path
@@ -183,15 +191,17 @@ class Daemon:
         assert isinstance(body, dict)
         return body
 
+    def timerctl(self, *args: str) -> str:
+        """`timerctl --socket ITS_SOCKET ARGS`'s output, which must succeed."""
+        done = timerctl("--socket", str(self.socket), *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
     def pairing_link(self) -> str:
         """The first link `timerctl desk` prints for this daemon, as a user runs it (its
         one-time pairing code in the fragment: `http://.../control#code=...`)."""
-        done = subprocess.run(
-            [sys.executable, "-c", "import sys; from timerd.cli import timerctl; "
-             "sys.exit(timerctl())", "--socket", str(self.socket), "desk"],
-            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        return next(line.strip() for line in done.stdout.splitlines() if "://" in line)
+        return next(line.strip() for line in self.timerctl("desk").splitlines()
+                    if "://" in line)
 
     def command(self, name: str, *args: str, token: str | None = None) -> tuple[int, Any]:
         """POST /api/command with the daemon's token (or `token`)."""

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import segno
 
-from tests.adapters.web_harness import ROOT, Daemon, free_port
+from tests.adapters.web_harness import Daemon, free_port, timerctl
 from timerd import cli
 from timerd.config.sections import MIN_TOKEN
 from timerd.tools import desk_link
@@ -81,14 +79,6 @@ def test_the_machines_own_addresses_are_read_without_any_traffic() -> None:
 
 
 # -- against a running daemon (e2e) ---------------------------------------------------------
-
-
-def timerctl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`timerctl ARGS` as a user runs it, in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from timerd.cli import timerctl; "
-         "sys.exit(timerctl())", *args], cwd=ROOT, capture_output=True, text=True,
-        timeout=60, check=False, env=env)
 
 
 @pytest.fixture
