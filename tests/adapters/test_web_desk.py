@@ -52,9 +52,11 @@ PANELS = """() => [...document.querySelectorAll("details")].filter((d) => !d.clo
 
 
 def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str, *,
-          stored: bool = True, link: str = "") -> tuple[BrowserContext, Page]:
+          stored: bool = True, link: str = "", clock: bool = False
+          ) -> tuple[BrowserContext, Page]:
     """A phone held upright, touch only, showing `/control`: with the desk's token stored
-    (`stored`), or opened from `link` (a fragment: `#code=...` of `timerctl desk`)."""
+    (`stored`), or opened from `link` (a fragment: `#code=...` of `timerctl desk`); with
+    playwright's clock in the page (`clock`: the test holds and moves the page's time)."""
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True,
                               is_mobile=True, device_scale_factor=2, locale="en-GB")
     ctx.set_default_timeout(TIMEOUT_MS)
@@ -64,6 +66,8 @@ def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors  # type: ignore[attr-defined]
+    if clock:
+        page.clock.install()
     page.goto(f"{daemon.url}/control?lang={language}{link}")
     expect(page.locator("#link")).to_have_class("link up")
     expect(page.locator("button[data-command=toggle]")).to_be_visible()
@@ -318,8 +322,8 @@ def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_chan
             texts("ctl.penalties_of", side="HK Olimpija"))
         button("timeout", "away").tap()
         expect(page.locator("#situation")).to_have_text(re.compile(
-            "^" + re.escape(texts("web.timeout_running", side="HC Košice", time="0:"))
-            + r"[0-2]\d$"))
+            "^" + re.escape(texts("ctl.timeout_running", side="HC Košice", time="TIME"))
+            .replace("TIME", r"0:[0-2]\d") + "$"))
         button("linechange").tap()
         expect(page.locator("#situation")).to_contain_text(
             texts("web.line_change", stage=texts("stage.visitors"), time="0:05", n=1, of=3)
@@ -386,3 +390,112 @@ def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language
         ctx.close()
     finally:
         daemon.stop()
+
+
+#: Where the running timeout's time (m:ss) lies in the desk's situation line, and the line.
+TIME_IN_SITUATION = """() => {
+  const line = document.getElementById("situation");
+  const node = line.firstChild;
+  const found = /\\d+:\\d\\d/.exec(node.textContent);
+  const range = document.createRange();
+  range.setStart(node, found.index);
+  range.setEnd(node, found.index + found[0].length);
+  const time = range.getBoundingClientRect(), box = line.getBoundingClientRect();
+  return { text: node.textContent, left: time.left, right: time.right, boxLeft: box.left,
+    boxRight: box.right, cut: line.scrollWidth > line.clientWidth };
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_the_timeout_countdown_stays_in_view_beside_a_long_team_name(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """Issue 45 item 4. Old code: on a 360 px phone the line read "Timeout HC Košice Steel
+    Wol…", the time cut off behind the "…"; now the time comes first."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, profile="isbhf").start()
+    try:
+        away = "HC Košice Steel Wolves Juniors"
+        assert daemon.command("teams", "HK Olimpija Ljubljana Dragons", away, "2")[0] == 200
+        in_play(daemon)
+        ctx, page = phone(browser, daemon, (360, 640), language)
+        page.locator("button[data-command=toggle]").tap()  # the whistle (ISBHF 407)
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        page.locator("button[data-command=timeout][data-side=away]").tap()
+        expect(page.locator("#situation")).to_contain_text(away[:8])
+        seen = page.evaluate(TIME_IN_SITUATION)
+        assert seen["cut"], seen  # the name is too long for the line: cut, as it may be
+        assert seen["text"].startswith(("0:", "1:")), seen
+        assert seen["boxLeft"] <= seen["left"] < seen["right"] <= seen["boxRight"], seen
+        assert texts("ctl.timeout_running", time="", side=away).strip() in seen["text"]
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+#: Counts the page's POST /api/command requests by command, in window.sent.
+COUNT_SENT = """() => {
+  window.sent = {};
+  const original = window.fetch;
+  window.fetch = (url, options) => {
+    if (String(url).endsWith("/api/command")) {
+      const { command } = JSON.parse(options.body);
+      window.sent[command] = (window.sent[command] || 0) + 1;
+    }
+    return original(url, options);
+  };
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_a_double_tap_is_one_goal_and_one_pause_and_is_said(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """Issue 45 item 4, with touch emulation and the page's clock held (playwright's clock:
+    the taps are exactly 120 ms and 600 ms apart, whatever the machine's load). Old code: two
+    taps on GOAL 120 ms apart counted two goals, and PAUSE tapped twice paused and resumed."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, speed=SPEED).start()
+    try:
+        in_play(daemon)
+        ctx, page = phone(browser, daemon, (360, 640), language, clock=True)
+        page.evaluate(COUNT_SENT)
+        page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+        goal = page.locator("button[data-command=goal][data-side=home]")
+        label = texts("ctl.goal_home", side=texts("side.home"))
+        twice = texts("ctl.double_tap", what=label, s=0.5)
+        before = len(daemon.state()["goals"])
+        goal.tap()
+        page.clock.run_for(120)
+        goal.tap()  # a double tap: ignored, and said, also once the first is done
+        expect(page.locator("#reply")).to_have_text(twice)
+        wait_for(lambda: len(daemon.state()["goals"]) == before + 1)
+        expect(page.locator("#reply")).to_have_text(twice)
+        assert page.evaluate("window.sent") == {"goal": 1}
+        page.clock.run_for(600)
+        goal.tap()  # a second goal, meant: 0.72 s after the first tap
+        expect(page.locator("#reply")).to_have_text(texts("ctl.done", what=label))
+        assert page.evaluate("window.sent") == {"goal": 2}
+        assert len(daemon.state()["goals"]) == before + 2
+
+        toggle = page.locator("button[data-command=toggle]")
+        page.clock.run_for(600)
+        toggle.tap()
+        page.clock.run_for(120)
+        toggle.tap()
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        expect(page.locator("#reply")).to_have_text(
+            texts("ctl.double_tap", what=texts("ctl.pause"), s=0.5))
+        assert page.evaluate("window.sent") == {"goal": 2, "toggle": 1}
+        assert daemon.state()["phase"] == "paused"  # paused, not paused and resumed
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+def wait_for(condition: Any, timeout_s: float = TIMEOUT_MS / 1000) -> None:
+    """Poll the daemon (no page involved) until `condition()` holds."""
+    import time  # noqa: PLC0415 (only this helper polls)
+
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
