@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
+from test_web_layout import page_wait
 from web_harness import (
     Daemon,
     browser_fixture,  # noqa: F401 (the `browser` fixture)
@@ -467,7 +468,7 @@ def test_a_double_tap_is_one_goal_and_one_pause_and_is_said(
         page.clock.run_for(120)
         goal.tap()  # a double tap: ignored, and said, also once the first is done
         expect(page.locator("#reply")).to_have_text(twice)
-        wait_for(lambda: len(daemon.state()["goals"]) == before + 1)
+        page_wait(lambda: len(daemon.state()["goals"]) == before + 1)
         expect(page.locator("#reply")).to_have_text(twice)
         assert page.evaluate("window.sent") == {"goal": 1}
         page.clock.run_for(600)
@@ -489,13 +490,3 @@ def test_a_double_tap_is_one_goal_and_one_pause_and_is_said(
         ctx.close()
     finally:
         daemon.stop()
-
-
-def wait_for(condition: Any, timeout_s: float = TIMEOUT_MS / 1000) -> None:
-    """Poll the daemon (no page involved) until `condition()` holds."""
-    import time  # noqa: PLC0415 (only this helper polls)
-
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
