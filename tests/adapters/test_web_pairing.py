@@ -213,3 +213,20 @@ def test_a_devices_file_that_others_may_read_is_made_private_and_a_broken_one_is
 ])
 def test_a_device_is_labelled_by_what_its_browser_says_in_short(agent: str, label: str) -> None:
     assert pairing.label_of(agent) == label
+
+
+def test_a_device_that_cannot_be_kept_on_disk_is_not_paired(tmp_path: Path) -> None:
+    """A full or failing card: the page is told (503), and no credential is handed out that
+    a restart would forget."""
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")  # the state directory cannot be made there
+
+    async def body(server: WebServer) -> tuple[int, Any, Any]:
+        status, reply = await post(server, "/api/pair", {"code": await new_code(server)})
+        return status, reply, await server.desk("list")
+
+    status, reply, listed = serve(blocked, body)
+    assert status == 503
+    assert "credential" not in reply
+    assert "cannot be kept" in reply["error"]
+    assert listed["devices"] == []
