@@ -149,8 +149,11 @@ async def build(config: Config, options: RunOptions, factory: object,
     speaker = await _speaker(stack, config, service, board)
     results = _storage(config, journal, writer, board)
     events, serial = await _streams(stack, config, options, service, t0)
-    await stack.enter_async_context(ControlSocket(control, service, config.control))
+    control_socket = await stack.enter_async_context(
+        ControlSocket(control, service, config.control))
     web, hall = await network_adapters(stack, config, options, service, writer=writer, t0=t0)
+    if web is not None:  # `timerctl desk`: the pairing, for the machine's own users only
+        control_socket.requests.update(web.requests)
     if hall is not None:
         results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
     terminal = None
@@ -291,7 +294,8 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
         path = config.results_path()
         web = await stack.enter_async_context(
             WebServer(config.web, service, rate=options.speed, t0=t0,
-                      results=None if path is None else partial(recent_results, path)))
+                      results=None if path is None else partial(recent_results, path),
+                      state_directory=config.state_directory(), writer=writer))
     if config.hall.enabled:
         from timerd.adapters.hall.link import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
 

@@ -557,20 +557,48 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
-def _desk() -> int:
-    """`timerctl desk`: the score desk's link with the token, as a QR code and as text."""
+def _desk(path: Path, args: argparse.Namespace) -> int:
+    """`timerctl desk`: a one-time pairing link of the running daemon, as a QR code and as
+    text; `--list` the paired devices, `--revoke ID` one unpaired (issue 43)."""
+    words = ["list"] if args.list else ["revoke", args.revoke] if args.revoke else []
     try:
-        web = config_mod.load().web
-    except SchemaError as exc:  # unreadable (root:timerd 0640) or broken
-        print(f"timerctl: cannot read the config for web.token: {exc.problems[0]} (members "
-              "of the group timerd may read it: `sudo usermod -aG timerd $USER`)",
+        reply = _ask(path, "desk", words)
+    except CannotAsk as exc:
+        print(f"timerctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not reply.get("ok"):
+        unknown = reply.get("code") == "refused.unknown"  # a daemon without a web server
+        print(f"timerctl: {desk_link.WEB_OFF if unknown else _refusal(reply)}",
               file=sys.stderr)
-        return EXIT_USAGE
-    if problem := desk_link.problem(web):
-        print(f"timerctl: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    desk_link.print_desk(web, sys.stdout)
+        return EXIT_USAGE if unknown else EXIT_REFUSED
+    if args.json:
+        print(json.dumps(reply, indent=2))
+    elif "devices" in reply:
+        print(desk_link.format_devices(reply["devices"]))
+    else:
+        desk_link.print_desk(reply, sys.stdout)
     return 0
+
+
+class CannotAsk(Exception):
+    """The daemon cannot be asked: why, and what to do (`down`: nothing answers there)."""
+
+    def __init__(self, why: str, *, down: bool = False) -> None:
+        super().__init__(why)
+        self.down = down
+
+
+def _ask(path: Path, command: str, words: list[str]) -> dict[str, Any]:
+    """The daemon's reply to `command` over the socket `path`, or CannotAsk."""
+    try:
+        config_mod.trusted_socket(path)
+        return request(path, command, words)
+    except config_mod.UnsafePath as exc:
+        raise CannotAsk(str(exc)) from None
+    except OSError as exc:
+        raise CannotAsk(_unreachable(path, exc), down=True) from None
+    except ValueError as exc:
+        raise CannotAsk(f"cannot reach timerd at {path}: {exc}") from None
 
 
 def _usage(name: str, args: list[str]) -> str:
@@ -621,12 +649,17 @@ def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None) -> argparse.
                           "control.socket, /run/timerd/control.sock, then the per-user one)")
     _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
+    top.add_argument("--list", action="store_true",
+                     help="with desk: list the phones paired with the score desk")
+    top.add_argument("--revoke", metavar="ID",
+                     help="with desk: unpair the phone ID (of --list): it controls no more")
     if commands is not None:
         completion.add_commands(top, commands)
         return top
     top.add_argument("command", nargs="?",
                      help="help | status | start | pause | resume | toggle | reset | ... "
-                     "(desk: the score desk's link and QR code, to pair a phone)")
+                     "(desk: a one-time link and QR code that pairs a phone with the score "
+                     "desk)")
     top.add_argument("args", nargs="*", help="the command's arguments")
     return top
 
@@ -646,24 +679,19 @@ def timerctl(argv: list[str] | None = None) -> int:
     if problem := _set_instance(args.instance):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "desk":
-        return _desk()
     path = find_socket(args.socket)
+    if (args.list or args.revoke) and args.command != "desk":
+        top.error("--list and --revoke go with desk: `timerctl desk --list`")
+    if args.command == "desk":
+        return _desk(path, args)
     listing = args.help or args.command == "help"
     try:
-        config_mod.trusted_socket(path)
-        reply = request(path, "commands" if listing else args.command, args.args)
-    except config_mod.UnsafePath as exc:
-        print(f"timerctl: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        if args.help:  # the help above stands; the daemon's own commands need a daemon
-            print(f"(its commands: {_unreachable(path, exc)})")
+        reply = _ask(path, "commands" if listing else args.command, args.args)
+    except CannotAsk as exc:
+        if args.help and exc.down:  # the help above stands; its commands need a daemon
+            print(f"(its commands: {exc})")
             return 0
-        print(f"timerctl: {_unreachable(path, exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except ValueError as exc:
-        print(f"timerctl: cannot reach timerd at {path}: {exc}", file=sys.stderr)
+        print(f"timerctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if listing and reply.get("ok"):
         print(json.dumps(reply["commands"], indent=2) if args.json else format_commands(reply))

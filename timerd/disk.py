@@ -29,6 +29,7 @@ import contextlib
 import errno
 import logging
 import os
+import stat
 import threading
 import time
 from collections import deque
@@ -296,13 +297,17 @@ class LineFile:
             self._fd = None
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write `path` whole through a temporary file, fsynced, renamed, the directory fsynced."""
+def replace_file(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `path` whole through a temporary file (of `mode`: 0600 for a secret's), fsynced,
+    renamed, the directory fsynced."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     mode)
         try:
+            # A temporary file left by a crash keeps its old mode: never more than `mode`.
+            os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & mode)
             _write_all(fd, data)
             os.fsync(fd)
         finally:

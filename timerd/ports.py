@@ -102,6 +102,10 @@ class Buzzer(Protocol):
 #: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
 #: nothing or raises CommandRefused with the reason.
 ExtraCommand = Callable[..., None]
+#: A request only the control socket serves (its users are the machine's own: the timerd
+#: group), never HTTP or MQTT: `desk`, the score desk's pairing (issue 43). Takes the
+#: request's arguments and returns its reply (built in `timerd.wire`).
+LocalRequest = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
 
 @dataclass
 class ButtonBinding:

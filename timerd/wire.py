@@ -6,7 +6,8 @@
   a key the core has is the core's, even where the core leaves it null (issue 32).
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
 - The reply to a request (the control socket, `POST /api/command`): the status after a
-  command, a refusal (English text beside its code and values), or why a request is not one.
+  command, a refusal (English text beside its code and values), or why a request is not one;
+  the score desk's pairing (`timerctl desk`, `POST /api/pair`).
 - The web page's documents: the commands a score desk offers, the message catalogues.
 - How an adapter command's arguments read on a score desk.
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
@@ -155,6 +156,28 @@ def refused_reply(told: Notice) -> dict[str, Any]:
     `code` and `params` for a page or tool that says it in its reader's language."""
     return error_reply(LOG_TEXT.notice(told.code, told.params)) | {
         "code": told.code, "params": dict(told.params)}
+
+
+def pairing_code_reply(code: str, expires_s: float, host: str, port: int) -> dict[str, Any]:
+    """The reply to `desk` on the control socket (`timerctl desk`): a one-time pairing code,
+    the seconds it stays good, and where the control page listens (`host` as bound: a
+    wildcard, 0.0.0.0 or ::, is every address of the machine) (issue 43)."""
+    return {"format": REPLY_FORMAT, "ok": True, "code": code, "expires_s": expires_s,
+            "host": host, "port": port}
+
+
+def devices_reply(devices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The reply to `desk list` and `desk revoke ID` (`timerctl desk --list`, `--revoke`):
+    the paired devices after it, each `id`, `paired` and `last_used` (wall times, the last
+    since the daemon started, else null), `address` and `label` (the browser it said it
+    was)."""
+    return {"format": REPLY_FORMAT, "ok": True, "devices": [dict(d) for d in devices]}
+
+
+def paired_reply(device: str, credential: str) -> dict[str, Any]:
+    """The reply to `POST /api/pair`: the new device's id and its credential, which the page
+    keeps and sends as `Authorization: Bearer ...` (issue 43)."""
+    return {"format": REPLY_FORMAT, "ok": True, "device": device, "credential": credential}
 
 
 def commands_document(commands: list[dict[str, Any]], control: bool) -> dict[str, Any]:

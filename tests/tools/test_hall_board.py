@@ -24,6 +24,7 @@ from tests.adapters.web_harness import (
     browser_fixture,  # noqa: F401 (the `browser` fixture)
 )
 from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
+from timerd.i18n import Messages
 from timerd.tools.hall_board import BOARD_VERSION
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
@@ -39,14 +40,16 @@ def page_of(browser: Browser, width: int, height: int) -> Page:
 class BoardProcess:
     """`timerd hall board` as a process, on a free loopback port."""
 
-    def __init__(self, broker: Broker, directory: Path, hall: str = "hall") -> None:
+    def __init__(self, broker: Broker, directory: Path, hall: str = "hall",
+                 *overrides: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         log = (directory / f"board-{hall}.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "timerd", "hall", "board", "--port", str(self.port),
              "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
-             "-o", f'hall.hall="{hall}"'], cwd=ROOT, stdout=log, stderr=log)
+             "-o", f'hall.hall="{hall}"', *(a for o in overrides for a in ("-o", o))],
+            cwd=ROOT, stdout=log, stderr=log)
         log.close()
         self.log = directory / f"board-{hall}.log"
         wait_until(self.ready, 30, "the board's HTTP port")
@@ -57,8 +60,9 @@ class BoardProcess:
         return "hall board of" in self.log.read_text()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
 
 
 def desk(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
@@ -355,5 +359,32 @@ def test_the_tv_shows_the_rounds_other_tables_along_its_bottom(
     finally:
         page.close()
         table.stop()
+@pytest.mark.parametrize(("desk_language", "query", "shown"), [
+    ("sl", "", "sl"),  # the desk's `[ui] language` over the TV's English
+    ("sk", "?lang=en", "en"),  # the page's own choice over the desk's
+])
+def test_the_board_says_live_in_the_pages_language_whatever_the_browsers(
+        mosquitto: Broker, tmp_path: Path, browser: Browser, *, desk_language: str,
+        query: str, shown: str) -> None:
+    """Issue 45 item 5. Old code: the link badge said "live" in the browser's language, then
+    the desk's `[ui] language` translated the page again and put back its "connecting…", for
+    good."""
+    observer = Observer(mosquitto.port)
+    retained_table(observer, "live", "01", "idle")
+    board = BoardProcess(mosquitto, tmp_path, "live", f'ui.language="{desk_language}"')
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.on("pageerror", lambda exc: pytest.fail(f"script error in the board: {exc}"))
+    try:
+        page.goto(f"{board.url}/{query}")
+        expect(page.locator('.card[data-table="01"] .c-label')).to_have_text(
+            Messages(shown)("hall.ready"))
+        expect(page.locator("#link")).to_have_text(Messages(shown)("web.live"))
+        expect(page.locator("#link")).to_have_class("link up")
+        assert page.evaluate("document.documentElement.lang") == shown
+        board.stop()  # the desk goes: said in the page's language too
+        expect(page.locator("#link")).to_have_text(Messages(shown)("hall.desk_offline"))
+    finally:
+        context.close()
         board.stop()
         observer.close()

@@ -4,7 +4,9 @@ One request per line, one reply per line. A request is JSON, `{"command": "pause
 or plain words, `pause` or `goal home`, for a person with `socat`. The reply is JSON:
 `{"format": 1, "ok": true, "status": {...}}` or `{"format": 1, "ok": false, "error": "why"}`
 (built in `timerd.wire`). A malformed or unknown request gets an error reply; the connection
-and the daemon carry on.
+and the daemon carry on. Beside the commands every control surface has, the socket serves
+`requests` of its own, for the machine's users alone (`desk`: the score desk's pairing),
+which `timerd.app` fills from the adapters that offer them.
 
 Limits (docs/service.md, "Limits and failure modes"): a request line is at most `MAX_LINE`
 bytes (a longer one gets an error reply, is skipped to its newline, and the requests after it
@@ -36,7 +38,7 @@ from timerd.limits import (
     idle_longest,
     loads_bounded,
 )
-from timerd.ports import Control
+from timerd.ports import Control, LocalRequest
 from timerd.wire import error_reply
 
 log = logging.getLogger("timerd.control")
@@ -116,6 +118,8 @@ class ControlSocket:
         self._clients: dict[asyncio.Task[Any], _Client] = {}
         self._log = RateLimitedLog(log)
         self._identity: tuple[int, int] | None = None  # (device, inode) of the bound socket
+        #: Requests only this socket serves, by name (`desk`), filled by `timerd.app`.
+        self.requests: dict[str, LocalRequest] = {}
 
     async def __aenter__(self) -> ControlSocket:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,4 +207,11 @@ class ControlSocket:
         request = parse_request(line.decode("utf-8", "replace"))
         if isinstance(request, str):
             return error_reply(request)
+        name = request.get("command") if isinstance(request, dict) else None
+        local = self.requests.get(name) if isinstance(name, str) else None
+        if local is not None:
+            args = request.get("args", [])
+            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                return error_reply("args must be a list of strings")
+            return await local(*args)
         return await self.service.acknowledge(request)  # once on disk, or says why not

@@ -94,17 +94,22 @@ const timerd = (() => {
     texts: { en: {} }, names: {}, words: {}, browser: null, fixed: "auto", language: "en", shown: false,
   };
 
-  async function loadTexts() {
-    for (;;) {
-      try {
-        const reply = await (await fetch("/api/i18n")).json();
-        Object.assign(i18n, reply);
-        break;
-      } catch {
-        await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+  // Once per page, however many ask: every caller waits for the same load.
+  let loading = null;
+  function loadTexts() {
+    loading ??= (async () => {
+      for (;;) {
+        try {
+          const reply = await (await fetch("/api/i18n")).json();
+          Object.assign(i18n, reply);
+          break;
+        } catch {
+          await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+        }
       }
-    }
-    chooseLanguage();
+      chooseLanguage();
+    })();
+    return loading;
   }
 
   const chosen = () => new URLSearchParams(location.search).get("lang")
@@ -159,9 +164,13 @@ const timerd = (() => {
     select.addEventListener("change", () => setLanguage(select.value));
   }
 
-  // The connection badge: "live", or "offline – reconnecting…" in red.
-  function showLink(el, up) {
-    el.textContent = t(up ? "web.live" : "web.offline");
+  // The connection badge: "live", or "offline – reconnecting…" (`down`) in red. Its key is
+  // kept as the element's `data-i18n`, so a later change of language (the state's
+  // `[ui] language`, the switch) says it again in the new one, never the page's
+  // "connecting…" (issue 45 item 5).
+  function showLink(el, up, down = "web.offline") {
+    el.dataset.i18n = up ? "web.live" : down;
+    el.textContent = t(el.dataset.i18n);
     el.className = up ? "link up" : "link down";
   }
 
