@@ -101,7 +101,9 @@ def lookup(wanted: str, keys: Iterable[str] = ()) -> tuple[Any | None, str]:
         return None, f"python-evdev is not installed: {INSTALL_HINT}"
     by_path = wanted.startswith("/")
     codes = {getattr(evdev.ecodes, key, None) for key in keys}
-    denied, keyless, named = [], [], []
+    denied: list[str] = []
+    keyless: list[str] = []
+    named: list[str] = []
     taken: Any | None = None
     for path in [wanted] if by_path else event_paths():
         try:
@@ -116,14 +118,13 @@ def lookup(wanted: str, keys: Iterable[str] = ()) -> tuple[Any | None, str]:
         if by_path:
             return device, ""
         try:
-            if device.name == wanted:
-                if not codes or codes & set(device.capabilities().get(evdev.ecodes.EV_KEY, ())):
-                    named.append(path)
-                else:
-                    keyless.append(path)
+            match = device.name == wanted
+            keyed = match and (not codes or bool(
+                codes & set(device.capabilities().get(evdev.ecodes.EV_KEY, ()))))
         except OSError:  # unplugged while it was asked
-            pass
-        if taken is None and named[-1:] == [path]:
+            match = keyed = False
+        (named if keyed else keyless if match else []).append(path)
+        if keyed and taken is None:
             taken = device
         else:
             device.close()
