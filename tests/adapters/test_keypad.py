@@ -119,12 +119,13 @@ class Table:
         self.service, self.pad, self.recorder = service, pad, recorder
         self.device: StandIn | None = StandIn()
         self.lookups = 0
+        self.choice = ""  # which of several devices of its name `lookup` says it is
 
     def lookup(self, wanted: str, keys: Any) -> tuple[Any, str]:
         self.lookups += 1
         if self.device is None or self.device.closed:
             return None, f"no input device is named {wanted!r}"
-        return self.device, ""
+        return self.device, self.choice
 
     async def press(self, key: str, hold_s: float = 0.1) -> None:
         assert self.device is not None
@@ -497,3 +498,19 @@ def test_of_two_devices_of_one_name_the_first_in_numeric_order_is_taken_and_said
     checks = doctor.check_keypad(config.load(None, ['keypad.device="USB Keypad"']))
     assert [c.level for c in checks] == [doctor.OK]
     assert checks[0].message.startswith(f"'USB Keypad' at /dev/input/event2 ({why}): ")
+
+
+def test_the_status_says_which_device_of_its_name_was_taken(monkeypatch, example) -> None:
+    async def script(t: Table) -> tuple[Any, Any]:
+        old = t.device
+        assert old is not None
+        only = t.service.status_dict()["keypad"]["choice"]
+        t.choice = "the first in numeric order of 2 devices named 'Test Keypad' with its keys"
+        t.device = StandIn("/dev/input/event2")
+        old.unplug()
+        await asyncio.sleep(1.5)
+        return only, t.service.status_dict()["keypad"]["choice"]
+
+    only, chosen = at_table(monkeypatch, example, script)
+    assert only is None
+    assert chosen.startswith("the first in numeric order of 2 devices")
