@@ -231,14 +231,15 @@ async def _keypad(stack: contextlib.AsyncExitStack, config: Config,
 
 
 def find_keypad(config: KeypadConfig) -> tuple[str | None, str]:
-    """`[keypad] device` as `timerd doctor` checks it: its name and path, or None and why it
-    is not there (not plugged in, no python-evdev, not readable, none of the keys)."""
+    """`[keypad] device` as `timerd doctor` checks it: its name and path (and which of several
+    of its name it is), or None and why it is not there (not plugged in, no python-evdev,
+    not readable, none of the keys)."""
     from timerd.adapters import keypad  # noqa: PLC0415
 
     device, why = keypad.lookup(config.device, config.key_names())
     if device is None:
         return None, why
-    found = f"{device.name!r} at {device.path}"
+    found = f"{device.name!r} at {device.path}" + (f" ({why})" if why else "")
     device.close()
     return found, ""
 
