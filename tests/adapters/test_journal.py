@@ -406,7 +406,8 @@ def test_a_running_penalty_and_a_spent_timeout_are_restored() -> None:
     assert status.phase is Phase.PAUSED
     assert status.remaining_s == pytest.approx(900.0 - 110.0)
     assert status.penalties == [{"number": 1, "side": "away", "kind": "minor", "player": "17",
-                                 "remaining_s": 70.0, "running": True}]
+                                 "remaining_s": 70.0, "running": True,
+                                 "short_handed": True}]
     assert status.timeouts == {"home": {"left": 0, "remaining_s": None},
                                "away": {"left": 1, "remaining_s": None}}
     match = result.match
