@@ -214,7 +214,6 @@ def test_a_release_the_kernel_dropped_is_read_back_and_reset_never_fires(
     idle.wait_signal("start")
     pad.tap("KEY_KPENTER")
     idle.wait_signal("pause")
-    before = idle.command("status")["keypad"]["resyncs"]
     pad.key("KEY_KPMINUS", True)
     time.sleep(0.3)  # the daemon has RESET down
     os.kill(idle.proc.pid, signal.SIGSTOP)
@@ -228,5 +227,5 @@ def test_a_release_the_kernel_dropped_is_read_back_and_reset_never_fires(
     time.sleep(LONG_S + 0.5)
     status = idle.command("status")
     assert status["phase"] == "paused", status
-    assert status["keypad"]["resyncs"] > before, status["keypad"]
+    assert status["keypad"]["resyncs"] >= 1, status["keypad"]
     idle.wait_log("SYN_DROPPED")
