@@ -40,20 +40,24 @@ def test_ithf_6_1_a_corrected_regular_result_is_a_new_revision_and_readers_show_
     assert [m["result"]["revision"] for m in hall_messages(tmp_path)] == [0, 1]
 
 
-def test_ithf_6_1_4_8_a_reopened_overtime_survives_a_restart_and_ends_as_revision_1(
+def test_ithf_6_1_4_8_a_reopened_overtime_survives_a_restart_and_ends_as_revision_2(
         tmp_path: Path) -> None:
     # 1:1 at the final signal, overtime from t=350; the golden goal at 370 bounced out.
     run_table(tmp_path, [(0, "start"), (100, "goal home"), (200, "goal away"),
                          (370, "goal home"), (380, "undo")], until=390,
               profile="ithf-playoff")
-    [first] = results_lines(tmp_path)
+    first, reopened = results_lines(tmp_path)
     assert first["winner"] == "home"
+    # Issue 42 item 2: revision 1 says the match is in play again, no winner.
+    assert (reopened["revision"], reopened["state"], reopened["winner"]) == (1, "reopened", None)
+    assert reopened["score"] == {"home": 1, "away": 1}
     run_table(tmp_path, [(1, "resume faceoff"), (10, "goal away")], until=20,
               profile="ithf-playoff")  # restored paused in overtime, the same match
-    first_again, second = results_lines(tmp_path)
-    assert first_again == first
+    first_again, reopened_again, second = results_lines(tmp_path)
+    assert (first_again, reopened_again) == (first, reopened)
     assert second["match_id"] == first["match_id"]
-    assert (second["revision"], second["winner"], second["how"]) == (1, "away", "overtime")
+    assert (second["revision"], second["winner"], second["how"]) == (2, "away", "overtime")
+    assert (second["state"], second["supersedes"]) == ("final", 1)
     assert second["score"] == {"home": 1, "away": 2}
 
 
