@@ -21,7 +21,7 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
-from timerd.core.rules.corrections import GoalCorrected
+from timerd.core.rules.corrections import MAX_REVISIONS, GoalCorrected
 from timerd.core.score import Ending, Side
 from timerd.i18n import Messages
 
@@ -377,3 +377,36 @@ def test_isbhf_420_1_the_last_goal_cannot_be_revoked_after_its_faceoff_once_ende
     with pytest.raises(CommandRefused) as refused:
         match.handle(match.parse("undo"), 3930.0)
     assert refused.value.code == "undo_after_faceoff"
+
+
+def test_corrections_after_the_end_are_bounded_with_a_clear_refusal() -> None:
+    """Issue 42 item 5 (old code: 2000 `correct`s gave 2000 revisions, 2000 results lines):
+    past MAX_REVISIONS a correction after the end is refused; the result stands as it was."""
+    match = ithf_with_goals("ithf", (100.0, "home"))
+    match.poll(320.0)
+    for n in range(1, MAX_REVISIONS + 1):
+        effects = match.handle(match.parse("correct", "1", str(n)), 320.0 + n)
+        assert ResultCorrected(n) in effects
+    with pytest.raises(CommandRefused) as refused:
+        match.handle(match.parse("correct", "1", "99"), 400.0)
+    assert refused.value.code == "too_many_corrections"
+    assert refused.value.params == {"most": MAX_REVISIONS}
+    text = Messages("en").refusal(refused.value)
+    assert f"corrected {MAX_REVISIONS} times already" in text
+    assert match.status(400.0).result["revision"] == MAX_REVISIONS  # type: ignore[index]
+    assert match.sheet.goals[0].scorer == str(MAX_REVISIONS)  # the last one taken stands
+    # `undo` that would reopen it (two revisions: in play, then its end) is refused too.
+    with pytest.raises(CommandRefused, match="too_many_corrections"):
+        match.handle(match.parse("undo"), 401.0)
+    assert match.phase is Phase.FINISHED
+
+
+def test_a_reopen_is_refused_when_its_end_could_pass_the_bound() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle(match.parse("goal", "home"), 370.0)
+    for n in range(1, MAX_REVISIONS):  # one revision left: not enough for a reopen
+        match.handle(match.parse("correct", "3", str(n)), 370.0 + n)
+    with pytest.raises(CommandRefused, match="too_many_corrections"):
+        match.handle(match.parse("undo"), 400.0)
+    match.handle(match.parse("correct", "3", "7"), 401.0)  # the last correction of names
+    assert match.status(401.0).result["revision"] == MAX_REVISIONS  # type: ignore[index]

@@ -7,11 +7,14 @@ Each test fails on the code before issue 28 (the undo was refused, one line only
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import run_virtual
+from tests.conftest import run_virtual, wired
 from tests.service.test_match_id import HALL, hall_messages, results_lines, run_table
 from timerd.adapters.hall.link import HallLink, Outbox
+from timerd.adapters.results.file import ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.cli import format_results
 from timerd.config import profiles
@@ -93,3 +96,34 @@ def test_an_ack_of_the_first_revision_does_not_acknowledge_the_correction(
         return late, bool(hall.result["acked"])
 
     assert run_virtual(acks) == (False, True)
+
+
+def test_a_correction_keeps_the_match_end_and_stamps_its_own_time(tmp_path: Path) -> None:
+    """Issue 42 item 5 (old code: each `correct` moved `finished`, and the desk's
+    `duration_s`, to the instant of the correction)."""
+    wall0 = 1_800_000_000.0
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        service = Service(Match(profiles.load("ithf")))
+        wired(ResultsFile(tmp_path / "results.jsonl", wall=lambda: wall0 + loop.time() - t0),
+              service)
+        for t, words in [(0, "start"), (100, "goal home 7"), (400, "correct 1 8"),
+                         (500, "correct 1 9")]:
+            command, *args = words.split()
+            loop.call_at(t0 + t, service.command, {"command": command, "args": args})
+        task = asyncio.create_task(service.run())
+        await asyncio.sleep(600)
+        task.cancel()
+
+    run_virtual(main)
+    lines = results_lines(tmp_path)
+    assert [line["revision"] for line in lines] == [0, 1, 2]
+    end = datetime.fromtimestamp(wall0 + 320.0, UTC).isoformat(timespec="milliseconds")
+    assert [line["finished"] for line in lines] == [end] * 3  # the final signal at t=320
+    assert [line["corrected_at"] for line in lines] == [None] + [
+        datetime.fromtimestamp(wall0 + t, UTC).isoformat(timespec="milliseconds")
+        for t in (400.0, 500.0)]
+    assert [line["goals"][0]["scorer"] for line in lines] == ["7", "8", "9"]
+    assert match_row({"result": lines[-1]})["duration_s"] == 300.0  # start signal to end

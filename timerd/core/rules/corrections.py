@@ -17,7 +17,9 @@ match, and `correct` of a goal's scorer and assists (ITHF 6.1 with 4.8; ISBHF 42
 
 A result that changes after the end is a new revision (`revision`: 0 for the first result,
 1, 2... for each correction); the result records it, the results file appends it as a new
-line and every reader shows the latest (docs/scoring.md). The match as it stood when it
+line and every reader shows the latest (docs/scoring.md). A match has at most
+MAX_REVISIONS: a correction after the end that could go past it is refused (issue 42 item 5:
+each is a results line, fsynced, and a message to the hall desk). The match as it stood when it
 ended is kept (a deep copy of its state, taken as it ends) so that a reopen restores every
 rule module's clocks exactly as they were.
 """
@@ -55,6 +57,11 @@ def entry_number(word: str) -> int:
     if not (word.isascii() and word.isdigit() and str(int(word)) == word):
         raise CommandRefused("no_goal_number", number=word[:8])
     return int(word)
+
+
+#: The most revisions a match's result may have after the first (issue 42 item 5): a referee
+#: corrects a result a few times at most; a script that loops writes no unbounded file.
+MAX_REVISIONS = 20
 
 
 @dataclass(frozen=True)
@@ -249,6 +256,8 @@ class Corrections(RuleModule):
         within_s = CorrectionSettings.of(match.profile).reopen_within_s
         if now - end_at > within_s:
             raise CommandRefused("reopen_too_late", after=within_s)
+        if correction:  # a reopened match takes two: in play again, then its end
+            self._bounded(2)
         shown = Phase.FINISHED if correction else match.phase
         match_id = match.match_id  # the service's, given after a restart's replay too
         vars(match).update(state)
@@ -256,6 +265,12 @@ class Corrections(RuleModule):
         match.phase = shown  # as seen from outside, until what follows
         self.ended = None
         self.revision += 1 if correction else 0
+
+    def _bounded(self, needed: int) -> None:
+        """Refuse a correction after the end that could take the result past MAX_REVISIONS
+        (`needed`: the revisions it may give)."""
+        if self.revision + needed > MAX_REVISIONS:
+            raise CommandRefused("too_many_corrections", most=MAX_REVISIONS)
 
     def _state(self) -> dict[str, Any]:
         """A deep copy of the match's state; the profile and this module are shared, not
@@ -309,6 +324,8 @@ class Corrections(RuleModule):
                  if g.number == command.number and g.reason not in AWARDS]
         if not found:
             raise CommandRefused("no_goal_number", number=command.number)
+        if match.phase is Phase.FINISHED:
+            self._bounded(1)
         goal = match.sheet.goals[found[0]]
         sheets = [match.sheet] + ([self.ended[0]["sheet"]] if self.ended else [])
         for sheet in sheets:  # the kept end too: a later reopen keeps the correction
