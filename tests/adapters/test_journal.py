@@ -274,6 +274,9 @@ def test_a_finished_match_within_its_window_is_restored_finished_and_correctable
     assert [r["type"] for r in result.records] == ["match", "command", "signal"]
     assert result.records[0]["run"] == "run-b"
     assert result.report["status"]["phase"] == "finished"
+    assert result.report["outcome"] == "finished"
+    assert result.report["code"] == "notice.recovery_finished_correctable"
+    assert "can still be corrected for 8 min" in result.report["message"]
 
 
 def test_a_finished_match_past_its_window_is_reported_and_not_restored() -> None:

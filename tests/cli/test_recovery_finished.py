@@ -69,14 +69,22 @@ def test_a_restart_after_a_golden_goal_keeps_the_match_correctable(
     with golden_goal(tmp_path, profile) as first:
         ended = first.wait_status(lambda s: s["phase"] == "finished", "the end")
         results(tmp_path, at_least=1)
+        first.command("correct", "1", "17")  # the scorer put right after the end: revision 1
+        results(tmp_path, at_least=2)
         first.stop(signum)
-    assert [(r["revision"], r["winner"]) for r in results(tmp_path)] == [(0, "home")]
+    assert [(r["revision"], r["winner"]) for r in results(tmp_path)] == [(0, "home"),
+                                                                        (1, "home")]
     with Daemon(tmp_path, "--profile", str(profile), speed=SPEED).ready() as second:
         status = second.command("status")
-        assert status["phase"] == "finished"
+        assert status["phase"] == "finished", "".join(first.log + second.log)
         assert status["match_id"] == ended["match_id"]
         assert status["score"] == {"home": 1, "away": 0}
         assert status["result"]["winner"] == "home"
+        assert status["result"]["revision"] == 1  # the correction came back with the match
+        assert status["goals"][0]["scorer"] == "17"
+        assert status["recovery"]["outcome"] == "finished"
+        assert "can still be corrected" in status["recovery"]["message"]
+        second.command("correct", "1", "18")  # revision 2: `finished` is still the end's
         reopened = second.command("undo")  # the golden goal was no goal (ITHF 6.1)
         assert reopened["phase"] == "paused"
         assert reopened["overtime"]
@@ -86,10 +94,15 @@ def test_a_restart_after_a_golden_goal_keeps_the_match_correctable(
         second.command("goal", "away")  # the overtime decided again
         second.wait_event(lambda e: e["type"] == "state" and e["state"] == "finished")
         second.wait_status(lambda s: s["phase"] == "finished", "the end")
-    lines = results(tmp_path, at_least=3)
+        lines = results(tmp_path, at_least=5)  # before the daemon is killed
     assert [(r["match_id"], r["revision"], r["state"], r["winner"]) for r in lines] == [
-        (ended["match_id"], 0, "final", "home"), (ended["match_id"], 1, "reopened", None),
-        (ended["match_id"], 2, "final", "away")]
+        (ended["match_id"], 0, "final", "home"), (ended["match_id"], 1, "final", "home"),
+        (ended["match_id"], 2, "final", "home"), (ended["match_id"], 3, "reopened", None),
+        (ended["match_id"], 4, "final", "away")]
+    # Issue 42 item 5: a correction keeps the match's end, across the restart too.
+    assert lines[1]["finished"] == lines[2]["finished"] == lines[0]["finished"]
+    assert lines[4]["finished"] > lines[0]["finished"]  # ended again, later
+    assert [r["goals"][0]["scorer"] for r in lines[:3]] == [None, "17", "18"]
 
 
 def test_a_restart_past_the_window_leaves_the_result_and_starts_idle(tmp_path: Path) -> None:

@@ -279,6 +279,7 @@ def _finished(records: list[dict[str, Any]], replayed: _Replayed, shift: float, 
     if header["match"] and until is not None and until >= now:
         accepted = {id(r) for r in replayed.applied}
         found.match, found.correctable_until = match, until
+        report.update(told("finished_correctable", left=_duration(until - now)))
         found.records = [{**header, "run": run}] + [
             {**r, "t": r["t"] + shift} for r in records[1:]
             if r["type"] != "command" or id(r) in accepted]
