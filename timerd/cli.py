@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:16} {profiles.load(name).description}")
         return 0
     if args.command == "completion":
-        return completion.main(args, {"timerd": parser, "timerctl": _ctl_parser}, sys.stdout)
+        return completion.main(args, {"timerd": parser, "timerctl": lambda: _ctl_parser(
+            completion.profile_commands())}, sys.stdout)
     if args.command in ("install", "uninstall"):
         return install.main(args)
     if args.command == "doctor":
@@ -540,7 +541,9 @@ def format_commands(reply: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _ctl_parser() -> argparse.ArgumentParser:
+def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None) -> argparse.ArgumentParser:
+    """timerctl's parser; with `commands` (for completion), a subcommand per command with its
+    arguments instead of any word the daemon may take."""
     top = argparse.ArgumentParser(
         prog="timerctl", add_help=False,
         description="Control a running timerd: start, pause, resume, toggle, reset, status, "
@@ -554,6 +557,9 @@ def _ctl_parser() -> argparse.ArgumentParser:
                           "control.socket, /run/timerd/control.sock, then the per-user one)")
     _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
+    if commands is not None:
+        completion.add_commands(top, commands)
+        return top
     top.add_argument("command", nargs="?",
                      help="help | status | start | pause | resume | toggle | reset | ... "
                      "(desk: the score desk's link and QR code, to pair a phone)")
