@@ -455,12 +455,14 @@ def test_a_running_timeout_and_line_change_run_on_from_where_they_were() -> None
 # -- the adapter, with the real service on virtual time --------------------------------------
 
 def run_service(tmp: Path, script: list[tuple[float, str]], until: float,
-                profile: str = "ithf") -> dict[str, Any]:
-    """Run service + journal; return the journal lines, status and recovery at the end."""
+                profile: str = "ithf", off_disk: bool = False) -> dict[str, Any]:
+    """Run service + journal; return the journal lines, status and recovery at the end.
+    `off_disk`: no result ever reaches the disk (a full card)."""
 
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0)
+        journal.result_off_disk = lambda match_id: off_disk
         service = Service(journal.recover(profiles.load(profile)))
         t0 = loop.time()
         async with journal:
@@ -610,6 +612,20 @@ def test_the_golden_goal_is_journalled_and_the_finished_match_kept_correctable(
     crashed.match.handle(crashed.match.parse("undo"), 2.0)  # the golden goal: reopened
     assert crashed.match.phase is Phase.PAUSED
     assert crashed.match.overtime
+
+
+def test_a_match_never_correctable_is_still_kept_until_its_result_is_on_disk(
+        tmp_path: Path) -> None:
+    """`reopen_within_s = 0`: no window for corrections, but the journal still keeps the
+    finished match while its result is only in RAM (issue 36), and lets go of it without."""
+    profile = tmp_path / "never.toml"
+    profile.write_text('extends = "ithf"\nname = "never"\nreopen_within_s = 0\n')
+    held = run_service(tmp_path / "held", [(0.0, "start")], until=330.0, profile=str(profile),
+                       off_disk=True)
+    assert any(x.get("signal") == "final" for x in held["lines"])
+    written = run_service(tmp_path / "written", [(0.0, "start")], until=330.0,
+                          profile=str(profile))
+    assert written["lines"] == []
 
 
 @pytest.mark.parametrize(("script", "until", "kept"), [

@@ -459,11 +459,12 @@ class Journal:
         window_s = CorrectionSettings.of(self._profile).reopen_within_s \
             if self._profile is not None else 0.0
         self._keep_finished(match_id, lines, window_s if on_disk else None)
-        if not self._finished_on_disk:
+        held = on_disk and self.result_off_disk(match_id)
+        if held:  # issue 36: until its result is on disk, whatever the window
+            self._held[match_id] = lines  # the same list: a correction goes to both
+        if not (held or self._finished_on_disk):
             self._close("finished", status)
             return
-        if self.result_off_disk(match_id):
-            self._held[match_id] = lines  # the same list: a correction goes to both
         log.info("match %s finished at %s: the journal keeps it (on disk already) until its "
                  "result is on disk and for %g s after its end, for corrections", match_id,
                  shown_clock(status.remaining_s), window_s)
@@ -503,7 +504,7 @@ class Journal:
         line = self._stamp({"type": "command", "command": effect.command.name,
                             "args": list(effect.command.words())}, effect.at)
         self._finished[1].append(line)
-        if self._finished_on_disk:
+        if self._finished_on_disk or self._finished[0] in self._held:
             self._write_line(line)
 
     def result_on_disk(self, match_id: str) -> None:
