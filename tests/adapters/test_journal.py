@@ -277,6 +277,16 @@ def test_a_finished_match_within_its_window_is_restored_finished_and_correctable
     assert result.report["outcome"] == "finished"
     assert result.report["code"] == "notice.recovery_finished_correctable"
     assert "can still be corrected for 8 min" in result.report["message"]
+    # The journal goes on in this run's time: a second restart (a reboot: loop time from 0
+    # again) restores it as well, its window still counted from the end.
+    later = restore(records, beat(420.2), now=8e5, down_s=100.0)  # an uptime of 9 days
+    again_records, warnings = parse_journal(lines(*later.records))
+    assert warnings == []
+    again = recover(again_records, None, now=1e6, wall_now=WALL + 320 + 200.0, run="run-c",
+                    resume_within_s=7200)
+    assert again.match is not None
+    assert again.match.phase is Phase.FINISHED
+    assert again.correctable_until == pytest.approx(1e6 - 200.0 + 600.0)
 
 
 def test_a_finished_match_past_its_window_is_reported_and_not_restored() -> None:

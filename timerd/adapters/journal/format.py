@@ -280,7 +280,7 @@ def _finished(records: list[dict[str, Any]], replayed: _Replayed, shift: float, 
         accepted = {id(r) for r in replayed.applied}
         found.match, found.correctable_until = match, until
         report.update(told("finished_correctable", left=_duration(until - now)))
-        found.records = [{**header, "run": run}] + [
+        found.records = [{**header, "run": run, "t": header["t"] + shift}] + [
             {**r, "t": r["t"] + shift} for r in records[1:]
             if r["type"] != "command" or id(r) in accepted]
     return found
