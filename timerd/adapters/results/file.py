@@ -355,14 +355,8 @@ def _goal_key(entry: dict[str, Any]) -> int:
 def latest_line(path: Path, match_id: str) -> dict[str, Any] | None:
     """The last line of match `match_id` in the end of the results file (TAIL_BYTES), if any:
     a match restored after a restart, which the file holds already."""
-    try:
-        with path.open("rb") as results:
-            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
-            tail = results.read().splitlines()
-    except FileNotFoundError:
-        return None
     mark = f'"match_id":{json.dumps(match_id)},'.encode()
-    for raw in reversed(tail):
+    for raw in reversed(_tail(path).splitlines()):
         if mark in raw:
             with contextlib.suppress(ValueError):
                 found = json.loads(raw)
@@ -381,12 +375,17 @@ def result_key(record: dict[str, Any]) -> str:
 def _holds(path: Path, match_id: str, revision: int) -> bool:
     """Whether the end of the results file already holds revision `revision` of the result
     of `match_id` (a line of format 1, before revisions, is revision 0)."""
-    try:
-        with path.open("rb") as results:
-            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
-            tail = results.read()
-    except FileNotFoundError:
-        return False
+    tail = _tail(path)
     mark = f'"match_id":{json.dumps(match_id)},'
     return f'{mark}"revision":{revision},'.encode() in tail or (
         revision == 0 and f'{mark}"profile"'.encode() in tail)
+
+
+def _tail(path: Path) -> bytes:
+    """The last TAIL_BYTES of the results file (none: empty)."""
+    try:
+        with path.open("rb") as results:
+            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
+            return results.read()
+    except FileNotFoundError:
+        return b""
