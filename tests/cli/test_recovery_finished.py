@@ -149,6 +149,7 @@ def test_a_reopened_match_has_no_winner_and_reset_abandons_it(tmp_path: Path) ->
         match_id = table.wait_status(lambda s: s["phase"] == "finished", "the end")["match_id"]
         results(tmp_path, at_least=1)
         table.command("undo")
+        assert table.wait_event(lambda e: e["type"] == "reopened")["in_play"] is True
         reopened = results(tmp_path, at_least=2)[-1]
         assert (reopened["revision"], reopened["state"], reopened["winner"]) == (
             1, "reopened", None)
@@ -157,7 +158,9 @@ def test_a_reopened_match_has_no_winner_and_reset_abandons_it(tmp_path: Path) ->
         assert [(r["revision"], r["state"], r["winner"]) for r in shown] == [
             (1, "reopened", None)]
         table.command("reset")
-        table.wait_event(lambda e: e["type"] == "result_abandoned")
+        told = table.wait_event(lambda e: e["type"] == "result_abandoned")
+        assert (told["match_id"], told["revision"], told["winner"]) == (match_id, 2, None)
+        assert told["score"] == {"home": 0, "away": 0}
         abandoned = results(tmp_path, at_least=3)[-1]
         assert (abandoned["match_id"], abandoned["revision"], abandoned["supersedes"]) == (
             match_id, 2, 1)
