@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,16 +48,23 @@ def golden_goal(home: Path, profile: Path) -> Daemon:
     return table
 
 
+def polled(done: Callable[[], bool]) -> None:
+    """Wait until `done()` (a file the daemon's disk thread writes), at most WAIT_S."""
+    deadline = time.monotonic() + WAIT_S
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def results(home: Path, at_least: int = 0) -> list[dict]:
     """The results file's lines, once it holds `at_least` (polled: its write is fsynced on
     the daemon's disk thread, a moment after the end)."""
     path = home / "state" / "results.jsonl"
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        lines = path.read_text().splitlines() if path.exists() else []
-        if len(lines) >= at_least or time.monotonic() > deadline:
-            return [json.loads(line) for line in lines]
-        time.sleep(0.05)
+
+    def lines() -> list[str]:
+        return path.read_text().splitlines() if path.exists() else []
+
+    polled(lambda: len(lines()) >= at_least)
+    return [json.loads(line) for line in lines()]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "term"])
@@ -111,6 +119,8 @@ def test_a_restart_past_the_window_leaves_the_result_and_starts_idle(tmp_path: P
     profile.write_text(OVERTIME_PROFILE.replace("reopen_within_s = 600", "reopen_within_s = 5"))
     with golden_goal(tmp_path, profile) as first:
         first.wait_log("no longer correctable (window)")
+        journal = tmp_path / "state" / "match-journal.jsonl"
+        polled(lambda: journal.read_bytes() == b"")  # the compaction on disk, then the kill
         first.stop(signal.SIGKILL)
     with Daemon(tmp_path, "--profile", str(profile), speed=SPEED).ready() as second:
         status = second.command("status")
