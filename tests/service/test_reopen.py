@@ -127,3 +127,24 @@ def test_a_correction_keeps_the_match_end_and_stamps_its_own_time(tmp_path: Path
         for t in (400.0, 500.0)]
     assert [line["goals"][0]["scorer"] for line in lines] == ["7", "8", "9"]
     assert match_row({"result": lines[-1]})["duration_s"] == 300.0  # start signal to end
+
+
+def test_a_reopened_match_reset_reaches_every_reader_abandoned(tmp_path: Path) -> None:
+    """Issue 42 item 2 (old code: revision 0, home wins, stayed everywhere): golden goal,
+    `undo`, RESET; the results file, `timerd results` and the desk's message and row say
+    abandoned, no winner."""
+    run_table(tmp_path, [(0, "start"), (100, "goal home"), (200, "goal away"),
+                         (370, "goal home"), (380, "undo"), (390, "reset")], until=400,
+              profile="ithf-playoff")
+    lines = results_lines(tmp_path)
+    assert [(r["revision"], r["state"], r["winner"]) for r in lines] == [
+        (0, "final", "home"), (1, "reopened", None), (2, "abandoned", None)]
+    assert lines[2]["score"] == {"home": 1, "away": 1}  # as it stood: the golden goal gone
+    [latest] = recent_results(tmp_path / "results.jsonl")
+    assert latest == lines[2]
+    assert "abandoned, no winner" in format_results([latest])
+    messages = hall_messages(tmp_path)
+    assert [(m["revision"], m["result"]["state"]) for m in messages] == [
+        (0, "final"), (1, "reopened"), (2, "abandoned")]
+    row = match_row(messages[-1])
+    assert (row["revision"], row["winner"], row["how"]) == (2, None, None)
