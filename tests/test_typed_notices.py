@@ -348,7 +348,8 @@ def test_the_fit_check_can_fail() -> None:
 
 #: Matches that make the notices the golden traces do not: a penalty given, waiting,
 #: cancelled and started; timeouts, a goalie change, a line change, faceoffs, undos, a late
-#: goal, a correction, names; a late scheduled start; a reopened match; a reset when idle.
+#: goal, a correction, names; a late scheduled start; a reopened match, one abandoned; a
+#: reset when idle.
 SCRIPTS: list[tuple[str, list[tuple[float, str]], float]] = [
     ("isbhf", [(0, "teams A B"), (1, "teams A B Final"), (2, "start"),
                (10, "penalty home minor 17"), (11, "penalty home minor 4"),
@@ -363,6 +364,8 @@ SCRIPTS: list[tuple[str, list[tuple[float, str]], float]] = [
     ("isbhf", [(0, "start_in 60")], 70),
     ("ithf", [(0, "reset"), (0, "start_in 16")], 20),
     ("ithf", [(0, "start"), (100, "goal home"), (310, "goal home"), (330, "undo")], 340),
+    # A golden goal taken back, and the reopened match abandoned by RESET (issue 42).
+    ("ithf-playoff", [(0, "start"), (360, "goal home"), (370, "undo"), (380, "reset")], 390),
 ]
 
 

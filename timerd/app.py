@@ -322,7 +322,7 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
     never only in RAM): a finished match stays in the journal until its result is on disk,
     a start writes the results an earlier run could not, and the result of a match the
     journal found finished unless the file holds it; a restored match keeps its start and
-    goal wall times."""
+    goal wall times (and a finished one its end's, issue 42)."""
     journal.result_off_disk = results.off_disk
     # The end of a match, one sequence on the disk writer: the ending command (the journal,
     # handed each dispatch before the results), the results line, then the journal closes the
@@ -336,8 +336,9 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
         if done.final is not None:
             results.write_recovered(done.final, done.started_wall, done.goal_walls,
                                     done.final_wall)
-    if recovery.match is not None:
-        results.resume(recovery.started_wall, recovery.goal_walls)
+    if recovery.match is not None:  # restored: in play, or finished and still correctable
+        results.resume(recovery.started_wall, recovery.goal_walls, recovery.final,
+                       recovery.final_wall)
 
 
 class ProfileSwitch:

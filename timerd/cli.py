@@ -252,6 +252,8 @@ def format_results(records: list[dict[str, Any]]) -> str:
         score = r.get("score") or {}
         teams: dict[str, Any] = r["teams"] if isinstance(r.get("teams"), dict) else {}
         how = str(r.get("how"))
+        if r.get("state") in ("reopened", "abandoned"):  # issue 42: no winner (for now)
+            how = f"{r['state']}, no winner"
         if r.get("side"):
             how += f" ({r['side']})"
         if r.get("overtime_s") is not None:

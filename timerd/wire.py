@@ -37,6 +37,7 @@ from timerd.core.effects import (
     Notice,
     PhaseChanged,
     Reopened,
+    ResultAbandoned,
     ResultCorrected,
     Signal,
 )
@@ -110,7 +111,11 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
         return {"type": "faceoff_guard", "active": effect.active}
     if isinstance(effect, Reopened):  # issue 28: the entry that ended the match taken back
         return {"type": "reopened", "revision": effect.revision, "goal": effect.number,
-                "state": status.phase.value, "score": status.score}
+                "state": status.phase.value, "score": status.score,
+                "in_play": effect.in_play}  # issue 42: no winner until it ends again
+    if isinstance(effect, ResultAbandoned):  # issue 42: RESET of a reopened match
+        return {"type": "result_abandoned", "revision": effect.revision,
+                "match_id": effect.match_id, "score": dict(effect.score), "winner": None}
     if isinstance(effect, ResultCorrected):  # a superseding result: the latest revision
         result = status.result or {}
         return {"type": "result_corrected", "revision": effect.revision,

@@ -31,7 +31,7 @@ from timerd.config.schema import to_plain
 from timerd.core.commands import Start
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
-from timerd.disk import DiskWriter, LineFile
+from timerd.disk import DiskWriter
 from timerd.service import Service
 
 ITHF = profiles.load("ithf")
@@ -261,12 +261,42 @@ def test_a_crash_during_the_pre_signal_restores_the_match_before_its_start() -> 
     assert "press START" in result.report["message"]
 
 
-def test_a_finished_match_is_reported_and_not_restored() -> None:
+def test_a_finished_match_within_its_window_is_restored_finished_and_correctable() -> None:
+    """Issue 42 item 1 (old code: never restored): the window for corrections (ITHF 6.1,
+    600 s) counts the time timerd was down, on the wall clock."""
     records = [header(), command("start", 100.0), mark("final", 420.0)]
-    result = restore(records, beat(420.2))
+    result = restore(records, beat(420.2), now=5.0, down_s=100.0)
+    assert result.outcome == "finished"
+    assert result.match is not None
+    assert result.match.phase is Phase.FINISHED
+    assert result.match.match_id == "m1"
+    assert result.correctable_until == pytest.approx(5.0 - 100.0 - 0.2 + 600.0)
+    assert [r["type"] for r in result.records] == ["match", "command", "signal"]
+    assert result.records[0]["run"] == "run-b"
+    assert result.report["status"]["phase"] == "finished"
+    assert result.report["outcome"] == "finished"
+    assert result.report["code"] == "notice.recovery_finished_correctable"
+    assert "can still be corrected for 8 min" in result.report["message"]
+    # The journal goes on in this run's time: a second restart (a reboot: loop time from 0
+    # again) restores it as well, its window still counted from the end.
+    later = restore(records, beat(420.2), now=8e5, down_s=100.0)  # an uptime of 9 days
+    again_records, warnings = parse_journal(lines(*later.records))
+    assert warnings == []
+    again = recover(again_records, None, now=1e6, wall_now=WALL + 320 + 200.0, run="run-c",
+                    resume_within_s=7200)
+    assert again.match is not None
+    assert again.match.phase is Phase.FINISHED
+    assert again.correctable_until == pytest.approx(1e6 - 200.0 + 600.0)
+
+
+def test_a_finished_match_past_its_window_is_reported_and_not_restored() -> None:
+    records = [header(), command("start", 100.0), mark("final", 420.0)]
+    result = restore(records, beat(420.2), down_s=601.0)
     assert result.outcome == "finished"
     assert result.match is None
-    assert result.report["status"]["phase"] == "finished"
+    assert result.records == []
+    assert result.final is not None
+    assert result.final.phase is Phase.FINISHED
 
 
 def test_a_match_older_than_the_window_is_closed_as_abandoned() -> None:
@@ -436,12 +466,14 @@ def test_a_running_timeout_and_line_change_run_on_from_where_they_were() -> None
 # -- the adapter, with the real service on virtual time --------------------------------------
 
 def run_service(tmp: Path, script: list[tuple[float, str]], until: float,
-                profile: str = "ithf") -> dict[str, Any]:
-    """Run service + journal; return the journal lines, status and recovery at the end."""
+                profile: str = "ithf", off_disk: bool = False) -> dict[str, Any]:
+    """Run service + journal; return the journal lines, status and recovery at the end.
+    `off_disk`: no result ever reaches the disk (a full card)."""
 
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0)
+        journal.result_off_disk = lambda match_id: off_disk
         service = Service(journal.recover(profiles.load(profile)))
         t0 = loop.time()
         async with journal:
@@ -479,12 +511,6 @@ def test_every_accepted_command_is_journalled_at_its_exact_instant(tmp_path: Pat
     assert times == [0.0, 0.0, 20.0, 60.5, 69.0, 74.0]
     assert out["heartbeat"]["match"] == lines_[0]["match"]
     assert not out["heartbeat_left"]  # a clean stop removes it; `stopped` is exact
-
-
-def test_the_journal_is_compacted_when_the_match_finishes(tmp_path: Path) -> None:
-    out = run_service(tmp_path, [(0.0, "start")], until=330.0)
-    assert out["status"]["phase"] == "finished"
-    assert out["lines"] == []
 
 
 def test_the_journal_is_compacted_on_reset_and_reopened_by_a_new_match(tmp_path: Path) -> None:
@@ -572,34 +598,61 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
     assert "matches will not survive a crash" in caplog.text
 
 
-def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A crash between the golden goal and the compaction restores a finished match, not the
-    overtime before the goal (which would give the match back, tied, to be played on)."""
-    at_compaction: list[bytes] = []
-    replace = LineFile.replace
-
-    def spy(file: LineFile, data: bytes) -> None:
-        at_compaction.append(file.path.read_bytes() if file.path.exists() else b"")
-        replace(file, data)
-
-    monkeypatch.setattr(LineFile, "replace", spy)
+def test_the_golden_goal_is_journalled_and_the_finished_match_kept_correctable(
+        tmp_path: Path) -> None:
+    """A crash after the golden goal restores a finished match, not the overtime before the
+    goal (which would give the match back, tied, to be played on); and, within its window
+    for corrections (issue 42 item 1; old code: the journal was emptied at the end), one
+    that `undo` may still reopen."""
     # ithf-playoff, tied: final at 320, 30 s break, overtime from 350; the golden goal at 360;
-    # a goal entered after it does not count and leaves the closed journal alone.
+    # a goal entered after it does not count, and is kept with the match.
     out = run_service(tmp_path, [(0.0, "start"), (360.0, "goal away"), (365.0, "goal home")],
                       until=370.0, profile="ithf-playoff")
     assert out["status"]["phase"] == "finished"
-    assert out["lines"] == []
-    records, warnings = parse_journal(at_compaction[-1])
+    records, warnings = parse_journal(lines(*out["lines"]))
     assert warnings == []
     assert [(r["command"], r["args"]) for r in records if r["type"] == "command"] == [
-        ("start", []), ("goal", ["away"])]
-    crashed = recover(records, None, now=0.0, wall_now=records[-1]["wall"], run="next",
+        ("start", []), ("goal", ["away"]), ("goal", ["home"])]
+    crashed = recover(records, None, now=0.0, wall_now=records[-1]["wall"] + 60, run="next",
                       resume_within_s=60)
     assert crashed.outcome == "finished"
-    assert crashed.match is None
     assert crashed.report["status"]["result"]["how"] == "overtime"
     assert crashed.report["status"]["score"] == {"home": 0, "away": 1}
+    assert crashed.match is not None
+    crashed.match.handle(crashed.match.parse("undo"), 1.0)  # the entry after the end
+    crashed.match.handle(crashed.match.parse("undo"), 2.0)  # the golden goal: reopened
+    assert crashed.match.phase is Phase.PAUSED
+    assert crashed.match.overtime
+
+
+def test_a_match_never_correctable_is_still_kept_until_its_result_is_on_disk(
+        tmp_path: Path) -> None:
+    """`reopen_within_s = 0`: no window for corrections, but the journal still keeps the
+    finished match while its result is only in RAM (issue 36), and lets go of it without."""
+    profile = tmp_path / "never.toml"
+    profile.write_text('extends = "ithf"\nname = "never"\nreopen_within_s = 0\n')
+    held = run_service(tmp_path / "held", [(0.0, "start")], until=330.0, profile=str(profile),
+                       off_disk=True)
+    assert any(x.get("signal") == "final" for x in held["lines"])
+    written = run_service(tmp_path / "written", [(0.0, "start")], until=330.0,
+                          profile=str(profile))
+    assert written["lines"] == []
+
+
+@pytest.mark.parametrize(("script", "until", "kept"), [
+    ([(0.0, "start")], 320.0 + 599.0, True),  # ithf: the final at 320; its window 600 s
+    ([(0.0, "start")], 320.0 + 601.0, False),
+    ([(0.0, "start"), (400.0, "reset")], 410.0, False),
+    ([(0.0, "start"), (400.0, "reset"), (401.0, "start")], 410.0, False),  # the next match
+])
+def test_a_finished_match_is_kept_until_reset_the_next_match_or_its_window_ends(
+        tmp_path: Path, script: list[tuple[float, str]], until: float, kept: bool) -> None:
+    """Issue 42 item 1: the journal drops a finished match at RESET, the next match or the
+    end of its window for corrections (`reopen_within_s`), not before."""
+    out = run_service(tmp_path, script, until=until)
+    assert any(x.get("signal") == "final" for x in out["lines"]) is kept
+    if not kept:
+        assert [x.get("command") for x in out["lines"]] in ([], [None, "start", None])
 
 
 _ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(),

@@ -95,7 +95,8 @@ def test_the_status_the_journal_the_results_line_and_the_hall_result_carry_one_i
     match_id, journalled = seen[60.0]
     assert ID_SHAPE.match(match_id)
     assert journalled == match_id
-    assert seen[390.0] == (match_id, None)  # finished: the journal is compacted
+    # Finished: the journal keeps it while it may be corrected (issue 42)
+    assert seen[390.0] == (match_id, match_id)
     [line] = results_lines(tmp_path)
     assert line["match_id"] == match_id
     [message] = hall_messages(tmp_path)

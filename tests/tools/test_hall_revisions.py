@@ -114,16 +114,17 @@ def test_a_reopened_result_is_withdrawn_at_the_desk_and_the_new_end_replaces_it(
         check_withdrawn(*results())
 
         assert request(table.socket, "resume", ["faceoff"])["ok"]
-        assert request(table.socket, "goal", ["away"])["ok"]  # the new end: revision 1
+        # The new end: revision 2 (1 was the reopen itself, issue 42's `reopened` line).
+        assert request(table.socket, "goal", ["away"])["ok"]
         observer.wait_for(lambda _: (m := results_message(observer, "t1")) is not None
-                          and m.get("result") is not None and m["revision"] == 1, 20,
-                          "revision 1")
+                          and m.get("result") is not None and m["revision"] == 2, 20,
+                          "revision 2")
         code, out, [row], document = results()
         assert code == 0, out
         assert "round R1: 1 of 1 results" in out
-        assert "corrected (revision 1)" in out
+        assert "corrected (revision 2)" in out
         assert "withdrawn" not in out
-        assert (row[4:6], row[-1]) == (["0", "1"], "1")
+        assert (row[4:6], row[-1]) == (["0", "1"], "2")
         assert document["withdrawn"] == []
     finally:
         observer.close()

@@ -156,11 +156,24 @@ class FaceoffGuardChanged:
 @dataclass(frozen=True)
 class Reopened:
     """`undo` took back goal entry `number`, which had ended the match (ITHF 6.1 with 4.8;
-    ISBHF 420 !1 with 411): its result is superseded by revision `revision` (to come, or
-    given at once when the correction leaves the match finished)."""
+    ISBHF 420 !1 with 411): its result is superseded by revision `revision`: given at once
+    when the correction leaves the match finished; else the match is in play again
+    (`in_play`), and revision `revision` says so (no winner until it ends again, issue 42),
+    the result to come being the next one."""
 
     revision: int
     number: int
+    in_play: bool = False
+
+
+@dataclass(frozen=True)
+class ResultAbandoned:
+    """RESET of a reopened match (issue 42): revision `revision` of match `match_id`'s
+    result says it was abandoned, no winner, at `score` (side name -> goals) as it stood."""
+
+    revision: int
+    match_id: str | None
+    score: Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -173,7 +186,7 @@ class ResultCorrected:
 
 #: A goal entry (`timerd.core.score.Goal`) is itself an effect: "this goal was entered".
 Effect = (Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
-          | Reopened | ResultCorrected)
+          | Reopened | ResultCorrected | ResultAbandoned)
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,7 @@ class Match:
         """Back to idle for a new match; refused while the clock runs, so play is never lost."""
         if self.phase is Phase.RUNNING:
             raise self.why_not("reset")
-        previous = self.phase
+        previous, told = self.phase, [e for rule in self.rules for e in rule.reset(now)]
         self._rewind()
         self.interruptions.clear()
         self.last_signal = None
@@ -233,7 +233,7 @@ class Match:
         self.match_id = None
         if previous is Phase.IDLE:
             return [AlreadyIdle()]
-        return [PhaseChanged(Phase.IDLE, previous)]
+        return [*told, PhaseChanged(Phase.IDLE, previous)]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""

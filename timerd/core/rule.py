@@ -54,6 +54,7 @@ class MatchView(Protocol):
     teams: dict[Side, str]
     round: str | None
     clock: MatchClock
+    match_id: str | None  # the service's id for the match (results, journal, hall mode)
 
     def play_s(self, now: float) -> float: ...
     def remaining_s(self, now: float) -> float: ...
@@ -165,6 +166,11 @@ class RuleModule:
     def ending(self, how: Ending, at: float) -> list[Effect]:
         """The match is about to end at `at`, `how`, nothing of it stopped yet: what this
         module says of it (the corrections keep the match as it stood)."""
+        return []
+
+    def reset(self, now: float) -> list[Effect]:
+        """RESET at `now`, the match as it stands, nothing of it cleared yet: what this
+        module says of it (a reopened match abandoned, `rules.corrections`)."""
         return []
 
     def overtime_follows(self, at: float) -> None:

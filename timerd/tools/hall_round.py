@@ -421,7 +421,9 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
         "away": teams.get("away", ""),
         "home_goals": score.get("home"),
         "away_goals": score.get("away"),
-        "how": result.get("how"),
+        # A match reset while reopened has no winner and says so (issue 42: `state`
+        # "abandoned", docs/scoring.md).
+        "how": result.get("how") or result.get("state"),
         "winner": result.get("winner"),
         "overtime_s": result.get("overtime_s"),
         "played_s": result.get("played_s"),

@@ -477,6 +477,11 @@ class HallLink:
         is reachable, also after a restart of this daemon.
         """
         result_id = str(result["match_id"])
+        if result.get("state") == REOPENED:
+            # The line that says the match is in play again (issue 42): the desk was told
+            # when it reopened, by the withdrawal (`_withdraw`), and counts no result for it
+            # until its next end's revision, which supersedes both.
+            return result_id
         revision = int(result.get("revision") or 0)  # issue 28: a correction after the end
         # The match's own round (its results line's): journalled with the match, so a table
         # restarted mid-round still sends it (issue 30).

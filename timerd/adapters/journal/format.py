@@ -26,6 +26,7 @@ from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.core.refused import CommandRefused
+from timerd.core.rules.corrections import Corrections
 from timerd.core.score import Goal
 from timerd.core.status import Status, check
 from timerd.i18n import LOG_TEXT
@@ -172,6 +173,9 @@ class Recovery:
     #: between the command that ended it and that line, docs/service.md).
     final: Status | None = None
     final_wall: float | None = None
+    #: A finished match restored (`match` set): the loop time until which it may still be
+    #: corrected (`undo` reopens it, ITHF 6.1, ISBHF 420 !1); the journal keeps it until then.
+    correctable_until: float | None = None
 
 
 def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
@@ -197,7 +201,14 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             and heartbeat["match"] == match_id and heartbeat["t"] > crash_t:
         crash_t, crash_wall, bound = heartbeat["t"], heartbeat["wall"], "heartbeat"
     shift = now - crash_t
-    replayed = _replay(profile, [r for r in records if r["type"] == "command"], shift, now)
+    commands = [r for r in records if r["type"] == "command"]
+    replayed = _replay(profile, commands, shift, now)
+    down_s = wall_now - crash_wall
+    if replayed.match.phase is Phase.FINISHED and down_s > 0:
+        # A finished match's window for corrections (ITHF 6.1, ISBHF 420 !1) runs on the wall
+        # clock: the time timerd was down counts, as it does not for match time.
+        shift -= down_s
+        replayed = _replay(profile, commands, shift, now)
     warnings = replayed.warnings
     was = replayed.match.phase
     if was is Phase.PRE_SIGNAL:
@@ -206,7 +217,6 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         replayed = _replay(profile, applied[:_entered_pre_signal(profile, applied)], shift,
                            now)
     match = replayed.match
-    down_s = wall_now - crash_wall
     if down_s < 0:
         warnings.append(f"the wall clock went back {-down_s:.0f} s since the match was last "
                         "seen (no battery clock, NTP not synced yet?); resuming it anyway")
@@ -221,10 +231,8 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         report.update(outcome=outcome, **told(outcome))
         if was is not Phase.FINISHED:
             return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
-        match.match_id = match_id or None  # its result carries the match's id
-        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings,
-                        started_wall=_started_wall(records), goal_walls=replayed.goal_walls,
-                        final=match.status(now), final_wall=records[-1]["wall"])
+        return _finished(records, replayed, shift, now=now, run=run, report=report,
+                         warnings=warnings)
     if down_s > resume_within_s:
         report.update(outcome="abandoned", **told(
             "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
@@ -255,6 +263,35 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
                 "down_s": round(down_s, 3), "bound": bound})
     return Recovery("restored", match, match_id, out, report, warnings,
                     _started_wall(records), replayed.goal_walls)
+
+
+def _finished(records: list[dict[str, Any]], replayed: _Replayed, shift: float, *,
+              now: float, run: str, report: dict[str, Any], warnings: list[str]) -> Recovery:
+    """A finished match found: its result (for the results file, which may lack it) and,
+    while it may still be reopened (issue 42 item 1), the match itself, finished, to go on
+    with its journal in this run's time until RESET, the next match or `correctable_until`."""
+    header, match = records[0], replayed.match
+    match.match_id = header["match"] or None  # its result carries the match's id
+    found = Recovery("finished", match_id=header["match"], report=report, warnings=warnings,
+                     started_wall=_started_wall(records), goal_walls=replayed.goal_walls,
+                     final=match.status(now), final_wall=records[-1]["wall"])
+    until = correctable_until(match)
+    if header["match"] and until is not None and until >= now:
+        accepted = {id(r) for r in replayed.applied}
+        found.match, found.correctable_until = match, until
+        report.update(told("finished_correctable", left=_duration(until - now)))
+        found.records = [{**header, "run": run, "t": header["t"] + shift}] + [
+            {**r, "t": r["t"] + shift} for r in records[1:]
+            if r["type"] != "command" or id(r) in accepted]
+    return found
+
+
+def correctable_until(match: Match) -> float | None:
+    """The loop time until which `match`, finished, may be corrected (None: not finished)."""
+    for rule in match.rules:
+        if isinstance(rule, Corrections):
+            return rule.correctable_until()
+    return None
 
 
 def _started_wall(records: list[dict[str, Any]]) -> float | None:

@@ -8,12 +8,14 @@ journalled match is not set up yet, e.g. only named, and filled in by rewriting 
 when it is), the run (this process) and the whole rule profile. Signals that sounded are
 appended too: they are not replayed, they only prove that the match was alive at that instant
 (after a power loss the last durable line is all there is) and keep the start signal's wall
-time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
-day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
-command that ends a match (a golden goal) is journalled before the compaction, so a crash in
-between finds the match finished. A finished match is compacted only once its results line
-(or its pending copy) is fsynced (`result_on_disk`): until then the journal keeps it, and a
-start that finds it gives its result to the results file (issue 36: nothing acknowledged is
+time. The journal is compacted (emptied) when a match is reset, when the next one begins and
+when a finished match can no longer be corrected, so a tournament day writes a few dozen short
+lines per match and nothing per second: the SD card is spared. A finished match stays while
+`undo` may reopen it (`reopen_within_s` after its end, ITHF 6.1, ISBHF 420 !1; issue 42): a
+restart in that window restores it finished and correctable, and a correction after the end
+is journalled with it. A finished match is compacted only once its results line (or its
+pending copy) is fsynced (`result_on_disk`) in any case: until then the journal keeps it, and
+a start that finds it gives its result to the results file (issue 36: nothing acknowledged is
 only in RAM).
 
 Once a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
@@ -93,6 +95,7 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.rules.corrections import CorrectionSettings
 from timerd.core.rules.scoring import Teams
 from timerd.core.score import Side
 from timerd.core.status import Status
@@ -166,10 +169,15 @@ class Journal:
         #: Finished matches kept, by id, until their result is on disk: their lines stay at the
         #: journal's head (every rewrite writes them first).
         self._held: dict[str, list[bytes]] = {}
-        #: The match that finished last and its lines, until a reset or the next match: an
-        #: `undo` of the entry that ended it reopens it (issue 28), and the journal takes it
-        #: up again from those lines, so the reopen is as crash-safe as any command.
+        #: The match that finished last and its lines, until a reset, the next match or the
+        #: end of its window for corrections: an `undo` of the entry that ended it reopens it
+        #: (issue 28), and the journal takes it up again from those lines, so the reopen is as
+        #: crash-safe as any command. The lines stay on disk (`_whole`) for as long: a restart
+        #: restores the match finished and still correctable (issue 42 item 1).
         self._finished: tuple[str, list[bytes]] | None = None
+        #: The end of the finished match's window (`reopen_within_s` after its end).
+        self._window: asyncio.TimerHandle | None = None
+        self._finished_on_disk = False
         #: Whether the result of a match is not on disk yet (app.py wires the results file's).
         self.result_off_disk: Callable[[str], bool] = lambda match_id: False
         #: Whether the journal closes a finished match itself, at the end of the dispatch
@@ -252,7 +260,8 @@ class Journal:
             level = logging.WARNING if self.recovery.outcome != "restored" else logging.INFO
             log.log(level, "recovery: %s", report["message"])
         if self.recovery.match is not None:
-            self.match_id = self.recovery.match_id
+            if self.recovery.correctable_until is None:  # else finished: kept, not open
+                self.match_id = self.recovery.match_id
             self._profile = self.recovery.match.profile
             return self.recovery.match
         return Match(profile)
@@ -312,7 +321,14 @@ class Journal:
             if done.final is not None and self.result_off_disk(done.match_id or ""):
                 records = self._records if done is self.recovery else done.records
                 self._held[done.match_id or ""] = [_line(r) for r in records]
-        self._lines = [_line(r) for r in self.recovery.records]
+        lines = [_line(r) for r in self.recovery.records]
+        if self.recovery.correctable_until is not None:  # a finished match, still correctable
+            self._keep_finished(self.recovery.match_id or "", lines,
+                                self.recovery.correctable_until - self.loop.time())
+            if self.recovery.match_id in self._held:  # one list: a correction goes to both
+                self._held[self.recovery.match_id or ""] = lines
+        else:
+            self._lines = lines
         if self._found:
             await self._rewrite(self._whole()).reply
         self._beating = True
@@ -327,6 +343,7 @@ class Journal:
         self._beating = False
         if self._beat is not None:
             self._beat.cancel()
+        self._cancel_window()  # a finished match kept stays in the journal for the next start
         if self.match_id is not None:
             self._append({"type": "stopped"})
         self.match_id = None  # closed: a compaction still due must not follow the stop
@@ -378,18 +395,22 @@ class Journal:
         profile = self._profile
         if profile is None:
             raise RuntimeError("Journal.recover() must run before the journal is used")
+        match_id = status.match_id or ""  # "": named, not set up yet
+        kept = self._finished is not None and self._finished[0] == match_id \
+            and self.match_id is None
         if is_fresh(status, profile, effect.at):
-            self._finished = None
+            self._drop_finished("reset")
             if self.match_id is not None:
                 self._close("reset", status)
             return
         if status.phase is Phase.FINISHED and self.match_id is None:
-            return  # after the end, e.g. a goal after the final signal: no match to restore
-        match_id = status.match_id or ""  # "": named, not set up yet
-        if self.match_id is None and self._finished is not None \
-                and self._finished[0] == match_id:
+            if kept:  # a correction after the end (names, an entry after it): kept with it
+                self._append_finished(effect)
+            return  # else after the end of a match not kept: nothing to restore
+        if kept:
             self._reopen()
         elif self.match_id is None:
+            self._drop_finished("the next match")
             self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
             self._append({"type": "match", "match": self.match_id, "run": self.run,
@@ -423,6 +444,8 @@ class Journal:
         assert self._finished is not None
         self.match_id, lines = self._finished
         self._finished = None
+        self._finished_on_disk = False
+        self._cancel_window()
         self._held.pop(self.match_id, None)
         self._lines = list(lines)
         self._last = self._rewrite(self._whole())
@@ -445,17 +468,60 @@ class Journal:
         (docs/service.md)."""
         if self.match_id != match_id:  # closed already (a revision after the end)
             return
-        self._finished = (match_id, list(self._lines))
-        # Kept only by a journal that has every line of it (a full card lost some: then
-        # the copy in RAM is all there is, and the journal is emptied as before).
-        if match_id and "journal" not in self.writer.faults and self.result_off_disk(match_id):
-            log.info("match %s finished at %s: the journal keeps it until its result is on "
-                     "disk", match_id, shown_clock(status.remaining_s))
-            self._held[match_id] = self._lines
-            self.match_id = None
-            self._lines = []
+        lines = self._lines
+        # Kept on disk only by a journal that has every line of it (a full card lost some:
+        # then the copy in RAM is all there is); a match with no id has no results to correct.
+        on_disk = bool(match_id) and "journal" not in self.writer.faults
+        window_s = CorrectionSettings.of(self._profile).reopen_within_s \
+            if self._profile is not None else 0.0
+        self._keep_finished(match_id, lines, window_s if on_disk else None)
+        held = on_disk and self.result_off_disk(match_id)
+        if held:  # issue 36: until its result is on disk, whatever the window
+            self._held[match_id] = lines  # the same list: a correction goes to both
+        if not (held or self._finished_on_disk):
+            self._close("finished", status)
             return
-        self._close("finished", status)
+        log.info("match %s finished at %s: the journal keeps it (on disk already) until its "
+                 "result is on disk and for %g s after its end, for corrections", match_id,
+                 shown_clock(status.remaining_s), window_s)
+        self.match_id = None
+        self._lines = []
+
+    def _keep_finished(self, match_id: str, lines: list[bytes],
+                       window_s: float | None) -> None:
+        """Keep the finished match `match_id` (its `lines`) for an `undo` that reopens it:
+        on disk for `window_s` (its window for corrections, ITHF 6.1, ISBHF 420 !1; None: in
+        RAM only), and until a reset or the next match in any case."""
+        self._cancel_window()
+        self._finished = (match_id, lines)
+        self._finished_on_disk = window_s is not None and window_s > 0
+        if self._finished_on_disk and window_s is not None:
+            self._window = self.loop.call_later(window_s, self._drop_finished, "window")
+
+    def _drop_finished(self, why: str) -> None:
+        """The finished match can no longer be reopened (`why`: a reset, the next match, the
+        end of its window): the journal lets go of it."""
+        self._cancel_window()
+        kept, self._finished = self._finished, None
+        if kept is not None and self._finished_on_disk:
+            self._finished_on_disk = False
+            log.info("match %s: no longer correctable (%s); journal compacted", kept[0], why)
+            self._last = self._rewrite(self._whole())
+
+    def _cancel_window(self) -> None:
+        if self._window is not None:
+            self._window.cancel()
+            self._window = None
+
+    def _append_finished(self, effect: Applied) -> None:
+        """A command after the end of the kept finished match (`correct`, an entry after the
+        final signal): journalled with it, so a restart restores the correction too."""
+        assert self._finished is not None
+        line = self._stamp({"type": "command", "command": effect.command.name,
+                            "args": list(effect.command.words())}, effect.at)
+        self._finished[1].append(line)
+        if self._finished_on_disk or self._finished[0] in self._held:
+            self._write_line(line)
 
     def result_on_disk(self, match_id: str) -> None:
         """The result of `match_id` is on disk: a finished match kept for it is compacted."""
@@ -471,16 +537,26 @@ class Journal:
         self._last = self._rewrite(self._whole())
 
     def _whole(self) -> bytes:
-        """All the journal should hold: the finished matches kept, then the open one."""
+        """All the journal should hold: the finished matches kept for their results, the
+        one kept for corrections, then the open one."""
+        kept = self._finished if self._finished_on_disk else None
         return b"".join(line for lines in self._held.values() for line in lines) \
+            + (b"".join(kept[1]) if kept is not None and kept[0] not in self._held else b"") \
             + b"".join(self._lines)
+
+    def _stamp(self, record: dict[str, Any], at: float | None) -> bytes:
+        t = self.loop.time() if at is None else at
+        return _line({**record, "t": t, "wall": time.time()})
 
     def _append(self, record: dict[str, Any], at: float | None = None,
                 wait: bool = True) -> None:
         """Queue one line; `wait`: a command's reply waits for it (`synced`)."""
-        t = self.loop.time() if at is None else at
-        line = _line({**record, "t": t, "wall": time.time()})
+        line = self._stamp(record, at)
         self._lines.append(line)
+        self._write_line(line, wait)
+
+    def _write_line(self, line: bytes, wait: bool = True) -> None:
+        """Queue `line`, the journal's last, to the end of the file."""
         whole = self._whole()  # a few dozen short lines
         write = self.writer.submit("journal", lambda: self._file.append(line, whole))
         if wait:
