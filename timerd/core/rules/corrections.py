@@ -34,6 +34,7 @@ from typing import Any
 from timerd.core.checks import hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
+from timerd.core.rebase import rebase
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
@@ -146,6 +147,13 @@ class Corrections(RuleModule):
 
     def record(self) -> Mapping[str, Any]:
         return {"revision": self.revision}
+
+    def rebase(self, shift: float) -> None:
+        """The match as it ended moves with the match (its copy shares this module)."""
+        if self.ended is not None:
+            state, at, entered = self.ended
+            rebase(state, shift, keep=self)
+            self.ended = (state, at + shift, entered)
 
     # -- undo --------------------------------------------------------------------------------
 
