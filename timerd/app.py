@@ -138,6 +138,7 @@ async def build(config: Config, options: RunOptions, factory: object,
                       config.state.resume_within_s, writer)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
     service.durability = journal.synced
+    journal.match_of = lambda: service.match  # the live match, for the journal's snapshots
     stop = asyncio.Event()
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
     # The adapters' supervised tasks: each adapter stops its own; what is left, after them.

@@ -15,6 +15,7 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
   and all of them together: too many from anywhere lock out every peer not known to hold the
   token.
 - `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
+- `CommandRate` bounds the commands a client may have applied a second (a `PeerBuckets`).
 - `idle_longest` picks the connection a surface at its connection cap hangs up on to take a
   new one (the control socket, HTTP).
 """
@@ -280,6 +281,29 @@ class PeerBuckets:
         while len(self._buckets) > self.max_peers:
             self._buckets.popitem(last=False)
         return bucket.take(now)
+
+
+class CommandRate:
+    """The commands each client (an address on the web, a user on the control socket) may
+    have applied: `burst` at once, then `per_s` a second (issue 42: one client pushed 42,342
+    pauses and resumes into a match in 169 s), per client (`PeerBuckets`: bounded memory).
+    Asking (`status`, `commands`) is not counted: it changes nothing and is not journalled."""
+
+    ASKS = frozenset({"status", "commands"})
+
+    def __init__(self, per_s: float, burst: int) -> None:
+        self.per_s = per_s
+        self.burst = burst
+        self._buckets = PeerBuckets(per_s, burst)
+
+    def refused(self, client: str, request: Any, now: float) -> str | None:
+        """None when `request` may go to the match; else why not, for the reply."""
+        if isinstance(request, dict) and request.get("command") in self.ASKS:
+            return None
+        if self._buckets.take(client, now):
+            return None
+        return (f"too many commands: at most {self.per_s:g} a second after {self.burst} at "
+                "once from one client; this one was not applied")
 
 
 def fd_share(wanted: int, fraction: float, what: str) -> int:

@@ -9,7 +9,13 @@ when it is), the run (this process) and the whole rule profile. Signals that sou
 appended too: they are not replayed, they only prove that the match was alive at that instant
 (after a power loss the last durable line is all there is) and keep the start signal's wall
 time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
-day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
+day writes a few dozen short lines per match and nothing per second: the SD card is spared.
+A match that piles up commands (a control client pausing and resuming in a loop) is
+compacted as it goes: once COMPACT_LINES lines follow its header (or its last snapshot), and
+they outweigh that snapshot, the journal is rewritten as the header, a `snapshot` of the
+match (the live match pickled on the loop, `format.snapshot_record`; its write, as every
+other, on the disk writer's thread) and nothing after it. A start then reads one snapshot and
+at most a few thousand lines, however many commands the match took (bench/journal_recovery.py). The
 command that ends a match (a golden goal) is journalled before the compaction, so a crash in
 between finds the match finished. A finished match is compacted only once its results line
 (or its pending copy) is fsynced (`result_on_disk`): until then the journal keeps it, and a
@@ -70,12 +76,14 @@ from typing import Any
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
+    MAX_SNAPSHOT_BYTES,
     Recovery,
     is_fresh,
     parse_journal,
     read_heartbeat,
     recover,
     signal_record,
+    snapshot_record,
     told,
 )
 from timerd.config import INSTANCE_HINT, InUse
@@ -93,6 +101,7 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
 from timerd.ports import Dispatch
@@ -113,9 +122,15 @@ HEARTBEAT_S = 1.0
 #: A tick writes the heartbeat when the last one is at least this old: every tick of a clock
 #: that ticks each second, every eighth of one that shows tenths (the last 10 s).
 BEAT_ON_TICK_S = 0.75 * HEARTBEAT_S
-#: Longest journal read at a start: a match writes a few dozen lines, and each match starts
-#: the file afresh; a longer file is not a journal timerd wrote, and is set aside.
-MAX_JOURNAL_BYTES = 4 * 1024 * 1024
+#: Lines after a match's header (or its last snapshot) that make the journal compact it into
+#: a snapshot, once they also outweigh the snapshot before: a snapshot costs the loop about as
+#: much as the lines it replaces did (a few ms for a match of thousands of interruptions,
+#: bench/journal_recovery.py), paid at most once per COMPACT_LINES commands.
+COMPACT_LINES = 1000
+#: Longest journal read at a start: a match writes a few dozen lines, a long one a snapshot
+#: and at most about COMPACT_LINES lines; a longer file is not a journal timerd wrote, and is
+#: set aside.
+MAX_JOURNAL_BYTES = 4 * 1024 * 1024 + MAX_SNAPSHOT_BYTES
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
@@ -168,6 +183,13 @@ class Journal:
         #: `undo` of the entry that ended it reopens it (issue 28), and the journal takes it
         #: up again from those lines, so the reopen is as crash-safe as any command.
         self._finished: tuple[str, list[bytes]] | None = None
+        #: The open match's goal entries with the wall time of their command, and the wall time
+        #: of its start signal: what a snapshot keeps of the lines it replaces.
+        self._walls: list[tuple[dict[str, Any], float]] = []
+        self._started_wall: float | None = None
+        self._snapshot_bytes = 0  # the open match's last snapshot line (0: none)
+        #: The live match, for a snapshot (app.py wires the service's); None: no compaction.
+        self.match_of: Callable[[], Match | None] = lambda: None
         #: Whether the result of a match is not on disk yet (app.py wires the results file's).
         self.result_off_disk: Callable[[str], bool] = lambda match_id: False
         #: Whether the journal closes a finished match itself, at the end of the dispatch
@@ -311,6 +333,10 @@ class Journal:
                 records = self._records if done is self.recovery else done.records
                 self._held[done.match_id or ""] = [_line(r) for r in records]
         self._lines = [_line(r) for r in self.recovery.records]
+        self._walls = list(self.recovery.goal_walls)
+        self._started_wall = self.recovery.started_wall
+        self._snapshot_bytes = next((len(line) for line in self._lines[1:2]
+                                     if line.startswith(b'{"type":"snapshot"')), 0)
         if self._found:
             await self._rewrite(self._whole()).reply
         self._beating = True
@@ -348,24 +374,29 @@ class Journal:
         that ended it included."""
         if not self.enabled:
             return
+        goals: list[Goal] = []
         for effect in dispatch.effects:
-            self._effect(effect, dispatch.status)
+            self._effect(effect, dispatch.status, goals)
         ending = self.match_id
         if self.closes_itself and ending is not None and dispatch.status.phase is Phase.FINISHED \
                 and any(isinstance(e, PhaseChanged) and e.phase is Phase.FINISHED
                         for e in dispatch.effects):
             self.close_finished(ending, dispatch.status)
 
-    def _effect(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Applied):
-            self._applied(effect, status)
+    def _effect(self, effect: Effect, status: Status, goals: list[Goal]) -> None:
+        if isinstance(effect, Goal):
+            goals.append(effect)  # entered by the command the dispatch ends with (`Applied`)
+        elif isinstance(effect, Applied):
+            self._applied(effect, status, goals)
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \
                 and self.match_id is not None:
             self._append(signal_record(effect), wait=False)
+            if effect.kind is SignalKind.START:
+                self._started_wall = time.time()
         elif isinstance(effect, Tick | PhaseChanged):
             self._beat_on_tick(status.phase, tick=isinstance(effect, Tick))
 
-    def _applied(self, effect: Applied, status: Status) -> None:
+    def _applied(self, effect: Applied, status: Status, goals: list[Goal]) -> None:
         """Journal a command; open a match at its first one, close it when it is over.
 
         The command that ends a match is journalled before its result is written and the
@@ -390,15 +421,37 @@ class Journal:
         elif self.match_id is None:
             self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
+            self._walls, self._started_wall, self._snapshot_bytes = [], None, 0
             self._append({"type": "match", "match": self.match_id, "run": self.run,
                           "profile": to_plain(profile)}, effect.at)
             log.info("match %s begins: journalled to %s", self.match_id or "(not set up)",
                      self.path)
         elif match_id != self.match_id:
             self._relabel(match_id)
-        self._append({"type": "command", "command": effect.command.name,
-                      "args": list(effect.command.words())},
-                     effect.at)
+        wall = self._append({"type": "command", "command": effect.command.name,
+                             "args": list(effect.command.words())},
+                            effect.at)
+        self._walls += [(goal.to_dict(), wall) for goal in goals]
+        self._compact(effect.at)
+
+    def _compact(self, at: float) -> None:
+        """A match long in lines becomes its header and a snapshot (the module's docstring):
+        recovery reads the snapshot and replays only what follows it."""
+        tail = self._lines[2 if self._snapshot_bytes else 1:]
+        if len(tail) < COMPACT_LINES or sum(map(len, tail)) < self._snapshot_bytes:
+            return
+        match = self.match_of()
+        if match is None or (match.match_id or "") != self.match_id:
+            return
+        record = snapshot_record(match, self._walls, self._started_wall)
+        if record is None:
+            return  # a step due at once: the next command tries again
+        line = _line({**record, "t": at, "wall": time.time()})
+        self._lines = [self._lines[0], line]
+        self._snapshot_bytes = len(line)
+        self._last = self._rewrite(self._whole())
+        log.info("match %s: %d journal lines compacted into a snapshot of %d bytes",
+                 self.match_id, len(tail), len(line))
 
     def _reopen(self) -> None:
         """ISBHF 420 !1, ITHF 6.1: the finished match was reopened (`undo` of the entry that
@@ -460,15 +513,18 @@ class Journal:
             + b"".join(self._lines)
 
     def _append(self, record: dict[str, Any], at: float | None = None,
-                wait: bool = True) -> None:
-        """Queue one line; `wait`: a command's reply waits for it (`synced`)."""
+                wait: bool = True) -> float:
+        """Queue one line; `wait`: a command's reply waits for it (`synced`). Returns its
+        wall time."""
         t = self.loop.time() if at is None else at
-        line = _line({**record, "t": t, "wall": time.time()})
+        wall = time.time()
+        line = _line({**record, "t": t, "wall": wall})
         self._lines.append(line)
         whole = self._whole()  # a few dozen short lines
         write = self.writer.submit("journal", lambda: self._file.append(line, whole))
         if wait:
             self._last = write
+        return wall
 
     def _rewrite(self, data: bytes) -> Write:
         """Queue the journal's replacement by `data` (compaction, or the recovered match)."""

@@ -74,6 +74,7 @@ from timerd.adapters.web.server import (
 from timerd.config import INSTANCE_HINT, InUse, WebConfig
 from timerd.core.effects import Tick
 from timerd.limits import (
+    CommandRate,
     InputRefused,
     RateLimitedLog,
     TokenGuard,
@@ -229,6 +230,7 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
+        self._command_rate = CommandRate(config.commands_per_s, config.command_burst)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate,
                                   max_total=WRONG_TOKENS_TOTAL)
 
@@ -407,6 +409,9 @@ class WebServer:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:
             return _error(400, str(exc))
+        if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
+            self._log.warning("rate", "web command refused: %s is over the command rate", peer)
+            return _error(429, over, [("Retry-After", "1")])
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
 
