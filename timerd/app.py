@@ -37,6 +37,7 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
+from timerd.limits import LoopFaults
 from timerd.ports import Dispatch
 from timerd.service import Service
 from timerd.timebase import scaled_loop
@@ -182,6 +183,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     """`timerd run`: build the table (`build`), say it is ready, run the match loop until a
     signal or the keyboard stops it."""
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(LoopFaults(log))  # a refused accept: a line per 30 s, no trace
     # First, on the loop thread: the threads the adapters start from here on stay normal.
     priority.apply(config.service)
     async with contextlib.AsyncExitStack() as stack:
