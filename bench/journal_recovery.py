@@ -38,13 +38,15 @@ from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
 from timerd.service import Service
 
-#: ITHF with a pre-signal of 1 s: the flood begins a second after the start.
-QUICK = 'extends = "ithf"\nname = "bench"\nithf_conformant = false\npre_signal_lead_s = 1\n'
+#: ITHF with a pre-signal of 1 s (the flood begins a second after the start) and a period of
+#: an hour: the clock runs between each resume and pause, and must not run out.
+QUICK = ('extends = "ithf"\nname = "bench"\nithf_conformant = false\npre_signal_lead_s = 1\n'
+         'period_s = 3600\nsignals = []\n')
 NAME = "N" * 40
 
 
 def _words(n: int) -> list[list[str]]:
-    cycle = [["resume"], ["pause"], ["teams", NAME, NAME, NAME], ["teams", "Home", "Away"]]
+    cycle = [["teams", NAME, NAME, NAME], ["resume"], ["pause"], ["teams", "Home", "Away"]]
     return [cycle[i % 4] for i in range(n)]
 
 

@@ -40,6 +40,8 @@ there; `host:port` then serves the scoreboard and the read-only API.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import errno
 import hmac
@@ -137,6 +139,23 @@ def bearer_ok(header: str, token: str) -> bool:
     scheme, _, given = header.strip().partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(
         given.strip().encode(), token.encode())
+
+
+#: The stream's subprotocol that carries the desk's token (a page cannot set a WebSocket's
+#: headers): this prefix and the token in unpadded base64url (`web/timerd.js`).
+BEARER_PROTOCOL = "timerd.bearer."
+
+
+def offered_token(headers: dict[str, str]) -> bytes | None:
+    """The token a WebSocket handshake offers as its subprotocol, if any."""
+    for offered in headers.get("sec-websocket-protocol", "").split(","):
+        encoded = offered.strip().removeprefix(BEARER_PROTOCOL)
+        if encoded != offered.strip():
+            try:
+                return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+            except (binascii.Error, ValueError):
+                return None
+    return None
 
 
 def json_response(value: Any, status: int = 200,
@@ -279,7 +298,8 @@ class WebServer:
                             max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
                             heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate,
                             client=partial(forwarded_client,
-                                           proxies=frozenset(self.config.trusted_proxies)))
+                                           proxies=frozenset(self.config.trusted_proxies)),
+                            trusted=self.authenticated)
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
@@ -381,6 +401,20 @@ class WebServer:
             i18n.from_accept(request.headers.get("accept-language", "")), i18n.NAMES,
             i18n.WORDS, {language: dict(i18n.catalogue(language)) for language in i18n.LANGUAGES},
         ), headers=[("Cache-Control", "no-cache")])
+
+    def authenticated(self, request: Request) -> bool:
+        """Whether `request` comes from someone who holds the desk's credentials: the token
+        as `Authorization: Bearer` (a tool, the desk's commands) or offered as the stream's
+        subprotocol (the desk page's WebSocket, `offered_token`). The one test of it: the
+        limits on a crowd (server.py) never close or refuse such a client's stream for
+        unauthenticated ones."""
+        token = self.config.token
+        if not token:
+            return False
+        if bearer_ok(request.headers.get("authorization", ""), token):
+            return True
+        offered = offered_token(request.headers)
+        return offered is not None and hmac.compare_digest(offered, token.encode())
 
     async def _commands_read_only(self, request: Request) -> Response:
         return json_response(commands_document(command_table(self.service), False))
