@@ -509,8 +509,11 @@ class Journal:
 
     def _whole(self) -> bytes:
         """All the journal should hold: the finished matches kept, then the open one."""
-        return b"".join(line for lines in self._held.values() for line in lines) \
-            + b"".join(self._lines)
+        return b"".join(self._parts())
+
+    def _parts(self) -> list[bytes]:
+        """The lines of `_whole`, as a list of its own (the lines are not copied)."""
+        return [line for lines in self._held.values() for line in lines] + self._lines
 
     def _append(self, record: dict[str, Any], at: float | None = None,
                 wait: bool = True) -> float:
@@ -520,8 +523,11 @@ class Journal:
         wall = time.time()
         line = _line({**record, "t": t, "wall": wall})
         self._lines.append(line)
-        whole = self._whole()  # a few dozen short lines
-        write = self.writer.submit("journal", lambda: self._file.append(line, whole))
+        # All the journal should hold, joined on the writer thread and only after a failed
+        # write: a compacted match's snapshot is not copied for every line (`_parts`).
+        parts = self._parts()
+        write = self.writer.submit("journal",
+                                   lambda: self._file.append(line, lambda: b"".join(parts)))
         if wait:
             self._last = write
         return wall
