@@ -2,9 +2,9 @@
 snapshots cost the loop (issue 42 item 4): `python -m bench.journal_recovery [COMMANDS]`.
 
 A match takes COMMANDS commands through the service and the real journal, as a control
-client flooding it would send them (a resume and a pause in a row, then two `teams` with the
-longest names: issue 42's mix of pauses, resumes and names), on a tmpfs state directory (the
-disk's fsync is not what is measured). Then it times, five times each:
+client flooding it would send them (a resume and a pause in a row, then eight `teams`, half
+with the longest names: issue 42's mix of pauses, resumes and names), on a tmpfs state
+directory (the disk's fsync is not what is measured). Then it times, five times each:
 
 - `recovery`: `Journal.recover` of that journal (read, parse, thaw the snapshot, replay the
   lines after it), what a start after a SIGKILL does before it serves;
@@ -46,8 +46,10 @@ NAME = "N" * 40
 
 
 def _words(n: int) -> list[list[str]]:
-    cycle = [["teams", NAME, NAME, NAME], ["resume"], ["pause"], ["teams", "Home", "Away"]]
-    return [cycle[i % 4] for i in range(n)]
+    """A resume and a pause in a row, then eight `teams`, over and over (each interruption
+    is kept for the results, ITHF 10.1: the match's status costs more with each)."""
+    cycle = [["resume"], ["pause"], *[["teams", NAME, NAME, NAME], ["teams", "Home", "Away"]] * 4]
+    return [cycle[i % len(cycle)] for i in range(n)]
 
 
 def _median_ms(work: Callable[[], object], runs: int = 5) -> float:
@@ -71,7 +73,7 @@ async def _flood(home: Path, commands: int, profile: Profile) -> dict[str, Any]:
         service.match.poll(loop.time())
         service.command({"command": "pause"})
         for words in _words(commands):
-            service.command({"command": words[0], "args": words[1:]})
+            service.execute(service.parse(*words))
         match = service.match
         snapshot = _median_ms(lambda: snapshot_record(match, [], None))
         status = service.status()
