@@ -37,6 +37,7 @@ from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
+from timerd.limits import LoopFaults
 from timerd.ports import Dispatch
 from timerd.service import Service
 from timerd.timebase import scaled_loop
@@ -138,6 +139,7 @@ async def build(config: Config, options: RunOptions, factory: object,
                       config.state.resume_within_s, writer)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
     service.durability = journal.synced
+    journal.match_of = lambda: service.match  # the live match, for the journal's snapshots
     stop = asyncio.Event()
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
     # The adapters' supervised tasks: each adapter stops its own; what is left, after them.
@@ -184,6 +186,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     """`timerd run`: build the table (`build`), say it is ready, run the match loop until a
     signal or the keyboard stops it."""
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(LoopFaults(log))  # a refused accept: a line per 30 s, no trace
     # First, on the loop thread: the threads the adapters start from here on stay normal.
     priority.apply(config.service)
     async with contextlib.AsyncExitStack() as stack:

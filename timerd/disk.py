@@ -240,11 +240,12 @@ class LineFile:
         self.behind = False  # a write failed: the file lacks lines until it is written whole
         self._fd: int | None = None
 
-    def append(self, data: bytes, whole: bytes | None = None) -> None:
+    def append(self, data: bytes, whole: Callable[[], bytes] | None = None) -> None:
         """Add `data` at the end. If an earlier write failed, the file lacks what it took:
-        given `whole` (all the file should hold now), it is written whole instead."""
+        given `whole` (what makes all the file should hold now), it is written whole
+        instead."""
         if self.behind and whole is not None:
-            self.replace(whole)
+            self.replace(whole())
             return
         try:
             self._append(data)

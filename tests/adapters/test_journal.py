@@ -7,8 +7,11 @@ virtual time. The daemon killed for real is in tests/cli/test_recovery.py.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
+import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Recorder, refused, wired
+from timerd import __version__
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
@@ -25,7 +29,13 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
-from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
+from timerd.adapters.journal.writer import (
+    BEAT_ON_TICK_S,
+    COMPACT_LINES,
+    HEARTBEAT_S,
+    MAX_JOURNAL_BYTES,
+    Journal,
+)
 from timerd.config import InUse, profiles
 from timerd.config.schema import to_plain
 from timerd.core.commands import Start
@@ -475,6 +485,7 @@ def run_service(tmp: Path, script: list[tuple[float, str]], until: float,
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0)
         journal.result_off_disk = lambda match_id: off_disk
         service = Service(journal.recover(profiles.load(profile)))
+        journal.match_of = lambda: service.match  # as app.py wires it
         t0 = loop.time()
         async with journal:
             service.outputs.append(journal)
@@ -758,3 +769,55 @@ def test_in_the_last_ten_seconds_the_heartbeat_rides_every_eighth_tenth(tmp_path
     gaps = [b - a for a, b in itertools.pairwise(last_ten)]
     assert min(gaps) >= BEAT_ON_TICK_S - 1e-6
     assert max(gaps) <= HEARTBEAT_S + 1e-6
+
+
+# -- compaction: a snapshot and the lines after it (issue 42 item 4) ---------------------------
+
+def test_a_match_of_many_commands_is_compacted_and_restored_as_it_stood(tmp_path: Path) -> None:
+    """Thousands of pauses and resumes, a goal, a penalty and a timeout among them: the journal
+    holds the header, a snapshot and fewer than COMPACT_LINES lines, and a restart restores
+    the match as it stood (its clock, score, interruptions, penalty, timeout and the goal's
+    wall time). On the old code the journal held every line (and past 4 MB was set aside)."""
+    flood = [(1.0 + i * 0.05, ("pause", "resume")[i % 2]) for i in range(2 * COMPACT_LINES + 300)]
+    script = [(0.0, "start"), (0.5, "goal home 9"), *flood, (0.7, "penalty away minor 4"),
+              (200.0, "pause"), (200.5, "timeout home")]
+    out = run_service(tmp_path, sorted(script), until=201.0, profile="isbhf")
+    kinds = [line["type"] for line in out["lines"]]
+    assert kinds[:2] == ["match", "snapshot"]
+    assert "snapshot" not in kinds[2:]
+    assert len(kinds) < COMPACT_LINES + 5
+    walls = restore(out["lines"]).goal_walls  # the goal's, kept by the snapshot
+    assert [(goal["side"], goal["scorer"]) for goal, _ in walls] == [("home", "9")]
+    assert walls[0][1] <= out["lines"][1]["wall"]
+    before = out["status"]
+    after = run_service(tmp_path, [], until=0.0, profile="isbhf")["status"]
+    assert after["recovery"]["outcome"] == "restored"
+    keys = ("phase", "score", "period", "remaining_s", "interruptions", "paused_total_s",
+            "penalties", "goals")
+    assert {k: after[k] for k in keys} == {k: before[k] for k in keys}
+    assert before["interruptions"] > COMPACT_LINES
+    assert after["timeouts"]["home"]["left"] == before["timeouts"]["home"]["left"] == 0
+
+
+def _snapshot(match_records: list[dict[str, Any]], state: bytes, **fields: Any) -> dict[str, Any]:
+    return {"type": "snapshot", "timerd": __version__, "shift": 0.0, "goal_walls": [],
+            "state": base64.b64encode(state).decode(), "t": 110.0, "wall": WALL + 10,
+            **fields}
+
+
+def test_a_snapshot_of_another_version_or_forged_is_reported_never_run() -> None:
+    """A snapshot is read by the timerd that wrote it, into classes of timerd.core only: one
+    of another version, a damaged one and one that names anything else (a call of
+    os.system) close the match as unreadable, and the start goes on."""
+    class Forged:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, ("true",))
+
+    cases = {"version": _snapshot([], b"", timerd="0.0.1"),
+             "damaged": _snapshot([], b"not a pickle"),
+             "forged": _snapshot([], pickle.dumps(Forged()))}
+    for case, record in cases.items():
+        result = restore([header(), command("start", 100.0), record, command("pause", 115.0)])
+        assert result.outcome == "unreadable", case
+        assert result.match is None
+    assert "not a class of timerd.core" in result.report["params"]["problems"]

@@ -24,6 +24,8 @@ import contextlib
 import json
 import logging
 import os
+import socket
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +34,7 @@ from typing import Any
 from timerd.config import INSTANCE_HINT, ControlConfig, InUse
 from timerd.limits import (
     MAX_DEPTH,
+    CommandRate,
     InputRefused,
     RateLimitedLog,
     fd_share,
@@ -103,6 +106,19 @@ class _Client:
     #: None while its request is handled.
     idle_since: float | None = None
     evicted: bool = False
+    #: Who the tool runs as (`peer_user`): one user's tools share one command rate.
+    user: str = "a tool"
+
+
+def peer_user(writer: asyncio.StreamWriter) -> str:
+    """The uid of the process on the other end of a Unix socket (SO_PEERCRED)."""
+    sock = writer.get_extra_info("socket")
+    try:
+        _, uid, _ = struct.unpack("3i", sock.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    except (AttributeError, OSError):
+        return "a tool"
+    return f"uid {uid}"
 
 
 class ControlSocket:
@@ -117,6 +133,7 @@ class ControlSocket:
         #: end cleanly, and a new tool over the cap can take an idle one's place.
         self._clients: dict[asyncio.Task[Any], _Client] = {}
         self._log = RateLimitedLog(log)
+        self._rate = CommandRate(config.commands_per_s, config.command_burst)
         self._identity: tuple[int, int] | None = None  # (device, inode) of the bound socket
         #: Requests only this socket serves, by name (`desk`), filled by `timerd.app`.
         self.requests: dict[str, LocalRequest] = {}
@@ -175,7 +192,7 @@ class ControlSocket:
             writer.close()
             return
         loop = asyncio.get_running_loop()
-        client = self._clients[task] = _Client(writer)
+        client = self._clients[task] = _Client(writer, user=peer_user(writer))
         try:
             while True:
                 client.idle_since = loop.time()
@@ -189,7 +206,7 @@ class ControlSocket:
                 client.idle_since = None
                 if line == b"" or client.evicted:
                     break
-                writer.write(json.dumps(await self._reply(line)).encode() + b"\n")
+                writer.write(json.dumps(await self._reply(line, client)).encode() + b"\n")
                 await writer.drain()
         except ConnectionError:
             pass
@@ -199,7 +216,7 @@ class ControlSocket:
                 writer.close()
                 await writer.wait_closed()
 
-    async def _reply(self, line: bytes | None) -> dict[str, Any]:
+    async def _reply(self, line: bytes | None, client: _Client) -> dict[str, Any]:
         if line is None:
             self._log.info("too_long", "control socket: refused a request line over %d bytes",
                            MAX_LINE)
@@ -214,4 +231,8 @@ class ControlSocket:
             if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
                 return error_reply("args must be a list of strings")
             return await local(*args)
+        if over := self._rate.refused(client.user, request, self.service.now()):
+            self._log.warning("rate", "control socket: refused commands of %s over the rate",
+                              client.user)
+            return error_reply(over)
         return await self.service.acknowledge(request)  # once on disk, or says why not

@@ -179,6 +179,11 @@ class RuleModule:
     def finish(self, at: float) -> None:
         """The match ended at `at`: stop every clock of the module."""
 
+    def rebase(self, shift: float) -> None:
+        """Move every instant of the loop's clock it keeps by `shift` seconds: the match
+        is restored from a snapshot in a run whose clock reads otherwise (`core.rebase`).
+        Play time and durations stay."""
+
     def status(self, now: float) -> Mapping[str, Any]:
         """Its keys of the status (those of `shows`)."""
         return {}

@@ -343,7 +343,9 @@ const timerd = (() => {
     let delayMs = 250;
     const open = () => {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      const ws = new WebSocket(`${scheme}//${location.host}/api/stream`);
+      // The desk's token rides in the offered subprotocols (a page cannot set a WebSocket's
+      // headers): an authenticated stream is never closed or refused for a crowd's.
+      const ws = new WebSocket(`${scheme}//${location.host}/api/stream`, streamProtocols());
       ws.onopen = () => { delayMs = 250; onLink(true); };
       ws.onmessage = (msg) => {
         const data = JSON.parse(msg.data);
@@ -395,6 +397,13 @@ const timerd = (() => {
   const TOKEN_KEY = "timerd.token";
   const token = () => localStorage.getItem(TOKEN_KEY) || "";
   const setToken = (value) => localStorage.setItem(TOKEN_KEY, value.trim());
+  // "timerd", and with a token "timerd.bearer." and the token in unpadded base64url.
+  function streamProtocols() {
+    if (!token()) return ["timerd"];
+    const bytes = new TextEncoder().encode(token());
+    const b64 = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
+    return ["timerd", `timerd.bearer.${b64.replace(/=+$/, "")}`];
+  }
 
   // POST /api/command; resolves to the reply ({ok, status} or {ok: false, error}).
   async function command(name, args = []) {

@@ -48,6 +48,8 @@ On the control socket (the machine's own users: `requests`), `desk` makes a pair
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import errno
 import hmac
@@ -85,6 +87,7 @@ from timerd.config.sections import MIN_TOKEN
 from timerd.core.effects import Tick
 from timerd.disk import DiskWriter, replace_file
 from timerd.limits import (
+    CommandRate,
     InputRefused,
     RateLimitedLog,
     TokenGuard,
@@ -170,6 +173,23 @@ def bearer_ok(header: str, token: str) -> bool:
     """Does an `Authorization` header carry `token` (compared in constant time)?"""
     given = bearer(header)
     return given is not None and hmac.compare_digest(given.encode(), token.encode())
+
+
+#: The stream's subprotocol that carries the desk's token (a page cannot set a WebSocket's
+#: headers): this prefix and the token in unpadded base64url (`web/timerd.js`).
+BEARER_PROTOCOL = "timerd.bearer."
+
+
+def offered_token(headers: dict[str, str]) -> bytes | None:
+    """The token a WebSocket handshake offers as its subprotocol, if any."""
+    for offered in headers.get("sec-websocket-protocol", "").split(","):
+        encoded = offered.strip().removeprefix(BEARER_PROTOCOL)
+        if encoded != offered.strip():
+            try:
+                return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+            except (binascii.Error, ValueError):
+                return None
+    return None
 
 
 def json_response(value: Any, status: int = 200,
@@ -266,6 +286,7 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
+        self._command_rate = CommandRate(config.commands_per_s, config.command_burst)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate,
                                   max_total=WRONG_TOKENS_TOTAL)
         #: The pairing codes and the paired devices, kept in the state directory (if given)
@@ -330,7 +351,9 @@ class WebServer:
                             max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
                             heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate,
                             client=partial(forwarded_client,
-                                           proxies=frozenset(self.config.trusted_proxies)))
+                                           proxies=frozenset(self.config.trusted_proxies)),
+                            trusted=lambda request: self.authenticated(
+                                request.headers) is not None)
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
@@ -440,16 +463,23 @@ class WebServer:
         return _error(403, "control is not served on this port (see web.control)")
 
     def authenticated(self, headers: Mapping[str, str]) -> str | None:
-        """Who a request's `Authorization: Bearer ...` says it is: "token" for the table's
-        `web.token`, "device ID" for a paired device's credential (not revoked); None for
-        neither, or when HTTP control is off (no token). The one test of authentication:
-        every route and limit that asks whether a client may control asks this."""
-        header = headers.get("authorization", "")
-        if not self.config.token:
+        """Who a request says it is, by `Authorization: Bearer ...` (a tool, the desk's
+        commands) or by the credential its WebSocket handshake offers as the stream's
+        subprotocol (`offered_token`: a page cannot set a WebSocket's headers): "token" for the
+        table's `web.token`, "device ID" for a paired device's credential (not revoked); None
+        for neither, or when HTTP control is off (no token). The one test of authentication:
+        every route that asks whether a client may control asks this, and the limits on a
+        crowd (server.py) never close or refuse such a client's stream for others."""
+        token, header = self.config.token, headers.get("authorization", "")
+        if not token:
             return None
-        if bearer_ok(header, self.config.token):
+        if bearer_ok(header, token):
             return "token"
         given = bearer(header)
+        if given is None and (offered := offered_token(dict(headers))) is not None:
+            if hmac.compare_digest(offered, token.encode()):
+                return "token"
+            given = offered.decode("utf-8", "replace")
         device = None if given is None else self.pairing.device_of(given)
         return None if device is None else f"device {device.id}"
 
@@ -479,6 +509,9 @@ class WebServer:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:
             return _error(400, str(exc))
+        if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
+            self._log.warning("rate", "web command refused: %s is over the command rate", peer)
+            return _error(429, over, [("Retry-After", "1")])
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
 

@@ -44,6 +44,7 @@ from timerd.core.effects import (
     ResultCorrected,
     SignalKind,
 )
+from timerd.core.rebase import rebase
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
@@ -188,6 +189,15 @@ class Corrections(RuleModule):
         if self.ended_at is None or self.match.phase is not Phase.FINISHED:
             return None
         return self.ended_at + CorrectionSettings.of(self.match.profile).reopen_within_s
+
+    def rebase(self, shift: float) -> None:
+        """The match as it ended moves with the match (its copy shares this module)."""
+        if self.ended is not None:
+            state, at, entered = self.ended
+            rebase(state, shift, keep=self)
+            self.ended = (state, at + shift, entered)
+        if self.ended_at is not None:
+            self.ended_at += shift
 
     # -- undo --------------------------------------------------------------------------------
 
