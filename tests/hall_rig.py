@@ -176,14 +176,15 @@ class Table:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.events_path = self.directory / "events.jsonl"
         self.socket = self.directory / "control.sock"
-        self.outbox = self.directory / "outbox"
+        #: hall mode's default: in the table's own state directory (issue 41 item 4)
+        self.outbox = self.directory / "state" / "hall-outbox"
         self.args = [
             sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(speed),
             "--events", str(self.events_path), "--control", str(self.socket),
             "--profile", str(profile),
             "-o", "hall.enabled=true", "-o", f"hall.port={port}", "-o", 'hall.host="127.0.0.1"',
             "-o", f'hall.hall="{hall}"', "-o", f'hall.table="{name}"',
-            "-o", f'hall.outbox="{self.outbox}"', "-o", "hall.reconnect_max_s=0.2",
+            "-o", "hall.reconnect_max_s=0.2",
             "-o", "hall.heartbeat_s=1",
             # Each table is its own Pi: its own match journal, no web port shared with others.
             "-o", f'state.directory="{self.directory / "state"}"',

@@ -493,7 +493,7 @@ def test_the_hall_section_is_checked_with_key_paths() -> None:
     ]
     loaded = config.load(Path("/dev/null"), ['hall.table="07"', 'hall.outbox="/srv/ob"'])
     assert loaded.hall.table_id() == "07"
-    assert config.hall_outbox(loaded.hall) == Path("/srv/ob")
+    assert config.hall_outbox(loaded) == Path("/srv/ob")
 
 
 # -- TLS -------------------------------------------------------------------------------------

@@ -521,8 +521,9 @@ class HallConfig:
     heartbeat_s: float = 5.0
     #: Reconnect backoff doubles from 1 s up to this.
     reconnect_max_s: float = 30.0
-    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the state
-    #: directory. Kept on disk so a result survives a restart of the daemon.
+    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the table's
+    #: state directory (`state.directory`, per `--instance`). Kept on disk so a result
+    #: survives a restart of the daemon; one daemon's alone (a second refuses to start).
     outbox: str = ""
     #: How chrony is asked for the clock offset; "none": do not ask.
     chronyc: str = "chronyc"
@@ -649,9 +650,10 @@ SECRETS = (("web", "token"), ("hall", "password"))
 MASK = "********"
 
 
-def hall_outbox(config: HallConfig) -> Path:
-    """Where hall mode keeps results not yet acknowledged: systemd's StateDirectory, else
-    the instance's XDG state directory."""
-    if config.outbox:
-        return Path(config.outbox)
-    return state_dir() / "hall-outbox"
+def hall_outbox(config: Config) -> Path:
+    """Where hall mode keeps results not yet acknowledged: `hall.outbox`, else in the table's
+    state directory (`state.directory`, else systemd's StateDirectory or the instance's XDG
+    one), so that tables on one machine, each with its own, never share it (issue 41 item 4)."""
+    if config.hall.outbox:
+        return Path(config.hall.outbox)
+    return config.state_directory() / "hall-outbox"

@@ -45,6 +45,7 @@ import contextlib
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import time
@@ -63,13 +64,13 @@ from timerd.adapters.hall.protocol import (
     mqtt_client,
     reply_record,
 )
-from timerd.config import HallConfig, hall_outbox
+from timerd.config import INSTANCE_HINT, HallConfig, InUse
 from timerd.core.commands import Command, Pause, Reset, Resume
 from timerd.core.effects import Phase, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
 from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
-from timerd.disk import DiskWriter, replace_file
+from timerd.disk import DiskWriter, hold_lock, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control, Dispatch, Spawned
 from timerd.wire import event_record, refused_reply
@@ -90,6 +91,8 @@ RESULT_IDS = 100
 #: In the outbox's directory: the latest result's state (`Outbox.keep_latest`), JSON; not a
 #: result to send (those are the `*.json` files).
 LATEST_NAME = "latest-result"
+#: In the outbox's directory: held locked by the daemon that uses the outbox.
+OUTBOX_LOCK = "outbox.lock"
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
@@ -247,16 +250,30 @@ class Outbox:
         self.writer = writer or DiskWriter()
         self._own_writer = writer is None
         self._entries: list[OutboxEntry] = []
+        self._lock_fd: int | None = None
 
     async def close(self) -> None:
-        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon)."""
+        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon),
+        then let the outbox go."""
         if self._own_writer:
             await asyncio.to_thread(self.writer.stop)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def load(self) -> int:
-        """Take up the results a previous run left; returns how many."""
+        """Hold the outbox and take up the results a previous run left; returns how many.
+
+        Raises InUse when another daemon holds it: two tables sharing one outbox would
+        send each other's results and read each other's acknowledgements (issue 41 item 4).
+        """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = hold_lock(self.directory / OUTBOX_LOCK)
+            if self._lock_fd is None:
+                raise InUse(f"another timerd uses the hall outbox {self.directory}: "
+                            f"{INSTANCE_HINT}, each with its own state.directory (or "
+                            "hall.outbox)")
             files = sorted(self.directory.glob("*.json"))
         except OSError as exc:
             log.error("outbox %s unusable (%s); results are kept in memory only",
@@ -323,14 +340,13 @@ class HallLink:
     """This table on the hall's broker: publishes its state, events and results; takes the
     desk's commands. An output of the service (`notify`) and an async context manager."""
 
-    def __init__(self, config: HallConfig, service: Control, outbox: Outbox | None = None, *,
-                 wall: Callable[[], float] = time.time, rate: float = 1.0,
-                 writer: DiskWriter | None = None) -> None:
+    def __init__(self, config: HallConfig, service: Control, outbox: Outbox, *,
+                 wall: Callable[[], float] = time.time, rate: float = 1.0) -> None:
         self.config = config
         self.service = service
         self.table = config.table_id()
         self.topics = Topics(config.hall, self.table)
-        self.outbox = outbox or Outbox(hall_outbox(config), writer)
+        self.outbox = outbox
         self.wall = wall
         self.rate = rate  # loop seconds per real second (`--speed`)
         self.connected = False
