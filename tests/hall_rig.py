@@ -184,7 +184,7 @@ class Table:
             "--profile", str(profile),
             "-o", "hall.enabled=true", "-o", f"hall.port={port}", "-o", 'hall.host="127.0.0.1"',
             "-o", f'hall.hall="{hall}"', "-o", f'hall.table="{name}"',
-            "-o", "hall.reconnect_max_s=0.2",
+            "-o", "hall.reconnect_max_s=0.2", "-o", "hall.allow_anonymous=true",
             "-o", "hall.heartbeat_s=1",
             # Each table is its own Pi: its own match journal, no web port shared with others.
             "-o", f'state.directory="{self.directory / "state"}"',

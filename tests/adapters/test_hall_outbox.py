@@ -35,7 +35,7 @@ def test_each_table_keeps_its_own_outbox_and_a_second_daemon_refuses_a_held_one(
         results = subprocess.run(
             [sys.executable, "-m", "timerd", "hall", "results", "--round", "R1", "--store",
              str(tmp_path / "desk"), "-o", f"hall.port={mosquitto.port}",
-             "-o", 'hall.host="127.0.0.1"'],
+             "-o", 'hall.host="127.0.0.1"', "-o", "hall.allow_anonymous=true"],
             cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
         assert results.returncode == 0, results.stdout + results.stderr
 

@@ -512,6 +512,10 @@ class HallConfig:
     username: str = ""
     #: That user's password (masked by `timerd config`); the config file is root:timerd 0640.
     password: str = ""
+    #: true: a table or desk without a login (`username`) talks to an anonymous broker, whom
+    #: anyone on the hall's network may command; false: refused, `timerd hall secure` makes
+    #: the logins (docs/hall.md, issue 41 item 5).
+    allow_anonymous: bool = False
     #: Every topic is under timerd/<hall>/.
     hall: str = "hall"
     #: This table's id in topics; empty: the machine's host name.
@@ -538,8 +542,18 @@ class HallConfig:
     def table_id(self) -> str:
         return self.table or socket.gethostname()
 
+    def anonymous(self) -> str | None:
+        """Why this table or desk may not talk to the broker as it is configured: no login,
+        and `allow_anonymous` not set (None: it may)."""
+        if self.username or self.allow_anonymous:
+            return None
+        return ("username = '': the hall has no login, and a broker that takes anonymous "
+                "clients obeys anyone on the hall's network. Run `timerd hall secure` for "
+                "the broker's users and each table's and the desk's login (docs/hall.md, "
+                "\"Locking the broker down\"), or set hall.allow_anonymous = true")
+
     def problems(self) -> list[str]:
-        out = []
+        out = [] if not self.enabled or (why := self.anonymous()) is None else [why]
         for key in ("hall", "table"):
             value = getattr(self, key)
             if any(c in value for c in TOPIC_SPECIAL) or (key == "hall" and not value):
