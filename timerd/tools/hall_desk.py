@@ -84,9 +84,10 @@ STALE_HEARTBEATS = 3
 MAX_TABLES = 1000
 #: Replies kept per table, newest last (a command waits for one; the board runs for days).
 MAX_REPLIES = 32
-#: Where a spreadsheet (Excel on Windows) separates CSV cells with ";": the languages whose
-#: decimal separator is the comma (`hall results --excel`).
-SEMICOLON_LANGUAGES = ("sl", "sk")
+#: The languages whose decimal separator is the comma: there a spreadsheet (Excel on
+#: Windows, LibreOffice) separates CSV cells with ";" and reads "48,666" as a number, "48.666"
+#: as 48666 (`hall results --excel`).
+COMMA_LANGUAGES = ("sl", "sk")
 
 
 #: A sentence of the catalogue (timerd/i18n, `hall.*`) and its values: the terminal says it
@@ -819,9 +820,9 @@ def _export(args: argparse.Namespace, config: Config, round_id: str,
             rows: list[dict[str, Any]], missing: list[str]) -> None:
     """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
     if args.csv:
-        separator = args.separator or (";" if args.excel and i18n.resolve(
-            config.ui.language) in SEMICOLON_LANGUAGES else ",")
-        text = csv_text(rows, separator)
+        comma = args.excel and i18n.resolve(config.ui.language) in COMMA_LANGUAGES
+        text = csv_text(rows, args.separator or (";" if comma else ","),
+                        "," if comma else ".")
         _write_out(args.csv, "\ufeff" + text if args.excel else text)
     if args.json:
         document = export_document(config.hall.hall, round_id, rows, missing)
