@@ -6,7 +6,6 @@ as another table or as the desk, are refused by the broker.
 
 from __future__ import annotations
 
-import getpass
 import socket
 import subprocess
 import sys
@@ -19,17 +18,20 @@ from paho.mqtt.client import CallbackAPIVersion
 from paho.mqtt.client import Client as PahoClient
 
 from tests.conftest import require
-from tests.hall_rig import ROOT, Observer, Table, free_port, mosquitto_path, wait_until
-from timerd.tools.hall_secure import BROKER_DIR
+from tests.hall_rig import (
+    ROOT,
+    Observer,
+    Table,
+    free_port,
+    locked_broker,
+    login,
+    mosquitto_path,
+    secure_hall,
+    wait_until,
+)
 
 #: Real processes, a broker and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
-
-
-def login(out: Path, name: str) -> tuple[str, str]:
-    path = out / ("desk.toml" if name == "desk" else f"tables/{name}.toml")
-    hall = tomllib.loads(path.read_text())["hall"]
-    return hall["username"], hall["password"]
 
 
 def connect_code(port: int, user: tuple[str, str] | None) -> int:
@@ -62,7 +64,7 @@ def test_a_hall_locked_down_by_hall_secure_works_and_refuses_forgers(tmp_path: P
     out = secure_hall(tmp_path, port, "t1", "t2")
     assert "allow_anonymous false" in (out / "mosquitto.conf").read_text()
     assert (out / "tables" / "t1.toml").stat().st_mode & 0o077 == 0  # its password
-    broker = start_locked_broker(tmp_path, out, port)
+    broker = locked_broker(tmp_path, out, port)
     table = Table(tmp_path, "t1", port, "ithf", options=(
         "-o", f'hall.username="{login(out, "t1")[0]}"',
         "-o", f'hall.password="{login(out, "t1")[1]}"'))
@@ -101,33 +103,7 @@ def test_a_hall_locked_down_by_hall_secure_works_and_refuses_forgers(tmp_path: P
         if desk is not None:
             desk.close()
         table.stop()
-        broker.terminate()
-        broker.wait(10)
-
-
-def secure_hall(tmp_path: Path, port: int, *tables: str) -> Path:
-    """`timerd hall secure` for `tables`, its logins naming this test's broker."""
-    out = tmp_path / "secure"
-    made = subprocess.run([sys.executable, "-m", "timerd", "hall", "secure", "--tables",
-                           ",".join(tables), "--out", str(out), "--host", "127.0.0.1",
-                           "--port", str(port)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
-    return out
-
-
-def start_locked_broker(tmp_path: Path, out: Path, port: int) -> subprocess.Popen[bytes]:
-    """mosquitto with `hall secure`'s snippet as written (its listener on loopback only)."""
-    conf = (out / "mosquitto.conf").read_text().replace(
-        f"listener {port}\n", f"listener {port} 127.0.0.1\npersistence false\n").replace(
-        str(BROKER_DIR), str(out)) + f"user {getpass.getuser()}\n"
-    (tmp_path / "broker.conf").write_text(conf)
-    log = open(tmp_path / "mosquitto.log", "wb")  # noqa: SIM115 (the process keeps it)
-    broker = subprocess.Popen([str(mosquitto_path()), "-c", str(tmp_path / "broker.conf")],
-                              stdout=log, stderr=log)
-    log.close()
-    wait_until(lambda: listening(port), 10, "the broker")
-    return broker
+        broker.stop()
 
 
 def test_the_snippet_stops_a_client_id_takeover_and_an_oversized_message_and_the_login_is_a_drop_in(
@@ -140,7 +116,7 @@ def test_the_snippet_stops_a_client_id_takeover_and_an_oversized_message_and_the
     port = free_port()
     out = secure_hall(tmp_path, port, "t1", "t2")
     assert "use_username_as_clientid true" in (out / "mosquitto.conf").read_text()
-    broker = start_locked_broker(tmp_path, out, port)
+    broker = locked_broker(tmp_path, out, port)
     # The table's own config has a [hall] section; the login is its drop-in, as written.
     config = tmp_path / "t1" / "timerd.toml"
     (config.parent / "timerd.d").mkdir(parents=True)
@@ -188,8 +164,7 @@ def test_the_snippet_stops_a_client_id_takeover_and_an_oversized_message_and_the
     finally:
         desk.close()
         table.stop()
-        broker.terminate()
-        broker.wait(10)
+        broker.stop()
 
 
 def test_hall_secure_writes_no_file_through_a_planted_link(tmp_path: Path) -> None:

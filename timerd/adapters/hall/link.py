@@ -354,6 +354,8 @@ class HallLink:
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
         self.result: dict[str, Any] | None = None
         self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
+        #: That result's message, sent again on every connection until the desk has it.
+        self._message: dict[str, Any] | None = None
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
@@ -379,6 +381,8 @@ class HallLink:
         if latest is not None:  # acknowledged or not, as the last run left it
             self.result = {k: latest[k] for k in ("id", "round", "acked")}
             self.result_revision = latest.get("revision", 0)
+            message = latest.get("message")
+            self._message = message if isinstance(message, dict) else None
             self._result_ids.append(latest["id"])
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
@@ -448,6 +452,7 @@ class HallLink:
                    "table": self.table, "revision": revision,
                    "round": round_id, "wall": self.wall(), "result": dict(result)}
         self.outbox.add(message)
+        self._message = message
         self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
         self._keep_latest()
@@ -462,11 +467,13 @@ class HallLink:
             message = json.loads(entry.payload)  # Outbox.load parsed it once already
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
+            self._message = message
             self._result_ids.append(entry.id)
 
     def _keep_latest(self) -> None:
         if self.result is not None:
-            self.outbox.keep_latest({**self.result, "revision": self.result_revision})
+            self.outbox.keep_latest({**self.result, "revision": self.result_revision,
+                                     "message": self._message})
 
     @property
     def round(self) -> str | None:
@@ -658,6 +665,13 @@ class HallLink:
                 # table online must never find it not yet listening.
                 await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
                 await client.publish(self.topics.status, "online", qos=1, retain=True)
+                if self._message is not None and self.result is not None \
+                        and not self.result["acked"]:
+                    # The broker acknowledged it once, but a broker restarted since (a crash,
+                    # no persistence) has lost it: sent again until the desk has stored it
+                    # (the desk stores each revision once; issue 41 item 7).
+                    await client.publish(self.topics.results, json.dumps(self._message),
+                                         qos=1, retain=True)
                 self._state_now()
                 await _first_to_end(self._send(client), self._heartbeat(),
                                     self._receive(client))
