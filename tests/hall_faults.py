@@ -229,6 +229,10 @@ def play(hall: Hall, round_id: str, early: Path | None) -> None:
             hall.at_table(name, "goal", hall.rng.choice(("home", "away")))
         elif state.get("phase") == "paused":
             hall.at_table(name, "resume")
+        elif state.get("phase") == "idle":
+            # killed in its pre-signal, it came back idle (docs/service.md: "press START for
+            # a new pre-signal", ITHF 4.4): its referee does
+            hall.at_table(name, "start")
         elif roll < 0.66 and state.get("phase") in IN_PLAY:
             hall.kill_table(name)
         elif roll < 0.7:
