@@ -48,6 +48,7 @@ from timerd.wire import (
     arg_names,
     commands_reply,
     error_reply,
+    events,
     new_match_id,
     ok_reply,
     refused_reply,
@@ -193,6 +194,10 @@ class Service:
         clock starts and stops at the press, not when the loop got round to it. It is never
         earlier than what the match has already been told, so time only moves forward.
         """
+        return self._execute(command, at)[0]
+
+    def _execute(self, command: Command, at: float | None) -> tuple[Status, list[Effect]]:
+        """`execute`, and what the command did (its effects): a tool's reply says it."""
         now = self.now()
         when = now if at is None else min(now, max(at, self._told_until))
         try:
@@ -216,7 +221,7 @@ class Service:
         effects.append(Applied(command, at=when))
         self._dispatch(effects, now, lambda: status)
         self._wake()
-        return status
+        return status, effects
 
     def _failed(self, command: Command, exc: Exception) -> CommandRefused:
         """A command the core raised on, or took but cannot show or time (`core.status.check`): a
@@ -255,7 +260,8 @@ class Service:
                                   args, exc_info=True)
                     return error_reply(f"{name}: wrong number of arguments")
             elif name != "status":
-                self.execute(self.parse(name, *args))
+                status, effects = self._execute(self.parse(name, *args), None)
+                return ok_reply(self.status_dict(), events(effects, status))
         except CommandRefused as exc:
             exc.command = exc.command or name
             return refused_reply(refusal(exc))

@@ -48,6 +48,7 @@ from timerd.adapters.hall.protocol import (
     MAX_PAYLOAD_BYTES,
     HallUnavailable,
     Topics,
+    broker_error,
     import_aiomqtt,
     mqtt_client,
     table_of,
@@ -870,5 +871,6 @@ def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -
     except KeyboardInterrupt:
         return 0
     except mqtt.MqttError as exc:
-        print(f"timerd hall: broker {hall.host}:{hall.port}: {exc}", file=sys.stderr)
+        print(f"timerd hall: broker {hall.host}:{hall.port}: {broker_error(exc)}",
+              file=sys.stderr)
         return EXIT_USAGE
