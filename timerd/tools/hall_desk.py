@@ -68,6 +68,7 @@ from timerd.tools.hall_round import (
     read_schedule,
     revision_of,
     round_of,
+    withdrawn,
 )
 from timerd.tools.hall_wire import REPLY, RESULT, STATE, clean, problem
 
@@ -237,6 +238,8 @@ class Hall:
         elif kind == "results":
             if why is None and data["table"] != view.name:
                 why = f"it names table {clean(data['table'], 24)} (topic of {view.name})"
+            if why is None and data.get("result") is None and not withdrawn(data):
+                why = "result: an object expected, got None (and no withdrawal)"
             if why:
                 self.set_aside(data if isinstance(data, dict) else {"table": view.name}, why)
             else:
@@ -579,14 +582,14 @@ def not_scheduled(schedule: dict[str, dict[str, dict[str, str]]],
 
 
 async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], timeout_s: float,
-                                ) -> tuple[list[Outcome], list[str]]:
+                                ) -> tuple[list[Outcome], list[tuple[dict[str, Any], str]]]:
     """Write each result message to the store (fsynced, in a worker thread), then tell its
     table the desk has it: only then may the table reset for a new round.
 
     A result is taken only from the table its topic names (`Hall.take`), for a table and
     round of the loaded schedule, and when it does not contradict what the store keeps under
     its id and revision; any other (and every message `Hall.take` set aside) is kept in the
-    store's `aside/`, not acknowledged, and reported: the sentences are the second value.
+    store's `aside/`, not acknowledged, and reported (`aside_line`): the second value.
     """
     store, now = desk.store, time.time()
     aside = list(desk.hall.aside)
@@ -595,11 +598,7 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
     def save() -> list[dict[str, Any]]:
         taken = []
         for message in messages:
-            why = not_scheduled(desk.schedule, message)
-            kept = None if why else store.conflict(message)
-            if kept is not None:
-                why = (f"it differs from the result {clean(message['id'])} revision "
-                       f"{revision_of(message)} the desk has")
+            why = not_scheduled(desk.schedule, message) or store.conflict(message)
             if why is None and not store.save(message, now):
                 why = f"its id {clean(message['id'], 24)} is not a result id"
             if why:
@@ -614,13 +613,18 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
     orders = {}
     for message in stored:
         view = desk.hall.tables.get(message["table"])
-        if view is not None and view.unacknowledged() is message:
+        # A withdrawal is not acknowledged: the table waits for its match's next end.
+        if view is not None and view.unacknowledged() is message and not withdrawn(message):
             orders[view.name] = {"command": "ack", "result": message["id"],
                                  "revision": revision_of(message)}
     outcomes = await desk.ask(orders, timeout_s) if orders else []
-    return outcomes, [f"{clean(mapping_of(m).get('table'), 24)}: result "
-                      f"{clean(mapping_of(m).get('id'), 40)} set aside, not acknowledged: {why}"
-                      for m, why in aside]
+    return outcomes, aside
+
+
+def aside_line(message: dict[str, Any], why: str) -> str:
+    """A result set aside, as the desk reports it."""
+    return (f"{clean(mapping_of(message).get('table'), 24)}: result "
+            f"{clean(mapping_of(message).get('id'), 40)} set aside, not acknowledged: {why}")
 
 
 # -- the subcommands ----------------------------------------------------------------------
@@ -682,8 +686,8 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
             print(f"warning: {name}: {say(warning)}; its start may be off by as much")
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
     acks, aside = await store_and_acknowledge(desk, held, args.timeout)
-    for line in aside:
-        print(f"warning: {line}")
+    for message, why in aside:
+        print(f"warning: {aside_line(message, why)}")
     for outcome in acks:
         if outcome.word == "ok":
             print(f"{outcome.table}: result stored and acknowledged")
@@ -779,29 +783,52 @@ async def results(config: Config, args: argparse.Namespace) -> int:
         acks, aside = await store_and_acknowledge(desk, list(live().values()), args.timeout)
         found = await asyncio.to_thread(desk.store.of_round, round_id)
         got = found.results
-        if not got and not _round_known(desk, round_id):
-            for line in aside:
-                print(f"warning: {clean(line, 400)}", file=sys.stderr)
+        if not got and not found.withdrawn and not _round_known(desk, round_id):
+            for message, why in aside:
+                print(f"warning: {clean(aside_line(message, why), 400)}", file=sys.stderr)
             rounds = await asyncio.to_thread(_rounds_known, desk)
             print(f"timerd hall results: no table has played round {clean(round_id)}, and the "
                   f"schedule has no such round (rounds known: {few(rounds)})", file=sys.stderr)
             return EXIT_INCOMPLETE
         rows = [match_row(got[name]) for name in sorted(got)]
+        named = _names_from_schedule(rows, desk.schedule.get(round_id) or {})
         missing = sorted(expected - set(got))
         print(f"round {clean(round_id)}: {len(got)} of {len(expected | set(got))} results",
               file=human)
         if rows:
             print("\n".join(render_results(rows)), file=human)
-        if missing:
-            print("missing: " + ", ".join(clean(m) for m in missing), file=human)
-        for line in found.conflicts + aside:
+        for table in sorted(found.withdrawn):  # issue 41 item 2: taken back, not final
+            reason = clean(found.withdrawn[table].get("withdrawn"), 24)
+            print(f"withdrawn: {clean(table)} ({reason}, in play)", file=human)
+        left = [m for m in missing if m not in found.withdrawn]
+        if left:
+            print("missing: " + ", ".join(clean(m) for m in left), file=human)
+        # Held for this round (a conflict, a jump, a forgery): the round is not done.
+        held = [m for m, _ in aside if round_of(mapping_of(m)) == round_id]
+        for line in found.conflicts + [aside_line(*a) for a in aside] + named:
             print(f"warning: {clean(line, 400)}", file=human)
         for outcome in acks:
             if outcome.failed:
                 print(f"warning: {outcome.table}: stored, but the acknowledgement was "
                       f"{outcome.word} {outcome.detail}".rstrip(), file=human)
-        await asyncio.to_thread(_export, args, config, round_id, rows, missing)
-        return EXIT_INCOMPLETE if missing or not got or found.conflicts else 0
+        await asyncio.to_thread(lambda: _export(args, config, round_id, rows, missing,
+                                                taken_back=sorted(found.withdrawn)))
+        return EXIT_INCOMPLETE if missing or not got or found.conflicts or held else 0
+
+
+def _names_from_schedule(rows: list[dict[str, Any]],
+                         scheduled: dict[str, dict[str, str]]) -> list[str]:
+    """Fill in the names of a result its table sent without them from the desk's schedule
+    (issue 41 item 1: a table that lost them), and say so, a sentence per table."""
+    said = []
+    for row in rows:
+        names = scheduled.get(row["table"]) or {}
+        if row["home"] or row["away"] or not any(names.values()):
+            continue
+        row["home"], row["away"] = names.get("home", ""), names.get("away", "")
+        said.append(f"{row['table']}: its result came without names; the schedule's "
+                    f"({row['home']} - {row['away']}) are exported")
+    return said
 
 
 def _round_known(desk: Desk, round_id: str) -> bool:
@@ -818,7 +845,7 @@ def _rounds_known(desk: Desk) -> list[str]:
 
 
 def _export(args: argparse.Namespace, config: Config, round_id: str,
-            rows: list[dict[str, Any]], missing: list[str]) -> None:
+            rows: list[dict[str, Any]], missing: list[str], *, taken_back: list[str]) -> None:
     """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
     if args.csv:
         comma = args.excel and i18n.resolve(config.ui.language) in COMMA_LANGUAGES
@@ -826,7 +853,7 @@ def _export(args: argparse.Namespace, config: Config, round_id: str,
                         "," if comma else ".")
         _write_out(args.csv, "\ufeff" + text if args.excel else text)
     if args.json:
-        document = export_document(config.hall.hall, round_id, rows, missing)
+        document = export_document(config.hall.hall, round_id, rows, missing, taken_back)
         _write_out(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -47,6 +47,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import shutil
 import time
 from collections import deque
@@ -57,17 +58,22 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.hall.protocol import (
+    CHAIN_LENGTH,
+    REOPENED,
     RESULT_VERSION,
     Topics,
     broker_error,
+    chain_proof,
     import_aiomqtt,
     internal_error,
+    match_seed,
     mqtt_client,
+    proof_position,
     reply_record,
 )
 from timerd.config import INSTANCE_HINT, HallConfig, InUse
 from timerd.core.commands import Command, Pause, Reset, Resume
-from timerd.core.effects import Phase, Signal, Tick, refusal
+from timerd.core.effects import Phase, Reopened, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
 from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
@@ -94,6 +100,9 @@ RESULT_IDS = 100
 LATEST_NAME = "latest-result"
 #: In the outbox's directory: held locked by the daemon that uses the outbox.
 OUTBOX_LOCK = "outbox.lock"
+#: In the outbox's directory: this table's secret, where every match's proof chain starts
+#: (`protocol.match_seed`), 32 random bytes readable by the daemon's user only.
+SECRET_NAME = "hall-secret"
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
@@ -335,6 +344,38 @@ class Outbox:
         self._entries.remove(entry)
 
 
+def table_secret(directory: Path) -> bytes:
+    """This table's secret in `directory` (`SECRET_NAME`), made on first use; never through
+    a link planted there. One that cannot be kept is logged and lives for this run only: a
+    correction after a restart then does not follow the proofs sent before it, and the desk
+    holds it as a conflict instead of taking it."""
+    path = directory / SECRET_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        secret = secrets.token_bytes(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(secret)
+                file.flush()
+                os.fsync(file.fileno())
+        except OSError as exc:
+            log.error("cannot keep the table's secret in %s (%s): corrections after a "
+                      "restart will be held by the desk", path, exc)
+        return secret
+    except OSError as exc:
+        log.error("cannot read the table's secret %s (%s): corrections after a restart will "
+                  "be held by the desk", path, exc)
+        return secrets.token_bytes(32)
+    with os.fdopen(fd, "rb") as file:
+        secret = file.read(64)
+    if len(secret) < 32:
+        log.error("the table's secret %s is too short; a fresh one for this run", path)
+        return secrets.token_bytes(32)
+    return secret
+
+
 # -- the link -------------------------------------------------------------------------------
 
 class HallLink:
@@ -357,7 +398,10 @@ class HallLink:
         self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
         #: That result's message, sent again on every connection until the desk has it.
         self._message: dict[str, Any] | None = None
+        self.result_withdrawn = False  # it is a withdrawal: its match reopened (issue 41)
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
+        #: Where the proofs of this table's results start (`table_secret`, read on entry).
+        self._secret = secrets.token_bytes(32)
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
         self._state_due = True
@@ -378,16 +422,19 @@ class HallLink:
     async def __aenter__(self) -> HallLink:
         mqtt = import_aiomqtt()
         left = self.outbox.load()
+        self._secret = table_secret(self.outbox.directory)
         latest = self.outbox.latest()
         if latest is not None:  # acknowledged or not, as the last run left it
             self.result = {k: latest[k] for k in ("id", "round", "acked")}
             self.result_revision = latest.get("revision", 0)
             message = latest.get("message")
             self._message = message if isinstance(message, dict) else None
+            self.result_withdrawn = latest.get("withdrawn") is True
             self._result_ids.append(latest["id"])
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
+        self._withdraw_lost()
         self._tasks = [self.service.spawn("hall-link", lambda: self._connect_forever(mqtt)),
                        self.service.spawn("hall-clock", self._watch_clock)]
         log.info("hall mode: table %s of hall %s, broker %s:%d", self.table, self.config.hall,
@@ -414,6 +461,10 @@ class HallLink:
         if not effects:
             return
         for effect in effects:
+            if isinstance(effect, Reopened) and dispatch.status.phase is not Phase.FINISHED \
+                    and self.result is not None \
+                    and self.result["id"] == dispatch.status.match_id:
+                self._withdraw(effect.revision)
             record = event_record(effect, dispatch.status)
             if record is None:
                 continue
@@ -448,18 +499,47 @@ class HallLink:
         revision = int(result.get("revision") or 0)  # issue 28: a correction after the end
         # The match's own round (its results line's): journalled with the match, so a table
         # restarted mid-round still sends it (issue 30).
-        round_id = result.get("round")
+        self._queue_result(result_id, revision, result.get("round"), {"result": dict(result)})
+        return result_id
+
+    def _withdraw(self, revision: int) -> None:
+        """The finished match whose result the desk may hold is in play again (ITHF 6.1 with
+        4.8: `undo` of the golden goal): tell the desk at once, through the outbox like a
+        result, so it no longer counts that result as final (issue 41 item 2). The match's
+        next end sends revision `revision`, which supersedes the withdrawal."""
+        assert self.result is not None
+        self._queue_result(self.result["id"], revision, self.result["round"],
+                           {"withdrawn": REOPENED, "result": None})
+
+    def _withdraw_lost(self) -> None:
+        """At a start: a daemon killed right after its match reopened may have left no
+        withdrawal (nor its mark in `latest-result`), while the journal restored the match in
+        play under the id of the result sent last. Withdraw that result now."""
+        status = self.service.status()
+        if self.result is not None and not self.result_withdrawn \
+                and status.phase in IN_PLAY and status.match_id == self.result["id"]:
+            log.info("match %s is in play again (reopened before a restart): its result "
+                     "is withdrawn", status.match_id)
+            self._withdraw(self.result_revision + 1)
+
+    def _queue_result(self, result_id: str, revision: int, round_id: str | None,
+                      body: dict[str, Any]) -> None:
+        """Queue a result message (or a withdrawal) with its proof (`protocol.chain_proof`)
+        in the outbox; it is this table's latest result, not acknowledged."""
+        position = proof_position(revision, "withdrawn" in body)
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
-                   "table": self.table, "revision": revision,
-                   "round": round_id, "wall": self.wall(), "result": dict(result)}
+                   "table": self.table, "revision": revision, "round": round_id,
+                   "wall": self.wall(), **body}
+        if 0 <= position <= CHAIN_LENGTH:  # past MAX_REVISION: no proof, the desk holds it
+            message["proof"] = chain_proof(match_seed(self._secret, result_id), position)
         self.outbox.add(message)
         self._message = message
         self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
+        self.result_withdrawn = "withdrawn" in body
         self._keep_latest()
         self._result_ids.append(result_id)
         self._state_now()
-        return result_id
 
     def _take_up(self, entries: list[OutboxEntry]) -> None:
         """Results an earlier run left unsent: this table holds the latest for the desk (and
@@ -469,11 +549,13 @@ class HallLink:
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
             self._message = message
+            self.result_withdrawn = message.get("withdrawn") is not None
             self._result_ids.append(entry.id)
 
     def _keep_latest(self) -> None:
         if self.result is not None:
             self.outbox.keep_latest({**self.result, "revision": self.result_revision,
+                                     "withdrawn": self.result_withdrawn,
                                      "message": self._message})
 
     @property
@@ -555,8 +637,8 @@ class HallLink:
         has acknowledged is reset first (no walk to the table); one whose result is not at
         the desk yet is refused, so a result is never lost to a new round.
         """
-        at = message.get("at")
-        if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+        at = _finite(message.get("at"))
+        if at is None:
             raise CommandRefused("start_round_at")
         round_id = message.get("round")
         if round_id is not None and not isinstance(round_id, str):
@@ -722,6 +804,18 @@ class HallLink:
                 self.clock_sync = sync
                 self._state_now()
             await asyncio.sleep(self.config.clock_check_s * self.rate)
+
+
+def _finite(value: Any) -> float | None:
+    """A JSON number as a float, or None when it is none or no float can hold it (NaN, an
+    integer of 400 digits: issue 41 item 3)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 async def _first_to_end(*coroutines: Any) -> None:

@@ -92,6 +92,8 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.rules.scoring import Teams
+from timerd.core.score import Side
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, Write, describe, hold_lock, on_ram
 from timerd.ports import Dispatch
@@ -381,12 +383,26 @@ class Journal:
             self.recovery.report = None  # a new match: the last recovery is history
             self._append({"type": "match", "match": self.match_id, "run": self.run,
                           "profile": to_plain(profile)}, effect.at)
+            self._carried_names(effect, status)
             log.info("match %s begins: journalled to %s", self.match_id or "(not set up)",
                      self.path)
         elif match_id != self.match_id:
             self._relabel(match_id)
         self._append({"type": "command", "command": effect.command.name,
                       "args": list(effect.command.words())},
+                     effect.at)
+
+    def _carried_names(self, effect: Applied, status: Status) -> None:
+        """The names and round a new match took over from the one before (`teams` given
+        to a finished match, then a reset: the desk's next round loaded onto a finished
+        table, then `start_round`) are its first command: a restart restores them with it
+        (issue 41 item 1). The opening command's own names need no line of their own."""
+        if isinstance(effect.command, Teams) or not (any(status.teams.values())
+                                                     or status.round):
+            return
+        names = Teams(status.teams.get(Side.HOME.value, ""),
+                      status.teams.get(Side.AWAY.value, ""), status.round or "")
+        self._append({"type": "command", "command": names.name, "args": list(names.words())},
                      effect.at)
 
     def _reopen(self) -> None:
