@@ -30,7 +30,14 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, InUse, KeypadConfig, UnsafePath, private_directory
+from timerd.config import (
+    Config,
+    InUse,
+    KeypadConfig,
+    UnsafePath,
+    hall_outbox,
+    private_directory,
+)
 from timerd.core.commands import Reset
 from timerd.core.effects import Applied, Effect, Phase, Told
 from timerd.core.match import Match
@@ -301,10 +308,13 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
                       results=None if path is None else partial(recent_results, path),
                       state_directory=config.state_directory(), writer=writer))
     if config.hall.enabled:
-        from timerd.adapters.hall.link import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+        from timerd.adapters.hall.link import (  # noqa: PLC0415 (aiomqtt only if enabled)
+            HallLink,
+            Outbox,
+        )
 
-        hall = await stack.enter_async_context(
-            HallLink(config.hall, service, rate=options.speed, writer=writer))
+        hall = await stack.enter_async_context(HallLink(
+            config.hall, service, Outbox(hall_outbox(config), writer), rate=options.speed))
     return web, hall
 
 

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.e2e
 def desk(broker: Broker, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "timerd", "hall", *args, "--store", str(store),
-         "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"'],
+         "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
+         "-o", "hall.allow_anonymous=true"],
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
 
 

@@ -53,7 +53,7 @@ def run_table(tmp: Path, script: list[tuple[float, str]], until: float,
         results = ResultsFile(tmp / "results.jsonl", writer=writer)
         if journal.recovery.match is not None:
             results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
-        hall = HallLink(HALL, service, Outbox(tmp / "outbox", writer), writer=writer)
+        hall = HallLink(HALL, service, Outbox(tmp / "outbox", writer))
         results.listeners.append(hall.publish_result)
         seen: dict[float, tuple[Any, Any]] = {}
         async with journal:
@@ -137,7 +137,7 @@ def test_a_result_sent_again_is_one_result_at_the_desk(tmp_path: Path) -> None:
     async def send_again() -> None:
         writer = DiskWriter(inline=True)
         hall = HallLink(HALL, Service(Match(profiles.load("ithf"))),
-                        Outbox(tmp_path / "outbox", writer), writer=writer)
+                        Outbox(tmp_path / "outbox", writer))
         hall.publish_result(line)
 
     run_virtual(send_again)

@@ -86,7 +86,7 @@ def test_an_ack_of_the_first_revision_does_not_acknowledge_the_correction(
     async def acks() -> tuple[bool, bool]:
         writer = DiskWriter(inline=True)
         hall = HallLink(HALL, Service(Match(profiles.load("ithf"))),
-                        Outbox(tmp_path / "outbox2", writer), writer=writer)
+                        Outbox(tmp_path / "outbox2", writer))
         hall.publish_result(first)
         hall.publish_result(second)
         assert hall.result is not None

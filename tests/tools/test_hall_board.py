@@ -48,6 +48,7 @@ class BoardProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "timerd", "hall", "board", "--port", str(self.port),
              "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
+             "-o", "hall.allow_anonymous=true",
              "-o", f'hall.hall="{hall}"', *(a for o in overrides for a in ("-o", o))],
             cwd=ROOT, stdout=log, stderr=log)
         log.close()
@@ -68,7 +69,8 @@ class BoardProcess:
 def desk(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
-         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True, timeout=60,
+         "-o", 'hall.host="127.0.0.1"',
+         "-o", "hall.allow_anonymous=true"], cwd=ROOT, capture_output=True, text=True, timeout=60,
         check=False)
 
 

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.e2e
 def desk(broker: Broker, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
-         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True,
+         "-o", 'hall.host="127.0.0.1"',
+         "-o", "hall.allow_anonymous=true"], cwd=ROOT, capture_output=True, text=True,
         timeout=timeout_s, check=False)
 
 
@@ -112,9 +113,18 @@ def test_the_desk_bounds_what_it_takes_from_the_broker(monkeypatch: pytest.Monke
         hall.take("timerd/hall/tables/t1/events", json.dumps(
             {"type": "reply", "id": f"c{number}", "ok": True}).encode())
     assert list(hall.tables["t1"].replies) == [f"c{n}" for n in range(68, 100)]
-    for name in ("t2", "t3", "t4", "t5"):
+    for name in ("t2", "t3"):
+        hall.take(f"timerd/hall/tables/{name}/state", state_payload(
+            {"phase": "idle", "wall": 1000.0}, {"synced": True}, "R1"))
+    for name in ("t4", "t5", "t6"):
         hall.take(f"timerd/hall/tables/{name}/status", b"online")
-    assert sorted(hall.tables) == ["t1", "t2", "t3"]  # a fourth id is not a table we follow
+    # At most 3 followed: the tables with a valid state keep their place; an id without
+    # one (t1's state was refused) gives its place to the newest (issue 41 item 5).
+    assert sorted(hall.tables) == ["t2", "t3", "t6"]
+    assert hall.ignored == {"t1", "t4", "t5"}
+    hall.take("timerd/hall/tables/t7/state", state_payload(
+        {"phase": "idle", "wall": 1000.0}, {"synced": True}, "R1"))
+    assert sorted(hall.tables) == ["t2", "t3", "t7"]
 
 
 # -- a whole round against real tables -------------------------------------------------------

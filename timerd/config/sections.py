@@ -534,6 +534,10 @@ class HallConfig:
     username: str = ""
     #: That user's password (masked by `timerd config`); the config file is root:timerd 0640.
     password: str = ""
+    #: true: a table or desk without a login (`username`) talks to an anonymous broker, whom
+    #: anyone on the hall's network may command; false: refused, `timerd hall secure` makes
+    #: the logins (docs/hall.md, issue 41 item 5).
+    allow_anonymous: bool = False
     #: Every topic is under timerd/<hall>/.
     hall: str = "hall"
     #: This table's id in topics; empty: the machine's host name.
@@ -543,8 +547,9 @@ class HallConfig:
     heartbeat_s: float = 5.0
     #: Reconnect backoff doubles from 1 s up to this.
     reconnect_max_s: float = 30.0
-    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the state
-    #: directory. Kept on disk so a result survives a restart of the daemon.
+    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the table's
+    #: state directory (`state.directory`, per `--instance`). Kept on disk so a result
+    #: survives a restart of the daemon; one daemon's alone (a second refuses to start).
     outbox: str = ""
     #: How chrony is asked for the clock offset; "none": do not ask.
     chronyc: str = "chronyc"
@@ -559,8 +564,18 @@ class HallConfig:
     def table_id(self) -> str:
         return self.table or socket.gethostname()
 
+    def anonymous(self) -> str | None:
+        """Why this table or desk may not talk to the broker as it is configured: no login,
+        and `allow_anonymous` not set (None: it may)."""
+        if self.username or self.allow_anonymous:
+            return None
+        return ("username = '': the hall has no login, and a broker that takes anonymous "
+                "clients obeys anyone on the hall's network. Run `timerd hall secure` for "
+                "the broker's users and each table's and the desk's login (docs/hall.md, "
+                "\"Locking the broker down\"), or set hall.allow_anonymous = true")
+
     def problems(self) -> list[str]:
-        out = []
+        out = [] if not self.enabled or (why := self.anonymous()) is None else [why]
         for key in ("hall", "table"):
             value = getattr(self, key)
             if any(c in value for c in TOPIC_SPECIAL) or (key == "hall" and not value):
@@ -671,9 +686,10 @@ SECRETS = (("web", "token"), ("hall", "password"))
 MASK = "********"
 
 
-def hall_outbox(config: HallConfig) -> Path:
-    """Where hall mode keeps results not yet acknowledged: systemd's StateDirectory, else
-    the instance's XDG state directory."""
-    if config.outbox:
-        return Path(config.outbox)
-    return state_dir() / "hall-outbox"
+def hall_outbox(config: Config) -> Path:
+    """Where hall mode keeps results not yet acknowledged: `hall.outbox`, else in the table's
+    state directory (`state.directory`, else systemd's StateDirectory or the instance's XDG
+    one), so that tables on one machine, each with its own, never share it (issue 41 item 4)."""
+    if config.hall.outbox:
+        return Path(config.hall.outbox)
+    return config.state_directory() / "hall-outbox"

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd import i18n
 from timerd.adapters.hall.protocol import (
+    MAX_PAYLOAD_BYTES,
     HallUnavailable,
     Topics,
     broker_error,
@@ -81,15 +82,14 @@ EXIT_USAGE = 2
 QUIET_S = 0.3
 #: A table not heard from for this many heartbeats is flagged as stale.
 STALE_HEARTBEATS = 3
-#: The largest message the desk parses (a result with every goal is a few KiB).
-MAX_PAYLOAD_BYTES = 256 * 1024
 #: The most tables the desk follows; more ids are a foreign client, not a hall.
 MAX_TABLES = 1000
 #: Replies kept per table, newest last (a command waits for one; the board runs for days).
 MAX_REPLIES = 32
-#: Where a spreadsheet (Excel on Windows) separates CSV cells with ";": the languages whose
-#: decimal separator is the comma (`hall results --excel`).
-SEMICOLON_LANGUAGES = ("sl", "sk")
+#: The languages whose decimal separator is the comma: there a spreadsheet (Excel on
+#: Windows, LibreOffice) separates CSV cells with ";" and reads "48,666" as a number, "48.666"
+#: as 48666 (`hall results --excel`).
+COMMA_LANGUAGES = ("sl", "sk")
 
 
 #: A sentence of the catalogue (timerd/i18n, `hall.*`) and its values: the terminal says it
@@ -158,10 +158,12 @@ class Hall:
     """Every table's latest state, status, result and command replies, from the broker.
 
     Every message is checked on arrival (`hall_wire`): one that cannot be used never raises
-    later. At most `MAX_TABLES` tables are followed, first come first served, except the
-    tables of the desk's schedule (`scheduled`): those are always followed and listed first,
-    so fake ids published before a real table cannot hide it; the ids left out are counted
-    (`ignored`) and announced (`notices`).
+    later. At most `MAX_TABLES` tables are followed besides the tables the desk knows (its
+    schedule's and those it stored results of: `scheduled`), which are always followed and
+    listed first. Among the others a table that sent a valid state keeps its place; an id that
+    never did gives its place (the one heard from longest ago first) to a new one, so fake
+    ids published before a real table cannot hide it even without a loaded schedule (issue 41
+    item 5). The ids left out are counted (`ignored`) and announced (`notices`).
     """
 
     def __init__(self, hall: str, scheduled: Iterable[str] = ()) -> None:
@@ -169,21 +171,41 @@ class Hall:
         self.scheduled = frozenset(scheduled)
         self.tables: dict[str, TableView] = {}
         self.ignored: set[str] = set()  # ids over the cap (at most MAX_TABLES kept)
+        self._taken = 0  # messages taken; `_heard`: when each table was last heard from
+        self._heard: dict[str, int] = {}
         self.aside: list[tuple[dict[str, Any], str]] = []  # (result message, why)
         self.changed = asyncio.Event()
         self.retained = asyncio.Event()  # a retained message came (the burst on subscribing)
 
     def _view(self, table: str) -> TableView | None:
+        self._taken += 1
         view = self.tables.get(table)
-        if view is not None:
-            return view
-        if table not in self.scheduled and sum(
-                t not in self.scheduled for t in self.tables) >= MAX_TABLES:
+        if view is None and not self._room_for(table):
             if len(self.ignored) < MAX_TABLES:
                 self.ignored.add(table)
             return None
-        view = self.tables[table] = TableView(table)
+        if view is None:
+            view = self.tables[table] = TableView(table)
+        self._heard[table] = self._taken
         return view
+
+    def _room_for(self, table: str) -> bool:
+        """Whether `table`, new, is followed: a known one always; another while fewer than
+        `MAX_TABLES` others are, or in the place of the id without a valid state heard
+        from longest ago (which is then ignored)."""
+        if table in self.scheduled:
+            return True
+        others = [v for v in self.tables.values() if v.name not in self.scheduled]
+        if len(others) < MAX_TABLES:
+            return True
+        idle = [v for v in others if v.state is None]
+        if not idle:
+            return False
+        gone = min(idle, key=lambda v: self._heard[v.name]).name
+        del self.tables[gone], self._heard[gone]
+        if len(self.ignored) < MAX_TABLES:
+            self.ignored.add(gone)
+        return True
 
     def take(self, topic: str, payload: bytes, retained: bool = False) -> None:
         table = table_of(topic)
@@ -451,7 +473,9 @@ class Desk:
 
     async def __aenter__(self) -> Desk:
         self.schedule = await asyncio.to_thread(self.store.schedule)
-        self.hall.scheduled = frozenset(t for r in self.schedule.values() for t in r)
+        stored = await asyncio.to_thread(self.store.stored)
+        self.hall.scheduled = frozenset(t for r in self.schedule.values() for t in r) | {
+            s.table for s in stored}
         mqtt = import_aiomqtt()
         client = mqtt_client(mqtt, self.config, f"timerd-desk-{uuid.uuid4().hex[:8]}")
         self._client = await self._stack.enter_async_context(client)
@@ -835,9 +859,9 @@ def _export(args: argparse.Namespace, config: Config, round_id: str,
             rows: list[dict[str, Any]], missing: list[str], *, taken_back: list[str]) -> None:
     """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
     if args.csv:
-        separator = args.separator or (";" if args.excel and i18n.resolve(
-            config.ui.language) in SEMICOLON_LANGUAGES else ",")
-        text = csv_text(rows, separator)
+        comma = args.excel and i18n.resolve(config.ui.language) in COMMA_LANGUAGES
+        text = csv_text(rows, args.separator or (";" if comma else ","),
+                        "," if comma else ".")
         _write_out(args.csv, "\ufeff" + text if args.excel else text)
     if args.json:
         document = export_document(config.hall.hall, round_id, rows, missing, taken_back)
@@ -870,7 +894,11 @@ def main(config: Config, args: argparse.Namespace) -> int:
 
 def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -> int:
     """Run one desk command to its end, its exit code; without the MQTT client, or when the
-    broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly."""
+    broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly. A desk without a
+    login is refused unless `hall.allow_anonymous` says so (issue 41 item 5)."""
+    if (why := hall.anonymous()) is not None:
+        print(f"timerd hall: hall.{why}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         mqtt = import_aiomqtt()
     except HallUnavailable as exc:

@@ -454,17 +454,22 @@ def export_document(hall: str, round_id: str | None, rows: Iterable[Mapping[str,
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: Any, decimal: str) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
+    if isinstance(value, float):  # its shortest exact digits, with the locale's separator
+        return repr(value).replace(".", decimal)
     return value
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]], separator: str = ",") -> str:
+def csv_text(rows: Iterable[Mapping[str, Any]], separator: str = ",",
+             decimal: str = ".") -> str:
     """The CSV export: a header of `MATCH_COLUMNS`, one line per match; empty for null;
-    every text cell neutralised as `FORMULA_STARTS` says (numbers are written as numbers)."""
+    every text cell neutralised as `FORMULA_STARTS` says; numbers written as numbers, a
+    fraction with `decimal` as its separator (a comma for a spreadsheet in a locale that
+    reads "48.666" as 48666 and "300.0" as text: Slovenian, Slovak; issue 41 item 6)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, MATCH_COLUMNS, delimiter=separator, lineterminator="\n")
     writer.writeheader()
-    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+    writer.writerows({k: _cell(v, decimal) for k, v in row.items()} for row in rows)
     return out.getvalue()

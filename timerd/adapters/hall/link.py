@@ -71,13 +71,13 @@ from timerd.adapters.hall.protocol import (
     proof_position,
     reply_record,
 )
-from timerd.config import HallConfig, hall_outbox
+from timerd.config import INSTANCE_HINT, HallConfig, InUse
 from timerd.core.commands import Command, Pause, Reset, Resume
 from timerd.core.effects import Phase, Reopened, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
 from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
-from timerd.disk import DiskWriter, replace_file
+from timerd.disk import DiskWriter, hold_lock, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control, Dispatch, Spawned
 from timerd.wire import event_record, refused_reply
@@ -98,6 +98,8 @@ RESULT_IDS = 100
 #: In the outbox's directory: the latest result's state (`Outbox.keep_latest`), JSON; not a
 #: result to send (those are the `*.json` files).
 LATEST_NAME = "latest-result"
+#: In the outbox's directory: held locked by the daemon that uses the outbox.
+OUTBOX_LOCK = "outbox.lock"
 #: In the outbox's directory: this table's secret, where every match's proof chain starts
 #: (`protocol.match_seed`), 32 random bytes readable by the daemon's user only.
 SECRET_NAME = "hall-secret"
@@ -258,16 +260,30 @@ class Outbox:
         self.writer = writer or DiskWriter()
         self._own_writer = writer is None
         self._entries: list[OutboxEntry] = []
+        self._lock_fd: int | None = None
 
     async def close(self) -> None:
-        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon)."""
+        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon),
+        then let the outbox go."""
         if self._own_writer:
             await asyncio.to_thread(self.writer.stop)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def load(self) -> int:
-        """Take up the results a previous run left; returns how many."""
+        """Hold the outbox and take up the results a previous run left; returns how many.
+
+        Raises InUse when another daemon holds it: two tables sharing one outbox would
+        send each other's results and read each other's acknowledgements (issue 41 item 4).
+        """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = hold_lock(self.directory / OUTBOX_LOCK)
+            if self._lock_fd is None:
+                raise InUse(f"another timerd uses the hall outbox {self.directory}: "
+                            f"{INSTANCE_HINT}, each with its own state.directory (or "
+                            "hall.outbox)")
             files = sorted(self.directory.glob("*.json"))
         except OSError as exc:
             log.error("outbox %s unusable (%s); results are kept in memory only",
@@ -366,14 +382,13 @@ class HallLink:
     """This table on the hall's broker: publishes its state, events and results; takes the
     desk's commands. An output of the service (`notify`) and an async context manager."""
 
-    def __init__(self, config: HallConfig, service: Control, outbox: Outbox | None = None, *,
-                 wall: Callable[[], float] = time.time, rate: float = 1.0,
-                 writer: DiskWriter | None = None) -> None:
+    def __init__(self, config: HallConfig, service: Control, outbox: Outbox, *,
+                 wall: Callable[[], float] = time.time, rate: float = 1.0) -> None:
         self.config = config
         self.service = service
         self.table = config.table_id()
         self.topics = Topics(config.hall, self.table)
-        self.outbox = outbox or Outbox(hall_outbox(config), writer)
+        self.outbox = outbox
         self.wall = wall
         self.rate = rate  # loop seconds per real second (`--speed`)
         self.connected = False
@@ -381,6 +396,8 @@ class HallLink:
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
         self.result: dict[str, Any] | None = None
         self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
+        #: That result's message, sent again on every connection until the desk has it.
+        self._message: dict[str, Any] | None = None
         self.result_withdrawn = False  # it is a withdrawal: its match reopened (issue 41)
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
         #: Where the proofs of this table's results start (`table_secret`, read on entry).
@@ -410,6 +427,8 @@ class HallLink:
         if latest is not None:  # acknowledged or not, as the last run left it
             self.result = {k: latest[k] for k in ("id", "round", "acked")}
             self.result_revision = latest.get("revision", 0)
+            message = latest.get("message")
+            self._message = message if isinstance(message, dict) else None
             self.result_withdrawn = latest.get("withdrawn") is True
             self._result_ids.append(latest["id"])
         if left:
@@ -519,6 +538,7 @@ class HallLink:
         if 0 <= position <= CHAIN_LENGTH:  # past MAX_REVISION: no proof, the desk holds it
             message["proof"] = chain_proof(match_seed(self._secret, result_id), position)
         self.outbox.add(message)
+        self._message = message
         self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
         self.result_withdrawn = "withdrawn" in body
@@ -533,13 +553,15 @@ class HallLink:
             message = json.loads(entry.payload)  # Outbox.load parsed it once already
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
+            self._message = message
             self.result_withdrawn = message.get("withdrawn") is not None
             self._result_ids.append(entry.id)
 
     def _keep_latest(self) -> None:
         if self.result is not None:
             self.outbox.keep_latest({**self.result, "revision": self.result_revision,
-                                     "withdrawn": self.result_withdrawn})
+                                     "withdrawn": self.result_withdrawn,
+                                     "message": self._message})
 
     @property
     def round(self) -> str | None:
@@ -731,6 +753,13 @@ class HallLink:
                 # table online must never find it not yet listening.
                 await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
                 await client.publish(self.topics.status, "online", qos=1, retain=True)
+                if self._message is not None and self.result is not None \
+                        and not self.result["acked"]:
+                    # The broker acknowledged it once, but a broker restarted since (a crash,
+                    # no persistence) has lost it: sent again until the desk has stored it
+                    # (the desk stores each revision once; issue 41 item 7).
+                    await client.publish(self.topics.results, json.dumps(self._message),
+                                         qos=1, retain=True)
                 self._state_now()
                 await _first_to_end(self._send(client), self._heartbeat(),
                                     self._receive(client))

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 #: How long one exchange with the broker (connect, acknowledgement) may take, in real seconds.
 BROKER_TIMEOUT_S = 10.0
+#: The largest message of the hall's topics: the desk parses no larger one (a result with
+#: every goal is a few KiB), and the broker `timerd hall secure` configures takes no packet
+#: much larger (`max_packet_size`).
+MAX_PAYLOAD_BYTES = 256 * 1024
 #: The format of the result message on `tables/<table>/results` (docs/hall.md); 2: with
 #: `proof`, and withdrawals (issue 41).
 RESULT_VERSION = 2

@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -107,7 +106,7 @@ from timerd.core.rules.corrections import CorrectionSettings
 from timerd.core.rules.scoring import Teams
 from timerd.core.score import Goal, Side
 from timerd.core.status import Status
-from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
+from timerd.disk import DiskWriter, LineFile, Write, describe, hold_lock, on_ram
 from timerd.ports import Dispatch
 
 log = logging.getLogger("timerd.journal")
@@ -236,7 +235,8 @@ class Journal:
             self.heartbeat_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self._lock(self.path.parent / LOCK_NAME):
+            self._lock_fd = hold_lock(self.path.parent / LOCK_NAME)
+            if self._lock_fd is None:
                 raise InUse(f"another timerd runs with the state directory "
                             f"{self.path.parent}: {INSTANCE_HINT}, each with its own "
                             "state.directory (two daemons never share a journal)")
@@ -320,17 +320,6 @@ class Journal:
     def use_profile(self, profile: Profile) -> None:
         """The next match is played under `profile` (a restored match under another was reset)."""
         self._profile = profile
-
-    def _lock(self, path: Path) -> bool:
-        """Hold `path` locked while this daemon runs; False if another process holds it."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
 
     async def __aenter__(self) -> Journal:
         if not self.enabled:
