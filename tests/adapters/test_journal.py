@@ -271,6 +271,19 @@ def test_a_crash_during_the_pre_signal_restores_the_match_before_its_start() -> 
     assert "press START" in result.report["message"]
 
 
+def test_a_scheduled_start_killed_in_its_pre_signal_keeps_the_names_given_before_it() -> None:
+    """Issue 41, found by the hall's fault run: a table named for its round (`round load`)
+    and started by `start_round` (a scheduled start whose pre-signal came by the clock),
+    killed in that pre-signal, came back idle with no names: the match went back to before
+    the names, since no command had taken it into the pre-signal itself."""
+    records = [header(), command("teams", 100.0, "Åsa Müller", "Jiří Novák", "R2"),
+               command("start-in", 101.0, "60", "R2"), mark("pre_signal", 141.0)]
+    result = restore(records, beat(150.0))  # ITHF's lead: the pre-signal 20 s before 161
+    status = result.match.status(5.0)
+    assert status.phase is Phase.IDLE
+    assert (status.teams, status.round) == ({"home": "Åsa Müller", "away": "Jiří Novák"}, "R2")
+
+
 def test_a_finished_match_within_its_window_is_restored_finished_and_correctable() -> None:
     """Issue 42 item 1 (old code: never restored): the window for corrections (ITHF 6.1,
     600 s) counts the time timerd was down, on the wall clock."""

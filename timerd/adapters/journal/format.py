@@ -494,13 +494,17 @@ def _command(match: Match, record: dict[str, Any]) -> Command:
 
 
 def _entered_pre_signal(base: _Base, applied: list[dict[str, Any]], shift: float) -> int:
-    """The index of the last command that took a match from idle into the pre-signal."""
+    """The index of the last command that took a match from idle towards its start: into
+    the pre-signal (START), or into a scheduled start whose pre-signal came by the clock
+    (`start-in`, hall mode's `start_round`). What came before it (the names and the round
+    the desk loaded) is kept (issue 41: a table killed in such a pre-signal came back
+    without them)."""
     probe = base.make()
     entered = 0
     for i, record in enumerate(applied):
         before = probe.phase
         probe.handle(_command(probe, record), record["t"] + shift)
-        if before is Phase.IDLE and probe.phase is Phase.PRE_SIGNAL:
+        if before is Phase.IDLE and probe.phase in (Phase.PRE_SIGNAL, Phase.SCHEDULED):
             entered = i
     return entered
 
