@@ -16,10 +16,14 @@ The breaches planted, by wall:
   internal (absolute, relative, inside a function in `cli.py`, as `import x.y.z`);
 - what adapters may import of timerd: a relative import of a room adapters do not share
   (`from ..priority import x`);
-- the core's standard-library check: a package outside the standard library in `core/rules/`;
-- the core's denylist: `import time`, `import asyncio` inside a function in `core/rules/`,
-  `from os import path`, `import logging`, `import socket`, `import threading`, `open(` in
-  `core/rules/`, `__import__("time")`, `print(`;
+- the core's allowlist of standard library modules (issue 44 item 1): a package outside the
+  standard library in `core/rules/`, `import time`, `import asyncio` inside a function in
+  `core/rules/`, `from os import path`, `import logging`, `import socket`, `import threading`,
+  and what a denylist let through: `datetime.now()`, `uuid`, `random`, `subprocess`,
+  `sys.argv`, `pathlib`, `builtins`;
+- the core's calls: `open(` in `core/rules/`, `__import__("time")`, `print(`, `write_text`
+  on a path handed in, `now()` on a clock handed in, `__builtins__["open"]`,
+  `getattr(clock, "monotonic")`;
 - `app.py` alone wires: registering through an alias (`control = self.service;
   control.outputs.append(self)`), an adapter constructing another adapter or the service
   (its own composition), a tool filling a register;
@@ -43,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_core_imports import impurities, outside_the_stdlib
+from tests.core.test_core_imports import impurities, outside_the_allowlist
 from tests.core.test_rule_modules import MATCH_CAP, match_lines
 from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
 from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside
@@ -74,7 +78,7 @@ def over_the_cap(root: Path) -> list[str]:
 
 WALLS: dict[str, Wall] = {
     "contracts": contracts, "adapter-imports": adapter_wall_breaches,
-    "stdlib": outside_the_stdlib, "denylist": impurities,
+    "allowlist": outside_the_allowlist, "no-io": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
@@ -134,25 +138,51 @@ BREACHES = [
            "from ..priority import apply\n", "adapter-imports", "timerd.priority"),
     # The core: the standard library only, and no time, I/O or concurrency of its own.
     Breach("rules-import-outside-the-stdlib", "core/rules/penalties.py",
-           "import numpy\n", "stdlib", "core/rules/penalties.py: numpy"),
-    Breach("core-imports-time", "core/clock.py", "import time\n", "denylist", "import time"),
+           "import numpy\n", "allowlist", "core/rules/penalties.py: numpy"),
+    Breach("core-imports-time", "core/clock.py", "import time\n", "allowlist",
+           "core/clock.py: time"),
     Breach("rules-import-asyncio-in-a-function", "core/rules/timeouts.py",
-           "def _planted():\n    import asyncio\n", "denylist", "import asyncio"),
-    Breach("core-imports-from-os", "core/score.py", "from os import path\n", "denylist",
-           "import os.path"),
+           "def _planted():\n    import asyncio\n", "allowlist", ": asyncio"),
+    Breach("core-imports-from-os", "core/score.py", "from os import path\n", "allowlist",
+           ": os.path"),
     Breach("rules-import-logging", "core/rules/intermission.py", "import logging\n",
-           "denylist", "import logging"),
-    Breach("core-imports-socket", "core/status.py", "import socket\n", "denylist",
-           "import socket"),
-    Breach("core-imports-threading", "core/plan.py", "import threading\n", "denylist",
-           "import threading"),
+           "allowlist", ": logging"),
+    Breach("core-imports-socket", "core/status.py", "import socket\n", "allowlist",
+           ": socket"),
+    Breach("core-imports-threading", "core/plan.py", "import threading\n", "allowlist",
+           ": threading"),
+    # Issue 44 item 1: what a denylist let through, refused by the allowlist.
+    Breach("core-reads-the-wall-clock", "core/rules/scheduled.py",
+           "def _planted():\n    from datetime import datetime\n    return datetime.now()\n",
+           "allowlist", ": datetime.datetime"),
+    Breach("core-imports-uuid", "core/record.py", "import uuid\n", "allowlist", ": uuid"),
+    Breach("core-imports-random", "core/faceoff.py", "import random\n", "allowlist",
+           ": random"),
+    Breach("core-imports-subprocess", "core/rules/rulings.py", "import subprocess\n",
+           "allowlist", ": subprocess"),
+    Breach("core-reads-argv", "core/profile.py",
+           "def _planted():\n    import sys\n    return sys.argv\n", "allowlist", ": sys"),
+    Breach("core-imports-pathlib", "core/effects.py", "from pathlib import Path\n",
+           "allowlist", ": pathlib.Path"),
+    Breach("core-imports-builtins", "core/refused.py", "import builtins\n", "allowlist",
+           ": builtins"),
+    # No call that does I/O, reads a clock or runs code, whatever it is called on.
     Breach("rules-open-a-file", "core/rules/stoppage.py",
-           "def _planted(p):\n    return open(p).read()\n", "denylist", "open("),
+           "def _planted(p):\n    return open(p).read()\n", "no-io", "open("),
     Breach("core-imports-past-the-check", "core/offered.py",
-           'def _planted():\n    return __import__("time").monotonic()\n', "denylist",
+           'def _planted():\n    return __import__("time").monotonic()\n', "no-io",
            "__import__("),
-    Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "denylist",
+    Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "no-io",
            "print("),
+    Breach("core-writes-a-path-handed-in", "core/rules/shootout.py",
+           "def _planted(path):\n    path.write_text('x')\n", "no-io", ".write_text("),
+    Breach("core-asks-a-clock-handed-in", "core/clock.py",
+           "def _planted(clock):\n    return clock.now()\n", "no-io", ".now("),
+    Breach("core-opens-through-the-builtins", "core/checks.py",
+           "def _planted(p):\n    return __builtins__['open'](p)\n", "no-io", "__builtins__"),
+    Breach("core-fetches-a-method-by-name", "core/plan.py",
+           "def _planted(clock):\n    return getattr(clock, 'monotonic')()\n", "no-io",
+           'getattr(..., "monotonic")'),
     # app.py alone wires.
     Breach("registers-through-an-alias", "adapters/events.py",
            "def _planted(self):\n    control = self.service\n    control.outputs.append(self)\n",
