@@ -34,7 +34,7 @@ from timerd.core.rules.scoring import Faceoff, Goal
 from timerd.core.rules.stoppage import StartLineChange
 from timerd.core.score import Side
 from timerd.core.status import Status
-from timerd.wire import status_document
+from timerd.wire import read_only, status_document
 
 #: Keys an adapter adds to the status document (`{"muted": true}`); never a core key.
 StatusExtra = Callable[[], dict[str, Any]]
@@ -46,14 +46,17 @@ class Dispatch:
     the status they leave at loop time `now`, and (`document`) the one status document of
     the dispatch, built when the first output reads it (a dispatch nobody shows costs
     nothing) and the same object for every output after (issue 14, invariant 5). Frozen:
-    an output reads it and never changes it, the document included (it copies to add)."""
+    an output reads it and cannot change it, the document included: its dicts and lists are
+    read-only (`wire.read_only`; a write raises TypeError, issue 44 item 2), so what one output
+    writes never reaches the next; an output copies it to add (`{**document, "wall": ...}`)."""
 
     effects: tuple[Effect, ...]
     #: Makes `status`, once: after the buzzers had the signals (`Dispatcher.hand_out`).
     status_of: Callable[[], Status]
     now: float
-    #: The adapters' keys beside the core's (`Service.status_extras`), read at the build.
-    extras: tuple[StatusExtra, ...] = ()
+    #: The adapters' keys beside the core's (`Service.status_extras`), read at the build
+    #: (`Dispatcher.extras`).
+    extras_of: Callable[[], Iterable[Mapping[str, Any]]] = tuple
 
     @cached_property
     def status(self) -> Status:
@@ -63,9 +66,10 @@ class Dispatch:
         return self.status_of()
 
     @cached_property
-    def document(self) -> dict[str, Any]:
-        """The versioned status document (`timerd.wire.status_document`) of this dispatch."""
-        return status_document(self.status, [extra() for extra in self.extras])
+    def document(self) -> Mapping[str, Any]:
+        """The versioned status document (`timerd.wire.status_document`) of this dispatch,
+        read-only to its depth (one pass over it, at the first output that reads it)."""
+        return read_only(status_document(self.status, self.extras_of()))
 
     @cached_property
     def signals(self) -> tuple[Signal, ...]:
@@ -197,12 +201,15 @@ class Control(Protocol):
 
     def now(self) -> float: ...
 
-    def status(self) -> Status: ...
+    def status(self) -> Status:
+        """The match's status now; RuntimeError while a dispatch is handed out (an output
+        reads `Dispatch.status`)."""
+        ...
 
     def status_dict(self) -> dict[str, Any]:
         """The versioned status document (`timerd.wire.status_document`) as it is now: for a
         request (a tool's `status`, `GET /api/state`, a heartbeat), never for an output
-        during a dispatch (it has `Dispatch.document`)."""
+        during a dispatch (it has `Dispatch.document`: RuntimeError then)."""
         ...
 
     def parse(self, name: str, *words: str) -> Command:

@@ -142,6 +142,12 @@ class Service:
         return self.loop.time()
 
     def status(self) -> Status:
+        """The match's status now. Refused while a dispatch is handed out (RuntimeError): an
+        output reads the dispatch's (`Dispatch.status`, `Dispatch.document`), made once for
+        every output; one made again would cost the hand-out a snapshot (issue 44 item 2)."""
+        if self.dispatcher.handing_out:
+            raise RuntimeError("the status was asked for during a hand-out: an output reads "
+                               "its dispatch's (Dispatch.status, Dispatch.document)")
         return self.match.status(self.now())
 
     @property
@@ -151,7 +157,7 @@ class Service:
     def status_dict(self) -> dict[str, Any]:
         """The state every tool sees now (`timerctl status --json`, `GET /api/state`, a
         reply, MQTT's heartbeat). An output handed a dispatch reads `Dispatch.document`."""
-        return status_document(self.status(), [extra() for extra in self.status_extras])
+        return status_document(self.status(), self.dispatcher.extras())
 
     def replace_match(self, profile: Profile) -> Match:
         """Play the next match under `profile` (a restored match, played under the profile it

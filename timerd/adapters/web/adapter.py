@@ -50,7 +50,7 @@ import re
 import stat
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import resources
@@ -342,7 +342,7 @@ class WebServer:
             client.push_state(message)
             client.flush()
 
-    def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
+    def _state_message(self, state: Mapping[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
         return _encode({"type": "state", "state": state or self.service.status_dict(),
                         "rate": self.rate})
