@@ -13,7 +13,7 @@ per-feature branch in the phase machine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -180,3 +180,24 @@ class RuleModule:
     def record(self) -> Mapping[str, Any]:
         """Its keys of the result (those of `records`)."""
         return {}
+
+
+def own(rule: RuleModule, values: Mapping[str, Any], declared: Mapping[str, Any],
+        what: str) -> Mapping[str, Any]:
+    """`values`, which `rule` returned for the status, the result or a period's entry, if each
+    of its keys is one the module declares there (`declared`: its `shows`, `records` or
+    `period_records`). Another module's key would overwrite that module's value where they are
+    composed, the last writer winning in silence: a defect, raised (issue 44 item 3)."""
+    if values.keys() <= declared.keys():
+        return values
+    strays = ", ".join(repr(key) for key in sorted(values.keys() - declared.keys()))
+    raise ValueError(f"{what} keys {strays} of rule module {rule.name!r} are not its own")
+
+
+def recorded(rules: Iterable[RuleModule], period: bool = False) -> dict[str, Any]:
+    """What `rules` keep in the result (`record()`), or of a period (`period_record()`), each
+    module's keys its own (`own`)."""
+    if period:
+        return {k: v for r in rules
+                for k, v in own(r, r.period_record(), r.period_records, "period").items()}
+    return {k: v for r in rules for k, v in own(r, r.record(), r.records, "result").items()}

@@ -24,7 +24,7 @@ from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
-from timerd.core.rule import BreakKind, RuleModule
+from timerd.core.rule import BreakKind, RuleModule, own
 from timerd.core.score import Result, ScoreSheet, Side
 
 
@@ -172,7 +172,7 @@ def snapshot(match: Shown, now: float) -> Status:
             "round": match.round}
     shown = absent(registered, "shows")
     for rule in match.rules:
-        shown.update(rule.status(now))
+        shown.update(own(rule, rule.status(now), rule.shows, "status"))
     return compose_status(registered)(
         profile=match.profile.name,
         clock_rule=match.profile.clock,
