@@ -35,7 +35,10 @@ The breaches planted, by wall:
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
 - typed events: a notice a rule module makes from a code and a dict (`Told(...)`);
-- the phase machine's size: `core/match.py` grown past its cap.
+- the phase machine's size: `core/match.py` grown past its cap;
+- the phase machine guards no module (issue 44 item 7): `self.records().get("shootout") is
+  None`, a registry's module tested through a name; a rule module's `getattr(self.match,
+  ...)`; a notice's `time: str`.
 """
 
 from __future__ import annotations
@@ -48,9 +51,14 @@ from pathlib import Path
 import pytest
 
 from tests.core.test_core_imports import impurities, outside_the_allowlist
-from tests.core.test_rule_modules import MATCH_CAP, match_lines
+from tests.core.test_rule_modules import (
+    MATCH_CAP,
+    match_lines,
+    match_reached_past_its_view,
+    module_guards,
+)
 from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
-from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside
+from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
     adapter_wall_breaches,
     own_clock_text,
@@ -82,6 +90,8 @@ WALLS: dict[str, Wall] = {
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
+    "module-guards": module_guards, "match-view": match_reached_past_its_view,
+    "seconds": seconds_as_text,
 }
 
 
@@ -236,6 +246,20 @@ BREACHES = [
     Breach("rules-notice-from-a-dict", "core/rules/passive.py",
            'def _planted(side):\n    return Told("notice.passive_cleared", {"side": side})\n',
            "bare-notices", "core/rules/passive.py"),
+    # Issue 44 item 7: the phase machine guards no module; a module reaches the match only
+    # through its view; a notice's seconds are a float.
+    Breach("match-guards-a-module-by-its-record", "core/match.py",
+           'def _planted(self):\n    return self.records().get("shootout") is None\n',
+           "module-guards", "is None"),
+    Breach("match-guards-a-module-from-the-registry", "core/match.py",
+           'def _planted(self):\n    box = MODULES.get("penalties")\n'
+           "    return box is not None\n", "module-guards", "box is not None"),
+    Breach("rules-getattr-on-the-match", "core/rules/passive.py",
+           'def _planted(self):\n    return getattr(self.match, "penalties")\n',
+           "match-view", "getattr(self.match"),
+    Breach("notice-time-as-text", "core/rules/timeouts.py",
+           'class _Planted(Notice):\n    code = "notice.planted"\n    time: str\n',
+           "seconds", "_Planted.time: str"),
     # The phase machine's size.
     Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
         1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),
