@@ -32,7 +32,7 @@ from timerd.config.schema import SchemaError
 from timerd.core.effects import Told
 from timerd.core.match import Match
 from timerd.service import Service
-from timerd.wire import EVENT_FORMAT
+from timerd.wire import EVENT_FORMAT, status_document
 
 
 def test_results_file_lines_are_read_and_damaged_lines_skipped(
@@ -326,7 +326,10 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
     def setup(service: Service) -> None:
         class Browser(StreamClient):
             def push_state(self, message: bytes) -> None:
-                pushes.append((self, message, service.status_dict()))
+                # The status at the push, made of the match itself: the service refuses it
+                # during a hand-out (issue 44 item 2).
+                now = service.now()
+                pushes.append((self, message, status_document(service.match.status(now), [])))
                 super().push_state(message)
 
             def flush(self) -> None:
