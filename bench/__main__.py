@@ -434,7 +434,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
                 used.update(match_minutes=minutes,
                             cpu_s_per_match_minute=sum(per_minute.values()),
                             cpu_s_per_match_minute_by_thread=per_minute)
-            except BaseException as exc:  # raised again on the bench's thread
+            except BaseException as exc:  # noqa: BLE001 (raised again on the bench's thread)
                 failed.append(exc)
 
         def both(t0_ns: int) -> None:

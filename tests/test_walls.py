@@ -22,11 +22,14 @@ tests/test_walls_bite.py plants a breach of each in a copy of the package.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Collection
 from pathlib import Path
 
 from tests.core.test_core_imports import imports
+from timerd.dispatch import Dispatcher
+from timerd.service import Service
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 
@@ -41,8 +44,11 @@ OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
                 "journal": "timerd.adapters.journal.format"}
 #: What a tool may import of the adapters: their documented protocol and format modules.
 PROTOCOLS = frozenset(OWN_PROTOCOL.values())
-#: The service's registers that only the composition root fills.
-REGISTERS = {"outputs", "status_extras", "extra_commands", "buttons", "chords"}
+#: The service's registers that only the composition root fills (through `app.Registrar`),
+#: read from the service and its dispatcher: every field that holds a list, a dict or the
+#: dispatcher itself (the old list by hand missed `sound_outputs` and `dispatcher`).
+REGISTERS = frozenset(f.name for cls in (Service, Dispatcher) for f in dataclasses.fields(cls)
+                      if f.default_factory in (list, dict, Dispatcher))
 #: The status document's keys about the clock at one instant (not those a result shares):
 #: a dict with three of them, built outside the wire, is a status document of its own.
 CLOCK_KEYS = frozenset({"phase", "remaining_s", "clock_face", "period", "clock_running",
@@ -273,3 +279,4 @@ def test_the_walls_table_names_tests_that_exist() -> None:
         path = ROOT.parent / file
         assert path.exists(), file
         assert not test or re.search(rf"^def {test}\(", path.read_text(), re.M), (file, test)
+

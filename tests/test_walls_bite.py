@@ -24,7 +24,9 @@ The breaches planted, by wall:
 - the core's calls: `open(` in `core/rules/`, `__import__("time")`, `print(`, `write_text`
   on a path handed in, `now()` on a clock handed in, `__builtins__["open"]`,
   `getattr(clock, "monotonic")`;
-- `app.py` alone wires: registering through an alias (`control = self.service;
+- `app.py` alone wires: a sound output registered through an alias and the dispatcher
+  reached through the service (issue 44 item 4: not in the old list of register names),
+  registering through an alias (`control = self.service;
   control.outputs.append(self)`), an adapter constructing another adapter or the service
   (its own composition), a tool filling a register;
 - replies in the wire: `dict(ok=..., error=...)` in an adapter, a reply literal in the service;
@@ -36,6 +38,8 @@ The breaches planted, by wall:
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
 - typed events: a notice a rule module makes from a code and a dict (`Told(...)`);
 - the phase machine's size: `core/match.py` grown past its cap;
+- supervision (issue 44 item 4): `asyncio.ensure_future` in the hall link, a keypad's
+  `loop.create_task`, a supervised task wrapped in `contextlib.suppress(Exception)`;
 - the phase machine guards no module (issue 44 item 7): `self.records().get("shootout") is
   None`, a registry's module tested through a name; a rule module's `getattr(self.match,
   ...)`; a notice's `time: str`.
@@ -57,6 +61,7 @@ from tests.core.test_rule_modules import (
     match_reached_past_its_view,
     module_guards,
 )
+from tests.service.test_supervised_tasks import unsupervised
 from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
 from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
@@ -91,7 +96,7 @@ WALLS: dict[str, Wall] = {
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
     "module-guards": module_guards, "match-view": match_reached_past_its_view,
-    "seconds": seconds_as_text,
+    "seconds": seconds_as_text, "tasks": unsupervised,
 }
 
 
@@ -197,6 +202,12 @@ BREACHES = [
     Breach("registers-through-an-alias", "adapters/events.py",
            "def _planted(self):\n    control = self.service\n    control.outputs.append(self)\n",
            "wiring", "service.outputs"),
+    Breach("registers-a-sound-output-through-an-alias", "adapters/audio.py",
+           "def _planted(self):\n    control = self.service\n"
+           "    control.sound_outputs.append(self)\n", "wiring", "service.sound_outputs"),
+    Breach("reaches-the-dispatcher", "adapters/events.py",
+           "def _planted(self):\n    self.service.dispatcher.outputs.append(self)\n", "wiring",
+           "service.dispatcher"),
     Breach("adapter-constructs-another", "adapters/web/adapter.py",
            "def _planted(config, control):\n    return Speaker(config, control)\n", "wiring",
            "constructs Speaker"),
@@ -260,6 +271,16 @@ BREACHES = [
     Breach("notice-time-as-text", "core/rules/timeouts.py",
            'class _Planted(Notice):\n    code = "notice.planted"\n    time: str\n',
            "seconds", "_Planted.time: str"),
+    # Issue 44 item 4: supervision by construction, read on the syntax tree.
+    Breach("adapter-ensures-a-future", "adapters/hall/link.py",
+           "def _planted(coroutine):\n    return asyncio.ensure_future(coroutine)\n", "tasks",
+           "asyncio.ensure_future(coroutine)"),
+    Breach("adapter-loop-creates-a-task", "adapters/keypad.py",
+           "def _planted(loop, coroutine):\n    return loop.create_task(coroutine)\n", "tasks",
+           "loop.create_task(coroutine)"),
+    Breach("supervised-task-swallows-its-crash", "adapters/serial_display.py",
+           "async def _planted(self):\n    with contextlib.suppress(Exception):\n"
+           "        await self._keep_open(None)\n", "tasks", "contextlib.suppress(Exception)"),
     # The phase machine's size.
     Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
         1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),

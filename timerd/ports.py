@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
 from timerd.core.commands import Command, Reset, Toggle
@@ -78,6 +78,7 @@ class Dispatch:
         return tuple(e for e in self.effects if isinstance(e, Signal))
 
 
+@runtime_checkable
 class Output(Protocol):
     """Shows what happens: handed each dispatch once, after every sound output has had its
     signals. It returns at once (a writer buffers, a stream queues) and reads the status
@@ -86,6 +87,7 @@ class Output(Protocol):
     def notify(self, dispatch: Dispatch) -> None: ...
 
 
+@runtime_checkable
 class SoundOutput(Protocol):
     """Sounds signals (the buzzers, the horn, the speaker): handed each signal of a dispatch
     before any output is handed anything of it, so its first edge waits for no display, no
@@ -93,6 +95,32 @@ class SoundOutput(Protocol):
     `Control.call_exactly_at`s) and returns."""
 
     def signal(self, signal: Signal, dispatch: Dispatch) -> None: ...
+
+
+@runtime_checkable
+class HasButtons(Protocol):
+    """An adapter with buttons: each by name with what its gestures do, and the chords
+    (two buttons held together) among them (`button_bindings`)."""
+
+    @property
+    def bindings(self) -> Mapping[str, ButtonBinding]: ...
+    @property
+    def chords(self) -> Sequence[Chord]: ...
+
+
+@runtime_checkable
+class HasCommands(Protocol):
+    """An adapter with commands of its own beside the match's (`mute`), by name."""
+
+    @property
+    def commands(self) -> Mapping[str, ExtraCommand]: ...
+
+
+@runtime_checkable
+class HasStatus(Protocol):
+    """An adapter with keys of its own in the status document (`{"muted": true}`)."""
+
+    def status_extra(self) -> dict[str, Any]: ...
 
 
 class Buzzer(Protocol):

@@ -447,7 +447,7 @@ class Service:
             finally:
                 self._stepping = False
             self._arm()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (a defect: `run` fails with it)
             if self._running is not None and not self._running.done():
                 self._running.set_exception(exc)
 
