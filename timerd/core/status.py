@@ -167,7 +167,8 @@ def snapshot(match: Shown, now: float) -> Status:
         result = match.result.to_dict() | {
             "interruptions": [i.to_dict() for i in match.interruptions],
             "replays": match.replays,
-            "periods": periods_record(match.periods_played, match.sheet.goals),
+            "periods": periods_record(match.periods_played, match.sheet.goals,
+                                      absent(registered, "period_records")),
             **absent(registered, "records"), **match.records(), "teams": teams,
             "round": match.round}
     shown = absent(registered, "shows")
