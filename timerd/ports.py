@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
-from timerd.core.commands import Command, Reset, Toggle
+from timerd.core.commands import Command, Reset, Toggle, check_arguments
 from timerd.core.effects import Effect, Notice, Signal, Told
 from timerd.core.profile import Profile
 from timerd.core.rules.corrections import Undo
@@ -133,7 +133,21 @@ class Buzzer(Protocol):
 
 #: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
 #: nothing or raises CommandRefused with the reason.
-ExtraCommand = Callable[..., None]
+@dataclass(frozen=True)
+class ExtraCommand:
+    """A command an adapter adds beside the match's (`mute`): what runs it with the words
+    given, and its arguments' names as a score desk shows them (`x`, optional `x?`, a last
+    `x...` for any number more). The service refuses words that do not fit them
+    (`refused.arguments`, a code and its values) before it runs the command, so a command is
+    never run to fail with a TypeError caught and told as a sentence (issue 44 item 6)."""
+
+    run: Callable[..., None]
+    args: tuple[str, ...] = ()
+
+    def check(self, words: tuple[str, ...]) -> None:
+        """CommandRefused `arguments` unless `words` fit `args`."""
+        fixed = self.args[:-1] if self.args and self.args[-1].endswith("...") else self.args
+        check_arguments(fixed, words if fixed is self.args else words[:len(fixed)])
 
 @dataclass
 class ButtonBinding:

@@ -29,7 +29,7 @@ from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
-from timerd.core.refused import CommandRefused
+from timerd.core.refused import CommandRefused, named
 from timerd.core.status import Status, check, next_shown_change
 from timerd.dispatch import Dispatcher
 from timerd.i18n import LOG_TEXT
@@ -45,9 +45,7 @@ from timerd.ports import (
 from timerd.tasks import Supervised, Supervisor
 from timerd.timer import FINE_WAIT_S, ExactCalls, slack_margin
 from timerd.wire import (
-    arg_names,
     commands_reply,
-    error_reply,
     new_match_id,
     ok_reply,
     refused_reply,
@@ -179,7 +177,7 @@ class Service:
         have = offered_commands(self.match.profile)
         table = {cls.name: cls.usage(self.match.profile) for cls in self.match.commands()
                  if cls.name in have}
-        return table | {name: arg_names(fn) for name, fn in self.extra_commands.items()}
+        return table | {name: extra.args for name, extra in self.extra_commands.items()}
 
     def announce(self, *effects: Effect) -> None:
         """Hand effects that did not come from the match (a recovery) to every output now."""
@@ -241,25 +239,23 @@ class Service:
     def command(self, request: Any) -> dict[str, Any]:
         """A command from a tool, `{"command": name, "args": [...]}`, answered as a reply dict.
 
-        Shared by every control surface (socket, web, MQTT): anything malformed gets an error
-        reply and never reaches the match.
+        Shared by every control surface (socket, web, MQTT): anything malformed gets a
+        refusal with its code (`refused.not_a_command`, `refused.args_not_strings`, an adapter
+        command's `refused.arguments`) and never reaches the match.
         """
         if not isinstance(request, Mapping) or not isinstance(request.get("command"), str):
-            return error_reply('expected {"command": NAME, "args": [...]}')
+            return refused_reply(refusal(CommandRefused("not_a_command")))
+        name = request["command"]
         args = request.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            return error_reply("args must be a list of strings")
-        name = request["command"]
+            return refused_reply(refusal(named(name, CommandRefused("args_not_strings"))))
         if name == "commands":  # what `timerctl help` lists: asks, changes nothing
             return commands_reply(self.status_dict(), {"status": (), **self.offered()})
         try:
-            if name in self.extra_commands:
-                try:
-                    self.extra_commands[name](*args)
-                except TypeError:
-                    self._log.log(logging.ERROR, "wrong arguments", "command %s %s", name,
-                                  args, exc_info=True)
-                    return error_reply(f"{name}: wrong number of arguments")
+            extra = self.extra_commands.get(name)
+            if extra is not None:
+                extra.check(tuple(args))
+                extra.run(*args)
             elif name != "status":
                 self.execute(self.parse(name, *args))
         except CommandRefused as exc:

@@ -8,7 +8,6 @@
 - The reply to a request (the control socket, `POST /api/command`): the status after a
   command, a refusal (English text beside its code and values), or why a request is not one.
 - The web page's documents: the commands a score desk offers, the message catalogues.
-- How an adapter command's arguments read on a score desk.
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
   journal's header, hall mode's result message and the status document.
 
@@ -23,11 +22,10 @@ raises its version; a key added beside the others does not.
 from __future__ import annotations
 
 import copy
-import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -180,7 +178,7 @@ def ok_reply(status: Mapping[str, Any]) -> dict[str, Any]:
 def commands_reply(status: Mapping[str, Any],
                    offered: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The reply to `commands` (`timerctl help`): `ok_reply` and every command the running
-    profile and the adapters offer, each with its arguments' names (`arg_names`' shape)."""
+    profile and the adapters offer, each with its arguments' names (`x`, `x?`, `x...`)."""
     return ok_reply(status) | {"commands": [{"command": name, "args": list(usage)}
                                             for name, usage in offered.items()]}
 
@@ -217,14 +215,3 @@ def new_match_id(wall: float | None = None) -> str:
     results file has always used this shape (`match_id`): users' tools rely on it."""
     stamp = datetime.fromtimestamp(time.time() if wall is None else wall, UTC)
     return f"{stamp.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
-
-
-def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """An adapter command's arguments as a desk shows them: `x`, optional `x?`, `x...`."""
-    names = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is param.VAR_POSITIONAL:
-            names.append(f"{param.name}...")
-        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            names.append(param.name + ("?" if param.default is not param.empty else ""))
-    return tuple(names)

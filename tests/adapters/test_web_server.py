@@ -31,6 +31,7 @@ from timerd.config import InUse, WebConfig, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Told
 from timerd.core.match import Match
+from timerd.ports import ExtraCommand
 from timerd.service import Service
 from timerd.wire import EVENT_FORMAT, status_document
 
@@ -88,9 +89,9 @@ def test_bearer_token_check(header: str, ok: bool) -> None:
 
 def test_command_table_lists_match_and_adapter_commands() -> None:
     service = Service(Match(profiles.load("ithf")))
-    service.extra_commands["mute"] = lambda state: None
-    service.extra_commands["note"] = lambda text, *more: None
-    service.extra_commands["volume"] = lambda level="10": None
+    service.extra_commands["mute"] = ExtraCommand(print, ("state",))
+    service.extra_commands["note"] = ExtraCommand(print, ("text", "more..."))
+    service.extra_commands["volume"] = ExtraCommand(print, ("level?",))
     table = {row["command"]: row for row in command_table(service)}
     assert table["pause"] == {"command": "pause", "args": [], "confirm": False}
     assert table["reset"]["confirm"] is True

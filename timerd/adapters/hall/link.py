@@ -507,9 +507,9 @@ class HallLink:
         except CommandRefused as exc:
             exc.command = exc.command or name
             refused = refused_reply(refusal(exc))
-        except Exception as exc:  # a bug must not take the link (or the match) down
+        except Exception:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
-            refused = internal_error(exc)
+            refused = internal_error(name)
         if refused is None:
             self._log.info("done", "%s done", name)
         else:
