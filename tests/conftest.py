@@ -254,3 +254,30 @@ def _no_instance_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
     (TIMERD_INSTANCE) for what it runs; a test that calls `cli.main` in-process with it must
     not move the next test's default paths (removed before each test, undone after)."""
     monkeypatch.delenv("TIMERD_INSTANCE", raising=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The suite beside a live timerd (issue 46 item 4): `.ci/run` starts `timerd run` on every
+    default (web port 8080, the default state and runtime directories and control socket) and
+    names it in TIMERD_LIVE_PID. After the whole suite it must still run, answer on its own
+    socket and port, idle as it was left: no test took its port, socket, journal or match."""
+    pid = os.environ.get("TIMERD_LIVE_PID")
+    if not pid:
+        return
+    from urllib.request import urlopen  # noqa: PLC0415
+
+    from timerd.cli import find_socket, request  # noqa: PLC0415
+
+    try:
+        os.kill(int(pid), 0)
+        reply = request(find_socket(None), "status", [])
+        with urlopen("http://127.0.0.1:8080/api/state", timeout=10) as answer:
+            served = json.load(answer)
+        phases = (reply.get("status", {}).get("phase"), served.get("phase"))
+        problem = None if phases == ("idle", "idle") else (
+            f"it was disturbed: its socket and its port say the match is {phases}")
+    except (OSError, ValueError, KeyError) as exc:
+        problem = f"it cannot be reached as it was: {exc!r}"
+    if problem is not None:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nthe live timerd (pid {pid}) beside the suite: {problem}")

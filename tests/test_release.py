@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import timerd
+
 ROOT = Path(__file__).resolve().parent.parent
 #: The fences whose lines a reader types.
 SHELL_FENCES = ("sh", "bash", "console", "shell")
@@ -39,9 +41,14 @@ def test_the_source_archive_is_a_tree_the_installer_runs_from(tmp_path: Path) ->
     """`python -m build` (as .ci/run does, which also runs `twine check`), then the guide's
     path: unpack the archive, run the installer in it (a dry run into an image directory)."""
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(dist), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
+    built = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(dist),
+                            str(ROOT)], check=True, capture_output=True, text=True, timeout=300)
+    # A clean build (issue 46 item 5): no deprecation a later setuptools turns into an error
+    # (the license as a TOML table stops working on 2027-02-18).
+    assert "deprecat" not in (built.stdout + built.stderr).lower(), built.stdout + built.stderr
+    # The release is named by the changelog's version (tests/test_changelog.py).
     (archive,) = dist.glob("timerd-*.tar.gz")
+    assert archive.name == f"timerd-{timerd.__version__}.tar.gz"
     with tarfile.open(archive) as tar:
         tar.extractall(tmp_path / "unpacked", filter="data")
     (tree,) = (tmp_path / "unpacked").iterdir()

@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:16} {profiles.load(name).description}")
         return 0
     if args.command == "completion":
-        return completion.main(args, {"timerd": parser, "timerctl": _ctl_parser}, sys.stdout)
+        return completion.main(args, {"timerd": parser, "timerctl": lambda: _ctl_parser(
+            completion.profile_commands())}, sys.stdout)
     if args.command in ("install", "uninstall"):
         return install.main(args)
     if args.command == "doctor":
@@ -420,13 +421,67 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
         lines.append(row("st.sound", msg("st.speaker", state=state)
                          + (f" ({msg('st.muted')})" if status["speaker_muted"] else "")
                          + (f", {msg('st.buzzer_muted')}" if status["buzzer_muted"] else "")))
+    return "\n".join(lines + _storage_lines(status))
+
+
+def _storage_lines(status: dict[str, Any]) -> list[str]:
+    """What the card cannot keep (a full or failing state directory): every reply shows it."""
     storage = status.get("storage") or {"ok": True}
-    for what, why in (storage.get("faults") or {}).items():
-        lines.append(f"STORAGE   {what} cannot be written: {why}")
+    lines = [f"STORAGE   {what} cannot be written: {why}"
+             for what, why in (storage.get("faults") or {}).items()]
     if storage.get("pending_results") and not storage["ok"]:
         lines.append(f"STORAGE   {storage['pending_results']} result(s) not written yet, "
                      "kept and retried")
-    return "\n".join(lines)
+    return lines
+
+
+def action_line(command: str, reply: dict[str, Any], msg: Messages | None = None) -> str:
+    """What an action did, in one line of the daemon's language: the notices, goal, reopen or
+    corrected result its reply's `events` give, then where the match stands (the phase, the
+    clock, the score with the teams' names); below it only what the card cannot keep.
+    `timerctl status` gives the whole status."""
+    from timerd.core.display import shown_clock  # noqa: PLC0415
+
+    status = reply["status"]
+    msg = msg or Messages(resolve(str(status.get("language") or "auto")))
+    teams = status.get("teams") or {}
+    said = [_event_said(event, teams, msg) for event in reply.get("events") or []]
+    stop = status.get("clock_rule") == "stop" and status["phase"] == "paused"
+    where = msg.get(f"term.phase.{'stopped' if stop else status['phase']}", status["phase"])
+    face = status.get("clock_face") or {}
+    where += " " + str(face.get("text") or shown_clock(status["remaining_s"]))
+    if (score := status.get("score")) is not None:
+        where += (f", {msg.side('home', teams)} {score['home']}:{score['away']} "
+                  f"{msg.side('away', teams)}")
+    if result := status.get("result"):
+        where += ", " + _result_said(result, teams, msg)
+    said = [s for s in said if s] or [command]  # the command itself when nothing else says
+    return "\n".join(["; ".join(said) + f" - {where}", *_storage_lines(status)])
+
+
+def _event_said(event: dict[str, Any], teams: dict[str, str], msg: Messages) -> str:
+    """An event record of a reply as a sentence ("" for one the line's end says anyway)."""
+    kind = event.get("type")
+    if kind == "notice":
+        return msg.notice(event["code"], event.get("params") or {}, teams)
+    if kind == "goal":
+        side = msg.side(event["side"], teams)
+        if event["counted"]:
+            return msg("goal.counted", side=side,
+                       score=f"{event['score']['home']}:{event['score']['away']}")
+        return msg("goal.not_counted", side=side, reason=msg.reason(event["reason"]))
+    if kind == "reopened":
+        return msg("reply.reopened", goal=event["goal"], revision=event["revision"])
+    if kind == "result_corrected":
+        return msg("reply.corrected", revision=event["revision"])
+    return ""
+
+
+def _result_said(result: dict[str, Any], teams: dict[str, str], msg: Messages) -> str:
+    """A match's result: how it was decided and the winner, by the team's name."""
+    winner = result.get("winner")
+    return msg("st.winner", how=msg.get(f"how.{result['how']}", result["how"]),
+               winner=msg.side(winner, teams) if winner else msg("st.none"))
 
 
 #: The labels of `timerctl status`'s rows: their column is as wide as the longest in the
@@ -498,10 +553,7 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
         lines.append(msg("st.last_goal", side=msg.side(last["side"]),
                          s=f"{last['match_time_s']:.1f}", verdict=verdict))
     if result := status.get("result"):
-        winner = result.get("winner")
-        lines.append(row("st.result", msg("st.winner", how=msg.get(
-            f"how.{result['how']}", result["how"]),
-            winner=msg.side(winner) if winner else msg("st.none"))))
+        lines.append(row("st.result", _result_said(result, status.get("teams") or {}, msg)))
     return lines
 
 
@@ -528,17 +580,34 @@ def _usage(name: str, args: list[str]) -> str:
     return " ".join([name, *words])
 
 
-def format_commands(reply: dict[str, Any]) -> str:
+def format_commands(reply: dict[str, Any], msg: Messages | None = None) -> str:
     """`timerctl help`: every command the running daemon's profile (and its adapters)
-    offer, with its arguments, from its `commands` reply."""
-    profile = (reply.get("status") or {}).get("profile", "?")
-    lines = [f"commands of the running timerd (profile {profile}):"]
-    lines += [f"  {_usage(c['command'], c['args'])}" for c in reply.get("commands") or []]
-    lines.append("  help                (this list)")
+    offer, with its arguments, from its `commands` reply, then what each argument is (the
+    catalogue's `arg.*`, in the daemon's language)."""
+    status = reply.get("status") or {}
+    msg = msg or Messages(resolve(str(status.get("language") or "auto")))
+    commands = reply.get("commands") or []
+    lines = [msg("help.title", profile=status.get("profile", "?"))]
+    lines += [f"  {_usage(c['command'], c['args'])}" for c in commands]
+    lines.append(f"  help    {msg('help.this_list')}")
+    names = dict.fromkeys(a.rstrip("?").removesuffix("...") for c in commands for a in c["args"])
+    if names:
+        lines.append(msg("help.arguments"))
+        lines += [f"  {name:<12} {_argument_said(name, msg)}" for name in names]
     return "\n".join(lines)
 
 
-def _ctl_parser() -> argparse.ArgumentParser:
+def _argument_said(name: str, msg: Messages) -> str:
+    """What an argument of a command is: a fixed choice its words, another the catalogue's
+    sentence for its name."""
+    if "|" in name:
+        return msg("arg.choice", words=", ".join(name.split("|")))
+    return msg.get(f"arg.{name}", name)
+
+
+def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None) -> argparse.ArgumentParser:
+    """timerctl's parser; with `commands` (for completion), a subcommand per command with its
+    arguments instead of any word the daemon may take."""
     top = argparse.ArgumentParser(
         prog="timerctl", add_help=False,
         description="Control a running timerd: start, pause, resume, toggle, reset, status, "
@@ -552,6 +621,9 @@ def _ctl_parser() -> argparse.ArgumentParser:
                           "control.socket, /run/timerd/control.sock, then the per-user one)")
     _instance_arg(top)
     top.add_argument("--json", action="store_true", help="print the reply as JSON")
+    if commands is not None:
+        completion.add_commands(top, commands)
+        return top
     top.add_argument("command", nargs="?",
                      help="help | status | start | pause | resume | toggle | reset | ... "
                      "(desk: the score desk's link and QR code, to pair a phone)")
@@ -601,8 +673,10 @@ def timerctl(argv: list[str] | None = None) -> int:
         print(f"timerctl: {not_counted}", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(reply.get("status", reply), indent=2))
-    elif reply.get("ok"):
+    elif reply.get("ok") and args.command == "status":
         print(format_status(reply["status"]))
+    elif reply.get("ok"):  # an action: what it did, in one line
+        print(action_line(args.command, reply))
     if reply.get("warning"):  # applied, but not on disk (docs/service.md)
         print(f"timerctl: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):

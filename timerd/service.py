@@ -46,6 +46,7 @@ from timerd.tasks import Supervised, Supervisor
 from timerd.timer import FINE_WAIT_S, ExactCalls, slack_margin
 from timerd.wire import (
     commands_reply,
+    events,
     new_match_id,
     ok_reply,
     refused_reply,
@@ -197,6 +198,10 @@ class Service:
         clock starts and stops at the press, not when the loop got round to it. It is never
         earlier than what the match has already been told, so time only moves forward.
         """
+        return self._execute(command, at)[0]
+
+    def _execute(self, command: Command, at: float | None) -> tuple[Status, list[Effect]]:
+        """`execute`, and what the command did (its effects): a tool's reply says it."""
         now = self.now()
         when = now if at is None else min(now, max(at, self._told_until))
         try:
@@ -220,7 +225,7 @@ class Service:
         effects.append(Applied(command, at=when))
         self._dispatch(effects, now, lambda: status)
         self._wake()
-        return status
+        return status, effects
 
     def _failed(self, command: Command, exc: Exception) -> CommandRefused:
         """A command the core raised on, or took but cannot show or time (`core.status.check`): a
@@ -257,7 +262,8 @@ class Service:
                 extra.check(tuple(args))
                 extra.run(*args)
             elif name != "status":
-                self.execute(self.parse(name, *args))
+                status, effects = self._execute(self.parse(name, *args), None)
+                return ok_reply(self.status_dict(), events(effects, status))
         except CommandRefused as exc:
             exc.command = exc.command or name
             return refused_reply(refusal(exc))

@@ -170,9 +170,18 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
 
 
 
-def ok_reply(status: Mapping[str, Any]) -> dict[str, Any]:
-    """The reply to a command done: the status document after it."""
-    return {"format": REPLY_FORMAT, "ok": True, "status": status}
+def events(effects: Iterable[Effect], status: Status) -> list[dict[str, Any]]:
+    """The event records of what one command did (`event_record`'s, in order)."""
+    return [record for effect in effects if (record := event_record(effect, status))]
+
+
+def ok_reply(status: Mapping[str, Any],
+             done: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The reply to a command done: the status document after it, and for an operator's
+    command `events`, the event records of what it did (its goal, notices, a reopen, a
+    corrected result, the phase it moved to), as the event stream gives them."""
+    reply = {"format": REPLY_FORMAT, "ok": True, "status": status}
+    return reply if done is None else reply | {"events": list(done)}
 
 
 def commands_reply(status: Mapping[str, Any],

@@ -225,6 +225,8 @@ def test_sound_test_without_a_sound_card_says_so_and_fails(tmp_path: Path) -> No
     assert done.stdout.splitlines() == ["resume: speaker did not play (see the messages above)",
                                         "resume: buzzer on GPIO22 (0.18 s)"]
     assert "speaker: the sound device fails: No such device" in done.stderr
+    # timerd's own sentence alone: ALSA's raw lines never reach the terminal (issue 46 item 5)
+    assert "ALSA lib" not in done.stderr, done.stderr
 
 
 def test_a_match_without_a_sound_card_finishes_with_every_buzzer_signal(tmp_path: Path) -> None:
@@ -248,5 +250,6 @@ def test_a_match_without_a_sound_card_finishes_with_every_buzzer_signal(tmp_path
     # Some 30 retries on the player's thread, none logged, and the device never came back.
     assert [level for level, _ in audio] == ["INFO", "WARNING"]
     assert not any("works again" in m for _, m in audio)
-    # ALSA's own error line was printed for the first failure only, not for each retry.
-    assert done.stderr.count("Cannot get card index for unplugged") == 1
+    # ALSA's own error lines never reach stderr, for the first failure or a retry (issue 46
+    # item 5): timerd's warning above says it once.
+    assert "ALSA lib" not in done.stderr, done.stderr

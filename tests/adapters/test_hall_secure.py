@@ -110,6 +110,19 @@ def test_a_hall_locked_down_by_hall_secure_works_and_refuses_forgers(tmp_path: P
         # t1 answered the desk's command only: none of t2's reached it.
         assert [e.get("id") for e in desk.events("t1") if e["type"] == "reply"] == ["d1"]
         forger.close()
+        # A table with a wrong password is told which keys hold its login and what makes one
+        # (issue 46 item 5), not only the broker's "Not authorized".
+        wrong = Table(tmp_path, "t2", port, "ithf", options=(
+            "-o", f'hall.username="{login(out, "t2")[0]}"', "-o", 'hall.password="wrong"'))
+        try:
+            wrong.start()
+            said = wait_until(lambda: next((line for line in wrong.stderr().splitlines()
+                                            if "Not authorized" in line), None),
+                              30, "t2's refused login in its log")
+            assert "hall.username and hall.password" in said, said
+            assert "timerd hall secure" in said, said
+        finally:
+            wrong.stop()
     finally:
         if desk is not None:
             desk.close()

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import io
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
 from timerd import cli
 from timerd.tools import completion
 
@@ -26,10 +29,9 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 
 def _script(*argv: str) -> str:
-    out = io.StringIO()
-    args = cli.parser().parse_args(["completion", *argv])
-    assert completion.main(args, {"timerd": cli.parser, "timerctl": cli._ctl_parser}, out) == 0
-    return out.getvalue()
+    """What `timerd completion ARGV...` prints, as a user sources it."""
+    return subprocess.run([sys.executable, "-m", "timerd", "completion", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True).stdout
 
 
 def _complete(tmp_path: Path, program: str, words: list[str]) -> set[str]:
@@ -58,6 +60,54 @@ def test_bash_completes_timerctl_options(tmp_path: Path) -> None:
     assert {"--socket", "--instance", "--json", "--help", "--version"} <= offered
 
 
+def test_bash_completes_every_command_of_every_builtin_profile_and_its_fixed_words(
+        tmp_path: Path) -> None:
+    """`timerctl <TAB>` offers every command of every built-in profile, and a fixed argument
+    its words (issue 46 item 2: before, timerctl completed options only)."""
+    names = set(completion.profile_commands())
+    assert {"start", "goal", "penalty", "timeout", "shot", "forfeit", "help", "status"} <= names
+    assert _complete(tmp_path, "timerctl", ['""']) == names
+    assert _complete(tmp_path, "timerctl", ["go"]) == {"goal", "goalie-change"}
+    assert _complete(tmp_path, "timerctl", ["goal", '""']) == {"home", "away"}
+    assert _complete(tmp_path, "timerctl", ["penalty", "home", '""']) == {
+        "minor", "major", "misconduct"}
+    assert _complete(tmp_path, "timerctl", ["shot", "away", "s"]) == {"scored"}
+    assert _complete(tmp_path, "timerctl", ["--json", "pa"]) == {"pause", "passive"}
+
+
+def _zsh_screen(tmp_path: Path, typed: str, expect: str) -> str:
+    """zsh in tmux with the generated `_timerctl` on its fpath: type `typed`, press TAB twice
+    (complete, then list), and the screen once it shows `expect` (a 20 s deadline)."""
+    require(shutil.which("zsh") is not None and shutil.which("tmux") is not None,
+            "zsh and tmux (Debian packages zsh, tmux)")
+    (tmp_path / "_timerctl").write_text(_script("zsh", "--program", "timerctl"))
+    session = f"timerd-zsh-{tmp_path.name}"
+    tmux = ["tmux", "-L", session]
+    subprocess.run([*tmux, "new-session", "-d", "-x", "150", "-y", "40", "zsh -f -i"],
+                   check=True, timeout=30)
+    try:
+        subprocess.run([*tmux, "send-keys", f"fpath=({tmp_path} $fpath); autoload -U compinit; "
+                        "compinit -u; PS1='> '", "Enter", typed, "Tab", "Tab"],
+                       check=True, timeout=30)
+        deadline = time.monotonic() + 20
+        while True:
+            screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True,
+                                    text=True, check=True, timeout=30).stdout
+            if expect in screen or time.monotonic() > deadline:
+                return screen
+            time.sleep(0.1)
+    finally:
+        subprocess.run([*tmux, "kill-server"], check=False, timeout=30)
+
+
+@pytest.mark.e2e
+def test_zsh_completes_timerctls_commands_and_their_fixed_words(tmp_path: Path) -> None:
+    screen = _zsh_screen(tmp_path, "timerctl penalty home ", "misconduct")
+    assert all(kind in screen for kind in ("minor", "major", "misconduct")), screen
+    screen = _zsh_screen(tmp_path, "timerctl goalie", "goalie-change")
+    assert "> timerctl goalie-change" in screen, screen
+
+
 @pytest.mark.parametrize("shell", ["zsh", "tcsh"])
 def test_the_other_shells_get_a_script(shell: str) -> None:
     text = _script(shell, "--program", "timerctl")
@@ -67,11 +117,11 @@ def test_the_other_shells_get_a_script(shell: str) -> None:
 
 def test_install_writes_and_uninstall_removes_the_scripts(tmp_path: Path) -> None:
     out = io.StringIO()
-    args = cli.parser().parse_args(["completion", "--install", "--root", str(tmp_path)])
-    assert completion.main(args, {"timerd": cli.parser, "timerctl": cli._ctl_parser}, out) == 0
+    _script("--install", "--root", str(tmp_path))
     paths = [tmp_path / p.relative_to("/") for p in completion.installed_paths()]
     assert {p.name for p in paths} == {"timerd", "timerctl", "_timerd", "_timerctl"}
     assert all("--version" in p.read_text() for p in paths)
+    assert all("penalty" in p.read_text() for p in paths if p.name.endswith("timerctl"))
     args = cli.parser().parse_args(["completion", "--uninstall", "--root", str(tmp_path)])
     assert completion.main(args, {}, out) == 0
     assert not any(p.exists() for p in paths)

@@ -142,7 +142,7 @@ def test_every_command_with_every_hostile_argument_is_answered_and_the_table_res
     table stops and is built again from its journal. Fails on the old code: `start_in
     1e308` went unanswered (the dispatch raised OverflowError) and the restart died."""
     commands = commands_of(profile, tmp_path_factory.mktemp("offered"), mock_factory)
-    assert "start_in" in commands
+    assert "start-in" in commands
     for name, usage in sorted(commands.items()):
         for running in (False, True):
             home = tmp_path_factory.mktemp(f"{profile}-{name}")

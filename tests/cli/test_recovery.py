@@ -215,8 +215,10 @@ def test_sigterm_silences_a_sounding_buzzer_and_leaves_a_journal_that_recovers(
     profile = tmp_path / "no-lead.toml"
     profile.write_text(SHORT_PROFILE.replace("pre_signal_lead_s = 1", "pre_signal_lead_s = 0"))
     (tmp_path / "timerd.toml").write_text("")
+    # Loopback and any free port: never the 8080 a live timerd on this machine holds.
     config = config_mod.load(tmp_path / "timerd.toml", [
-        f'match.profile="{profile}"', "signals.start.pattern_s=[30.0]"])
+        f'match.profile="{profile}"', "signals.start.pattern_s=[30.0]",
+        'web.host="127.0.0.1"', "web.port=0"])
     sock = tmp_path / "control.sock"
     buzzer = mock_factory.pin(config.gpio.buzzer_pins[0])
 

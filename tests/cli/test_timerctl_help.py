@@ -39,15 +39,24 @@ def test_help_lists_every_command_of_the_running_profile_with_its_arguments(
         table: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _ctl(table, capsys, "help")
     assert code == 0
-    assert out.splitlines()[0] == "commands of the running timerd (profile ithf):"
-    listed = {line.split()[0] for line in out.splitlines()[1:]}
+    lines = out.splitlines()
+    assert lines[0] == "commands of the running timerd (profile ithf):"
+    listed = {line.split()[0] for line in lines[1:lines.index("arguments:")]}
     # Every command the profile offers (a command it would refuse is not offered, e.g.
     # ITHF's late-goal), and the adapters' own (the speaker's mute).
     assert offered_commands(profiles.load("ithf")) <= listed
     assert "mute" in listed
     assert {str(c["command"]) for c in _offered(table)} | {"help"} == listed
-    assert "  goal <home|away> [scorer] [assist] [assist]" in out.splitlines()
-    assert "  status" in out.splitlines()
+    assert "  goal <home|away> [scorer] [assist] [assist]" in lines
+    assert "  status" in lines
+    # One spelling of a command (hyphens), and what each argument is (issue 46 item 6).
+    assert "start-in" in listed
+    assert not any("_" in name for name in listed)
+    described = dict(line.split(None, 1) for line in lines[lines.index("arguments:") + 1:])
+    assert described["home|away"] == "one of: home, away"
+    assert described["scorer"] == "the scorer's shirt number"
+    assert described["seconds"] == "seconds from now"
+    assert all(what != name for name, what in described.items()), described
 
 
 def test_dash_dash_help_shows_the_options_and_the_running_profiles_commands(
@@ -76,7 +85,7 @@ def test_a_goal_that_is_not_counted_exits_non_zero_and_says_so_first(
         code, out, err = _ctl(table, capsys, "goal", "home")
         assert code == EXIT_NOT_COUNTED
         assert err.splitlines()[0] == "timerctl: no goal: before the start (ITHF 5.1)"
-        assert "score     0:0" in out
+        assert out.endswith(", Home 0:0 Away\n")
     finally:
         table.command("reset")
 

@@ -283,20 +283,31 @@ class AlsaError(Exception):
     """A libasound call failed; the message is ALSA's (snd_strerror)."""
 
 
-#: The error handler that silences ALSA (`AlsaPcm.quiet`), made once: libasound has one
-#: handler per process, which outlives the player that installed it. A handler owned by a
-#: player was freed with it, still installed, and the next ALSA error (another player's failed
-#: open) called freed memory: a segmentation fault (tests/test_app_build.py, three tables built
-#: in one process).
-_SILENT: list[Any] = []
+#: The error handler that keeps ALSA's own lines off stderr, made once and installed by the
+#: first `AlsaPcm`: libasound prints every failed open there ("ALSA lib confmisc.c:855:
+#: (parse_card) cannot find card '0'", eight lines on a machine without a sound card) before
+#: timerd's one clear warning, into the terminal display and the journal. They go to the debug
+#: log instead (where the function and the format say what failed), and timerd reports the
+#: failure itself with snd_strerror's words. libasound has one handler per process, which
+#: outlives the player that installed it: a handler owned by a player was freed with it, still
+#: installed, and the next ALSA error (another player's failed open) called freed memory: a
+#: segmentation fault (tests/test_app_build.py, three tables built in one process).
+_HANDLER: list[Any] = []
 
 
-def _silent_handler(ctypes: Any) -> Any:
-    if not _SILENT:
+def _debug_log(file: bytes | None, line: int, function: bytes | None, _err: int,
+               fmt: bytes | None) -> None:
+    log.debug("ALSA %s:%d (%s): %s", (file or b"?").decode(errors="replace"), line,
+              (function or b"?").decode(errors="replace"),
+              (fmt or b"").decode(errors="replace"))
+
+
+def _log_handler(ctypes: Any) -> Any:
+    if not _HANDLER:
         handler = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                                    ctypes.c_int, ctypes.c_char_p)
-        _SILENT.append(handler(lambda *_: None))
-    return _SILENT[0]
+        _HANDLER.append(handler(_debug_log))
+    return _HANDLER[0]
 
 
 class AlsaPcm:
@@ -318,7 +329,7 @@ class AlsaPcm:
                      "snd_pcm_get_params"):
             getattr(lib, name).argtypes = None
         self._lib = lib
-        self._ignore = _silent_handler(ctypes)
+        lib.snd_lib_error_set_handler(_log_handler(ctypes))
         self._pcm: Any = None
         self.format: tuple[int, int] | None = None  # (channels, rate) while open
         self.period_frames = 0
@@ -368,11 +379,6 @@ class AlsaPcm:
         if self._pcm is not None:
             self._lib.snd_pcm_close(self._pcm)
         self._pcm, self.format = None, None
-
-    def quiet(self, on: bool) -> None:
-        """ALSA prints every failed open to stderr: once a failure is logged, the retries must
-        not fill the journal. Off restores ALSA's own handler."""
-        self._lib.snd_lib_error_set_handler(self._ignore if on else None)
 
 
 class ThreadPlayback:
@@ -459,12 +465,10 @@ class AlsaPlayer:
                         if down is None:
                             down = str(exc)
                             self._report(down)
-                            self.pcm.quiet(True)
                         self._wait(self.retry_s)
                         continue
                     if down is not None or not opened:
                         down, opened = None, True
-                        self.pcm.quiet(False)
                         self._report(None)
                 playback = self._take()
                 if playback is None:
@@ -482,7 +486,6 @@ class AlsaPlayer:
                     self.pcm.close()
                     down = str(exc)
                     self._report(down)
-                    self.pcm.quiet(True)
                     self._wait(self.retry_s)
         except Exception as exc:  # a defect, or the library raising what it never documented
             log.exception("speaker: the playback thread failed; the speaker stays down until "

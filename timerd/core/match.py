@@ -135,9 +135,9 @@ class Match:
         return self._release() + effects + self._fire_due(now)
 
     def parse(self, name: str, *words: str) -> Command:
-        """Command `name` read from its words as this match declares it (`Command.parse`):
-        what every edge that receives words calls, once; CommandRefused says what is wrong."""
-        declared = {cls.name: cls for cls in self.commands()}
+        """Command `name` (hyphenated; `start_in` reads as `start-in`) from its words as this
+        match declares it (`Command.parse`), at every edge; CommandRefused says what is wrong."""
+        declared, name = {cls.name: cls for cls in self.commands()}, name.replace("_", "-")
         try:
             if name not in declared:
                 raise undeclared(name, declared.values(), self.profile)

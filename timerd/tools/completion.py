@@ -6,6 +6,11 @@ it and a new one needs no completion script edited (issue 30 item 12).
 timerctl`: for timerctl); `timerd completion --install` writes both programs' bash and zsh
 scripts where bash-completion and zsh look for local ones (what `timerd install` runs), and
 `--uninstall` removes them.
+
+`timerctl`'s own parser takes any command word (the running daemon decides what it has), so its
+completion is made from a parser with a subcommand per command of every built-in profile
+(`profile_commands`), each with its arguments, and a fixed argument's words (`home`/`away`, a
+penalty's kinds) as its choices (issue 46 item 2).
 """
 
 from __future__ import annotations
@@ -30,6 +35,47 @@ def installed_paths() -> list[Path]:
     """Every script `--install` writes."""
     return [directory / name.format(program)
             for directory, name in INSTALLED.values() for program in PROGRAMS]
+
+
+#: timerctl's own words beside the match's commands: `help` (what the daemon offers), `status`,
+#: and `desk` (the score desk's pairing, answered by timerctl with the daemon).
+CTL_WORDS: dict[str, tuple[str, ...]] = {"help": (), "status": (), "desk": ()}
+
+
+def profile_commands() -> dict[str, tuple[str, ...]]:
+    """Every command of every built-in profile with the names of its arguments, as `timerctl
+    help` shows them (`home|away`, `scorer?`): a name with `|` is a fixed choice of words,
+    the union over the profiles (ball hockey's penalty kinds beside another profile's)."""
+    from timerd.config.profiles import builtin_names, load  # noqa: PLC0415 (completion only)
+    from timerd.core.match import Match  # noqa: PLC0415
+    from timerd.core.offered import offered_commands  # noqa: PLC0415
+
+    found: dict[str, list[str]] = {}
+    for name in builtin_names():
+        match = Match(load(name))
+        offered = offered_commands(match.profile)
+        for command in (c for c in match.commands() if c.name in offered):
+            words = list(command.usage(match.profile))
+            known = found.setdefault(command.name, words)
+            for i, word in enumerate(words[:len(known)]):
+                if "|" in word and word != known[i]:
+                    merged = dict.fromkeys([*known[i].rstrip("?").split("|"),
+                                            *word.rstrip("?").split("|")])
+                    known[i] = "|".join(merged) + ("?" if word.endswith("?") else "")
+    return {**CTL_WORDS, **{name: tuple(words) for name, words in found.items()}}
+
+
+def add_commands(parser: argparse.ArgumentParser, commands: dict[str, tuple[str, ...]]) -> None:
+    """A subcommand of `parser` per command, with a positional per argument: a fixed one's
+    words as its choices, an optional one (`?`) as `nargs="?"`."""
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    for name, words in sorted(commands.items()):
+        command = sub.add_parser(name, help=" ".join(words) or "(no arguments)")
+        for i, word in enumerate(words):
+            optional = word.endswith("?")
+            bare = word.rstrip("?")
+            command.add_argument(f"arg{i}", metavar=bare, nargs="?" if optional else None,
+                                 choices=bare.split("|") if "|" in bare else None)
 
 
 def script(parser: argparse.ArgumentParser, shell: str) -> str:

@@ -47,6 +47,7 @@ from timerd import i18n
 from timerd.adapters.hall.protocol import (
     HallUnavailable,
     Topics,
+    broker_error,
     import_aiomqtt,
     mqtt_client,
     table_of,
@@ -842,5 +843,6 @@ def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -
     except KeyboardInterrupt:
         return 0
     except mqtt.MqttError as exc:
-        print(f"timerd hall: broker {hall.host}:{hall.port}: {exc}", file=sys.stderr)
+        print(f"timerd hall: broker {hall.host}:{hall.port}: {broker_error(exc)}",
+              file=sys.stderr)
         return EXIT_USAGE

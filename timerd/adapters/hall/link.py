@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from timerd.adapters.hall.protocol import (
     RESULT_VERSION,
     Topics,
+    broker_error,
     import_aiomqtt,
     internal_error,
     mqtt_client,
@@ -614,7 +615,7 @@ class HallLink:
                 await self._session(mqtt)
                 why = "the session ended"
             except mqtt.MqttError as exc:
-                why = str(exc)
+                why = broker_error(exc)
             except Exception as exc:  # never let the link die of a bug; the match goes on
                 log.exception("link failed")
                 why = repr(exc)

@@ -105,6 +105,22 @@ def table_of(topic: str) -> str | None:
     return parts[3] if len(parts) >= 5 and parts[2] == "tables" else None
 
 
+#: The CONNACK reasons of a refused login: MQTT 3.1.1's 4 (bad user name or password) and 5
+#: (not authorised), MQTT 5's 134 and 135.
+LOGIN_REFUSED = frozenset({4, 5, 134, 135})
+
+
+def broker_error(exc: Exception) -> str:
+    """What a failed broker connection says (aiomqtt's MqttError), with the way out when the
+    broker refused the login: a table or desk with a wrong password otherwise repeats "Not
+    authorized" without naming the keys that hold the login."""
+    rc = getattr(exc, "rc", None)
+    if getattr(rc, "value", rc) in LOGIN_REFUSED:
+        return (f"{exc}: the broker refused the login; check hall.username and hall.password "
+                "(`timerd hall secure` writes each table's and the desk's login)")
+    return str(exc)
+
+
 def mqtt_client(mqtt: ModuleType, config: HallConfig, identifier: str, rate: float = 1.0,
                 will: Any = None) -> aiomqtt.Client:
     """An aiomqtt client for `config`'s broker (TLS, login), shared by the tables and the desk.

@@ -1,6 +1,6 @@
 """A start at a given instant (hall mode: every table of a round starts together), ITHF 4.4.
 
-`start_in <seconds>` schedules the start signal; the pre-signal is planned the profile's lead
+`start-in <seconds>` schedules the start signal; the pre-signal is planned the profile's lead
 before it. Every match has this module (`timerd.core.rules.BUILT_IN`): the tournament desk
 sends the command to whatever profile a table runs.
 
@@ -28,7 +28,7 @@ class StartIn(Command):
     """From idle: the start signal `seconds` from now, in tournament round `round` (hall
     mode's `start_round`)."""
 
-    name = "start_in"
+    name = "start-in"
     seconds: float = arg("seconds", read_seconds)
     round: str | None = arg("round", optional=True)
 
