@@ -14,6 +14,7 @@ per-feature branch in the phase machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -84,6 +85,23 @@ class MatchView(Protocol):
         """A break of `length_s` from `at` (a `break_warning` `warning_s` before its end)."""
 
 
+@dataclass(frozen=True)
+class Shown:
+    """How every view shows one of a module's status keys (issue 44 item 5): its label in
+    each language, as catalogue entries (`{"en": "Laps", "sl": "Krogi"}`: a view in another
+    language shows the English), and its value's kind (`i18n.WORDS`' kinds: `clock` seconds
+    as the clock face, `tenths`, `score` {"home", "away"}, `player`, `shirts`; `text` as it
+    is). The desk, the scoreboard, the terminal and `timerctl status` show it without a line
+    of their own (`Status.display`)."""
+
+    label: Mapping[str, str]
+    kind: str = "text"
+
+    def entry(self, key: str) -> dict[str, Any]:
+        """The status's entry for `key`: its key, kind and labels (`Status.display`)."""
+        return {"key": key, "kind": self.kind, "label": dict(self.label)}
+
+
 class RuleModule:
     """One feature of a rulebook. Every hook does nothing unless the module overrides it."""
 
@@ -105,6 +123,9 @@ class RuleModule:
     records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     #: Its keys of each period's entry in the result (`period_record()`), likewise.
     period_records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: How the views show its status keys, those it wants shown in a row of their own
+    #: (`Shown`): a key here needs no line in any view.
+    display: ClassVar[Mapping[str, Shown]] = MappingProxyType({})
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:

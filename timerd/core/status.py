@@ -66,6 +66,10 @@ class StatusBase:
     #: The match's one id (`Match.match_id`: the service's, from the set-up to the reset);
     #: null while no match is set up. The results line, the journal and hall mode carry it.
     match_id: str | None
+    #: The status keys the profile's rule modules show in rows of their own
+    #: (`RuleModule.display`), each `{"key", "kind", "label": {language: text}}`: every view
+    #: shows them alike, without a line of its own (issue 44 item 5).
+    display: list[dict[str, Any]]
 
     if TYPE_CHECKING:
         def __getattr__(self, key: str) -> Any:
@@ -202,6 +206,7 @@ def snapshot(match: Shown, now: float) -> Status:
         teams=teams,
         round=match.round,
         match_id=match.match_id,
+        display=[how.entry(key) for rule in match.rules for key, how in rule.display.items()],
         **shown,
     )
 
