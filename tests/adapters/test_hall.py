@@ -475,7 +475,8 @@ def test_without_aiomqtt_hall_mode_fails_with_a_clear_error(
     with pytest.raises(HallUnavailable, match=r"pip install aiomqtt` in timerd's environment"):
         import_aiomqtt()
     code = cli.main(["run", "--simulate", "--control", str(tmp_path / "s.sock"),
-                     "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"'])
+                     "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"',
+                     "-o", 'web.host="127.0.0.1"', "-o", "web.port=0"])  # never a live 8080
     assert code == cli.EXIT_USAGE
     assert "hall mode needs the aiomqtt package" in capsys.readouterr().err
 
