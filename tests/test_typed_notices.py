@@ -16,7 +16,9 @@ and its text is made in one place.
   declared by the module that emits it (`PenaltyStarted(number, side, player, kind, time)`), its
   `code` a class attribute; the core never makes one from a code and a dict (`Notice(...)`,
   `Told(...)`). Each field is declared with its type, and every notice a match makes holds
-  values of those types (a time a float, a number an int).
+  values of those types (a time a float, a number an int). A field the catalogue shows as
+  seconds (`i18n.WORDS`: `clock`, `tenths`) is declared a float (issue 44 item 7): a string
+  there ("2:00") would be text the core made, shown as it is.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from timerd.core.refused import CommandRefused
 from timerd.core.rules import MODULES
 from timerd.core.rules.penalties import PenaltyRunning, PenaltyStarted
 from timerd.core.score import Side
-from timerd.i18n import LANGUAGES, Messages, catalogue
+from timerd.i18n import LANGUAGES, WORDS, Messages, catalogue
 from timerd.ports import button_bindings
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
@@ -382,6 +384,44 @@ def golden_scripts() -> list[tuple[str, list[tuple[float, str]], float]]:
         script = [(float(line.split(" ", 1)[0]), line.split(" ", 1)[1]) for line in header[2:]]
         found.append((head[1], script, float(head[2])))
     return found
+
+
+#: The declared types of a field the catalogue shows as seconds.
+SECONDS = frozenset({"float", "float | None"})
+
+
+def seconds_as_text(root: Path) -> list[str]:
+    """The fields of the core's notices (a `Notice` subclass, also through another) that
+    `i18n.WORDS` shows as seconds (`clock`, `tenths`) and that are not declared a float."""
+    bases: dict[str, list[str]] = {}
+    fields: dict[str, list[tuple[str, str, str]]] = {}
+    for path in sorted((root / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = [ast.unparse(b) for b in node.bases]
+                fields[node.name] = [
+                    (f"{path.relative_to(root)}:{item.lineno}", item.target.id,
+                     ast.unparse(item.annotation)) for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+
+    def notice(name: str) -> bool:
+        return name == "Notice" or any(notice(b) for b in bases.get(name, ()))
+
+    return [f"{where}: {kind}.{name}: {annotation}" for kind in bases if notice(kind)
+            for where, name, annotation in fields[kind]
+            if WORDS.get(name) in ("clock", "tenths") and annotation not in SECONDS]
+
+
+def test_a_field_shown_as_seconds_is_declared_a_float(tmp_path: Path) -> None:
+    """Fails on a notice that declares `time: str` (it held its declared type, a string, and
+    passed every check of the old code)."""
+    assert seconds_as_text(ROOT) == []
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text(
+        "class Late(Notice):\n    time: str\n    left_s: float | None\n"
+        "class Later(Late):\n    within: int\n    side: str\n")
+    assert seconds_as_text(tmp_path) == ["core/x.py:2: Late.time: str",
+                                         "core/x.py:5: Later.within: int"]
 
 
 def test_every_notice_a_match_makes_holds_its_declared_types() -> None:

@@ -45,7 +45,15 @@ from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.limits import LoopFaults
-from timerd.ports import Dispatch
+from timerd.ports import (
+    Dispatch,
+    HasButtons,
+    HasCommands,
+    HasStatus,
+    Output,
+    SoundOutput,
+    StatusExtra,
+)
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -151,7 +159,8 @@ async def build(config: Config, options: RunOptions, factory: object,
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
     # The adapters' supervised tasks: each adapter stops its own; what is left, after them.
     stack.push_async_callback(service.tasks.aclose)
-    service.status_extras.append(service.tasks.status_extra)
+    door = Registrar(service)  # the one door: no part is handed it
+    door.status(service.tasks.status_extra)
     notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
     board = await _board(stack, config, service, factory)
     keypad = await _keypad(stack, config, service)
@@ -176,16 +185,16 @@ async def build(config: Config, options: RunOptions, factory: object,
     switch = ProfileSwitch(service, journal, profile)
     # The tenths of the last 10 s (ten wake-ups a second) only for a display showing them.
     service.tenths = serial is not None or terminal is not None
-    service.sound_outputs = [board.buzzers, board.horn, speaker]
-    service.outputs = [part for part in (
+    door.sound_outputs(board.buzzers, board.horn, speaker)
+    door.outputs(*(part for part in (
         board.leds, journal, results, speaker, events, serial, web, hall, terminal, notifier,
-        switch) if part is not None]
-    for part in (writer, board, keypad, results, speaker, serial, web, hall, journal, switch):
+        switch) if part is not None))
+    for part in (writer, board, keypad, results, speaker, serial, hall, journal, switch):
         if part is not None:
-            attach(service, part)
+            door.attach(part)
     identity = {"version": __version__, "table": config.table.name or None,
                 "language": config.ui.language}
-    service.status_extras.append(lambda: identity)
+    door.status(lambda: identity)
     return Daemon(service, journal, notifier, switch, board, stop)
 
 
@@ -282,16 +291,44 @@ async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: Ru
     return events, serial
 
 
-def attach(service: Service, part: object) -> None:
-    """Hand the service what an adapter declares beside being an output (ports.py): its
-    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`) and its
-    keys in the status (`status_extra`). The one place where adapters are wired in."""
-    service.buttons.update(getattr(part, "bindings", {}))
-    service.chords.extend(getattr(part, "chords", ()))
-    service.extra_commands.update(getattr(part, "commands", {}))
-    extra = getattr(part, "status_extra", None)
-    if extra is not None:
-        service.status_extras.append(extra)
+class Registrar:
+    """The one door through which parts are wired into the service (issue 44 item 4): `build`
+    makes it and keeps it. No adapter can reach it: adapters import no `app` (the import
+    contracts) and see the service only as a `ports.Control`, which has no register. Each
+    door is typed, so mypy checks what `build` hands it against the adapter protocols of
+    ports.py (`Output`, `SoundOutput`, `HasButtons`, `HasCommands`, `HasStatus`)."""
+
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    def sound_outputs(self, *parts: SoundOutput) -> None:
+        """Handed each signal, in this order, before any output has its dispatch."""
+        self._service.sound_outputs.extend(parts)
+
+    def outputs(self, *parts: Output) -> None:
+        """Handed each dispatch, in this order."""
+        self._service.outputs.extend(parts)
+
+    def status(self, extra: StatusExtra) -> None:
+        """Keys of the status document beside the core's."""
+        self._service.status_extras.append(extra)
+
+    def attach(self, part: HasButtons | HasCommands | HasStatus) -> None:
+        """What `part` declares beside being an output, by the protocols it has: its
+        buttons and chords, its commands (`mute`) and its keys in the status."""
+        if isinstance(part, HasButtons):
+            self._service.buttons.update(part.bindings)
+            self._service.chords.extend(part.chords)
+        if isinstance(part, HasCommands):
+            self._service.extra_commands.update(part.commands)
+        if isinstance(part, HasStatus):
+            self.status(part.status_extra)
+
+
+def attach(service: Service, part: HasButtons | HasCommands | HasStatus) -> None:
+    """Wire what `part` declares into `service` (`Registrar.attach`): for a test that builds
+    a part by itself, as `build` does."""
+    Registrar(service).attach(part)
 
 
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,

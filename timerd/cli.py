@@ -418,6 +418,10 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
         lines.append(row("st.last", msg.signal(status["last_signal"])))
     lines.extend(_score_lines(status, msg))
     lines.extend(_ball_hockey_lines(status, msg))
+    # What a rule module shows in rows of its own (`Status.display`): no line here names it.
+    lines.extend(f"{label:<{_width(msg)}} {value}"
+                 for label, value in (msg.row(entry, status)
+                                      for entry in status.get("display") or []))
     if "speaker" in status:
         state = msg.get(f"st.speaker.{status['speaker']}", status["speaker"])
         lines.append(row("st.sound", msg("st.speaker", state=state)
@@ -493,9 +497,14 @@ ROW_KEYS = ("st.profile", "st.phase", "st.clock", "st.next_profile", "st.version
             "st.overtime", "st.result", "st.timeouts", "st.sound")
 
 
+def _width(msg: Messages) -> int:
+    """The labels' column: as wide as the longest label in the language, at least 9."""
+    return max(9, *(len(msg(key)) for key in ROW_KEYS))
+
+
 def _row(msg: Messages) -> Any:
     """A status line: the label in its column, then the value."""
-    width = max(9, *(len(msg(key)) for key in ROW_KEYS))
+    width = _width(msg)
 
     def row(key: str, value: object) -> str:
         return f"{msg(key):<{width}} {value}"

@@ -9,7 +9,6 @@
   command, a refusal (English text beside its code and values), or why a request is not one;
   the score desk's pairing (`timerctl desk`, `POST /api/pair`).
 - The web page's documents: the commands a score desk offers, the message catalogues.
-- How an adapter command's arguments read on a score desk.
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
   journal's header, hall mode's result message and the status document.
 
@@ -23,13 +22,13 @@ raises its version; a key added beside the others does not.
 
 from __future__ import annotations
 
-import inspect
+import copy
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from timerd.core.effects import (
     Effect,
@@ -80,6 +79,55 @@ def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict
         else:
             out.update(extra)
     return out
+
+
+class ReadOnlyDict(dict[str, Any]):
+    """A dict no reader can change: a dispatch's one status document, handed to every output
+    (`ports.Dispatch.document`), so that what one output writes cannot change what a later
+    one sends (issue 44 item 2). It encodes as JSON and compares as the dict it is; a copy
+    (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the reader's own."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    setdefault = update = pop = popitem = clear = _refuse
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+
+
+class ReadOnlyList(list[Any]):
+    """A list no reader can change: a list inside a read-only status document (its goals,
+    its penalties), as `ReadOnlyDict`."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+
+def read_only(document: dict[str, Any]) -> ReadOnlyDict:
+    """`document` (JSON-able) with every dict and list in it read-only: one pass over it."""
+    return ReadOnlyDict({key: _read_only(value) for key, value in document.items()})
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, dict):
+        return read_only(value)
+    if isinstance(value, list):
+        return ReadOnlyList([_read_only(item) for item in value])
+    return value
 
 
 def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
@@ -145,7 +193,7 @@ def ok_reply(status: Mapping[str, Any],
 def commands_reply(status: Mapping[str, Any],
                    offered: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The reply to `commands` (`timerctl help`): `ok_reply` and every command the running
-    profile and the adapters offer, each with its arguments' names (`arg_names`' shape)."""
+    profile and the adapters offer, each with its arguments' names (`x`, `x?`, `x...`)."""
     return ok_reply(status) | {"commands": [{"command": name, "args": list(usage)}
                                             for name, usage in offered.items()]}
 
@@ -204,14 +252,3 @@ def new_match_id(wall: float | None = None) -> str:
     results file has always used this shape (`match_id`): users' tools rely on it."""
     stamp = datetime.fromtimestamp(time.time() if wall is None else wall, UTC)
     return f"{stamp.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
-
-
-def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """An adapter command's arguments as a desk shows them: `x`, optional `x?`, `x...`."""
-    names = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is param.VAR_POSITIONAL:
-            names.append(f"{param.name}...")
-        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            names.append(param.name + ("?" if param.default is not param.empty else ""))
-    return tuple(names)

@@ -405,7 +405,8 @@ class Keypad:
         device, self.device = self.device, None
         if device is None:
             return
-        with contextlib.suppress(Exception):  # the loop may be closing, the device gone
+        # The loop may be closing (RuntimeError), the device gone (ValueError, OSError).
+        with contextlib.suppress(RuntimeError, ValueError, OSError):
             asyncio.get_running_loop().remove_reader(device.fd)
         with contextlib.suppress(OSError):
             device.close()  # the grab ends with the descriptor

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Literal, Self
 
 from timerd.core.checks import at_most, hours, pattern, scores
-from timerd.core.effects import SignalKind
+from timerd.core.signals import SignalKind
 
 #: ITHF 4.4: the pre-signal sounds 15 to 30 s before the start.
 ITHF_LEAD_RANGE_S = (15.0, 30.0)

@@ -121,7 +121,7 @@ def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
                                             "timerd service running? `sudo systemctl stop "
                                             "timerd` before `timerd doctor`)")
             continue
-        except Exception as exc:  # every factory words its refusals its own way
+        except Exception as exc:  # noqa: BLE001 (each factory refuses its own way)
             yield Check(FAIL, f"GPIO{pin}", f"{key}: cannot be claimed: {exc}")
             continue
         with contextlib.closing(device):

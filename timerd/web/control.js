@@ -443,6 +443,7 @@
     renderPenalties(s);
     const text = situation(s);
     if ($("situation").textContent !== text) $("situation").textContent = text;
+    timerd.showDisplay(s, $("situation").parentElement); // a rule module's own rows
     document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
   }
 

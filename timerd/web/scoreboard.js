@@ -141,6 +141,7 @@
           time: timerd.shownClock(s.last_signal_remaining_s) })
         : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
+    timerd.showDisplay(s, $("last-signal").parentElement); // a rule module's own rows
   }
 
   // Hall mode: the round's other tables along the bottom of the TV, as the hall board's round

@@ -251,22 +251,52 @@ const timerd = (() => {
   // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
-    for (const [name, value] of Object.entries(params)) {
-      const kind = i18n.words[name];
-      if (kind === "player") values[name] = value ? ` #${value}` : "";
-      else if (kind === "shirts") {
-        values[name] = [].concat(value ?? []).filter((shirt) => shirt).join(", ") || "-";
-      }
-      else if (kind === "score" && value && typeof value === "object") {
-        values[name] = `${value.home ?? 0}:${value.away ?? 0}`;
-      } else if (kind === "clock" && typeof value === "number") values[name] = elapsedClock(value);
-      else if (kind === "tenths" && typeof value === "number") values[name] = value.toFixed(1);
-      else {
-        values[name] = typeof value !== "string" || !kind ? value
-          : kind === "side" ? sideName(value, teams) : textOr(`${kind}.${value}`, value);
-      }
-    }
+    for (const [name, v] of Object.entries(params)) values[name] = value(i18n.words[name], v, teams);
     return t(code, values);
+  }
+  // A value as the catalogue shows a value of `kind` (i18n.WORDS' kinds; none or "text": as
+  // it is), as timerd.i18n.Messages.value does: a notice's values and a module's row alike.
+  function value(kind, v, teams = null) {
+    if (kind === "player") return v ? ` #${v}` : "";
+    if (kind === "shirts") return [].concat(v ?? []).filter((shirt) => shirt).join(", ") || "-";
+    if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
+    if (kind === "clock" && typeof v === "number") return elapsedClock(v);
+    if (kind === "tenths" && typeof v === "number") return v.toFixed(1);
+    if (typeof v !== "string" || !kind || kind === "text") return v;
+    return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
+  }
+  // The rows the profile's rule modules show of themselves (the state's `display`: each
+  // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
+  // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
+  function displayRows(s) {
+    return (s?.display ?? []).map((entry) => {
+      const label = entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
+      const v = s[entry.key];
+      return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
+    });
+  }
+  // `displayRows` drawn into a box of its own at the end of `parent` (made at the first
+  // state): the one helper every page calls, the scoreboard, the desk and the overlay alike.
+  function showDisplay(s, parent) {
+    let box = parent.querySelector(":scope > .module-rows");
+    if (!box) {
+      box = document.createElement("dl");
+      box.className = "module-rows";
+      parent.appendChild(box);
+    }
+    const rows = displayRows(s);
+    box.hidden = rows.length === 0;
+    const text = rows.map(([label, v]) => `${label}\u0000${v}`).join("\u0001");
+    if (box.dataset.shown === text) return;
+    box.dataset.shown = text;
+    box.replaceChildren(...rows.flatMap(([label, v]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = label;
+      const dd = document.createElement("dd");
+      dd.textContent = v;
+      dd.dataset.key = label;
+      return [dt, dd];
+    }));
   }
   // Does the state's profile keep net time (ISBHF 407: the whistle stops the clock), so a
   // stopped clock is not an interruption (ITHF 10.1)? The daemon says so in `clock_rule`.
@@ -424,6 +454,7 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, profileTitle, whereText, runningTimeout, lineChangeText,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, displayRows,
+    showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();

@@ -35,7 +35,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from timerd.config import HallConfig
-from timerd.wire import REPLY_FORMAT, error_reply
+from timerd.core.effects import refusal
+from timerd.core.refused import CommandRefused, named
+from timerd.wire import REPLY_FORMAT, refused_reply
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -104,9 +106,10 @@ def reply_record(command: str, request_id: Any, wall: float, *, detail: str = ""
     return {"type": "reply", "command": command, "id": request_id, **answer, "wall": wall}
 
 
-def internal_error(exc: Exception) -> dict[str, Any]:
-    """The refusal of a command that failed with a bug (`exc`), not a rule."""
-    return error_reply(f"internal error: {exc}")
+def internal_error(command: str) -> dict[str, Any]:
+    """The refusal of a command that failed with a bug, not a rule (logged with its
+    traceback where it failed): its code, `refused.internal`, not the exception's text."""
+    return refused_reply(refusal(named(command, CommandRefused("internal"))))
 
 
 class HallUnavailable(RuntimeError):

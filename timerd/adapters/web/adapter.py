@@ -418,7 +418,7 @@ class WebServer:
             client.push_state(message)
             client.flush()
 
-    def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
+    def _state_message(self, state: Mapping[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
         return _encode({"type": "state", "state": state or self.service.status_dict(),
                         "rate": self.rate})
