@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GOLDEN, play
+from tests.syntax import parse, parse_file
 from timerd.config.profiles import load
 from timerd.core.effects import Notice, Phase
 from timerd.core.match import Match
@@ -63,7 +64,7 @@ def _calls(root: Path, name: str) -> Iterator[tuple[str, ast.Call, dict[str, lis
     """Each call of `name` under `root`, where it is, and what its module assigns to each
     plain name (the values a variable passed to it can hold)."""
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse_file(path)
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -99,7 +100,7 @@ def _keys(prefix: str, first: ast.expr) -> list[str] | None:
 def declared_codes(root: Path) -> Iterator[tuple[str, ast.expr]]:
     """Each typed notice's `code = ...` (a class attribute), and where."""
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, ast.Assign) and [
@@ -195,7 +196,7 @@ def parsing_inside(root: Path) -> list[str]:
     """Words taken apart inside the service or the core: a call of a `SPLITTING` method."""
     found = []
     for path in [root / "service.py", *sorted((root / "core").rglob("*.py"))]:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in SPLITTING:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
@@ -232,7 +233,7 @@ def formatted_text(source: str) -> list[str]:
     (a time as "2:00", a score as "1:0", a player as " #17", seconds as "30"), or the
     clock face imported to make one."""
     found = []
-    tree = ast.parse(source)
+    tree = parse(source)
     specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue)}
     # A settings section's `problems()` says what is wrong in a profile file when it is
     # loaded (config text, `timerd.core.settings`), not what happens in a match.
@@ -283,7 +284,7 @@ def bare_notices(root: Path) -> list[str]:
     typed event."""
     found = []
     for path in sorted((root / "core").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(
                     node.func, "attr", None)) in ("Notice", "Told"):
                 found.append(f"{path.relative_to(root)}:{node.lineno}: "
@@ -396,7 +397,7 @@ def seconds_as_text(root: Path) -> list[str]:
     bases: dict[str, list[str]] = {}
     fields: dict[str, list[tuple[str, str, str]]] = {}
     for path in sorted((root / "core").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.ClassDef):
                 bases[node.name] = [ast.unparse(b) for b in node.bases]
                 fields[node.name] = [

@@ -28,6 +28,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from tests.core.test_core_imports import imports
+from tests.syntax import parse_file
 from timerd.dispatch import Dispatcher
 from timerd.service import Service
 
@@ -57,7 +58,7 @@ CLOCK_KEYS = frozenset({"phase", "remaining_s", "clock_face", "period", "clock_r
 
 
 def _tree(path: Path) -> ast.AST:
-    return ast.parse(path.read_text(), str(path))
+    return parse_file(path)
 
 
 def adapter_wall_breaches(root: Path) -> set[str]:
@@ -338,3 +339,4 @@ def test_the_circle_check_can_fail(tmp_path: Path) -> None:
     (tmp_path / "timerd" / "tools" / "b.py").write_text("from timerd.tools.a import f\n")
     (tmp_path / "timerd" / "tools" / "c.py").write_text("from timerd.tools.a import f\n")
     assert import_circles(tmp_path / "timerd") == [["timerd.tools.a", "timerd.tools.b"]]
+

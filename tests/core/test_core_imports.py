@@ -22,6 +22,8 @@ import ast
 import sys
 from pathlib import Path
 
+from tests.syntax import parse_file
+
 ROOT = Path(__file__).resolve().parents[2] / "timerd"
 
 #: The standard library modules the core may import, one a line: a new one is a reviewed
@@ -65,7 +67,7 @@ def imports(root: Path, path: Path) -> set[str]:
     name = module_name(root, path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse_file(path)):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -112,7 +114,7 @@ def impurities(root: Path) -> set[str]:
     out = set()
     for path in core_files(root):
         where = path.relative_to(root)
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             what = _denied(node)
             if what is not None:
                 out.add(f"{where}:{getattr(node, 'lineno', 0)}: {what}")

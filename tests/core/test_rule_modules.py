@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import refused
+from tests.syntax import parse_file
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.match import Match
@@ -92,7 +93,7 @@ def module_guards(root: Path) -> list[str]:
     None` (a guard for a module: the phase machine asking whether a feature is there, or
     what one of them holds), each with its line. A hook's answer, asked of every module in
     turn (`rule.next_step()`), is the modules' protocol, not a guard for one of them."""
-    tree = ast.parse((root / "core" / "match.py").read_text())
+    tree = parse_file(root / "core" / "match.py")
     found: list[tuple[int, str]] = []
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -117,7 +118,7 @@ def match_reached_past_its_view(root: Path) -> list[str]:
     `hasattr` or `delattr` on the match (`getattr(self.match, "penalty_box")`)."""
     found = []
     for path in sorted((root / "core" / "rules").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in ("getattr", "setattr", "hasattr", "delattr") \
                     and node.args and ast.unparse(node.args[0]) in ("match", "self.match"):
@@ -130,14 +131,14 @@ def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
     command of the score desk or the scheduled start (built-in modules), imports no rule
     module but the registry, and tests no value taken from a module with `is None`
     (`module_guards`); no rule module reaches the match by `getattr` (issue 44 item 7)."""
-    tree = next(n for n in ast.parse(MATCH_PY.read_text()).body
+    tree = next(n for n in parse_file(MATCH_PY).body
                 if isinstance(n, ast.ClassDef) and n.name == "Match")
     features = {"penalty_box", "timeouts", "passive", "line_change", "goalie_change",
                 "shootout", "penalties", "_early_break_left_s", "_half_switches"}
     used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == "self"}
     assert used & features == set()
-    imported = {n.module for n in ast.walk(ast.parse(MATCH_PY.read_text()))
+    imported = {n.module for n in ast.walk(parse_file(MATCH_PY))
                 if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m and m.startswith("timerd.core.rules")} == {
         "timerd.core.rules"}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Recorder, run_virtual
+from tests.syntax import parse_file
 from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.service import Service
@@ -103,7 +104,7 @@ def unsupervised(root: Path) -> list[str]:
         where = str(path.relative_to(root))
         if where.startswith("tools/") or where == "cli.py":
             continue
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse_file(path)
         groups: dict[int, set[str]] = {}  # a call's innermost function's task groups
         for function in ast.walk(tree):  # outer functions first: the inner ones override
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
