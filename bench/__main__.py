@@ -71,6 +71,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import ab as ab_mod
 from bench import analysis, machine, report
 from bench import play as play_mod
 from bench.baselines import DESIGNS as BASELINES
@@ -434,7 +435,7 @@ def drift_and_footprint(mode: Mode, workdir: Path) -> tuple[dict[str, Any], dict
                 used.update(match_minutes=minutes,
                             cpu_s_per_match_minute=sum(per_minute.values()),
                             cpu_s_per_match_minute_by_thread=per_minute)
-            except BaseException as exc:  # raised again on the bench's thread
+            except BaseException as exc:  # noqa: BLE001 (raised again on the bench's thread)
                 failed.append(exc)
 
         def both(t0_ns: int) -> None:
@@ -500,9 +501,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=list(PHASES),
                         help="only this phase's onset and latency runs: printed, and written "
                         "to PHASE.json in --out (bench/out/); BENCHMARKS.md is not touched")
+    parser.add_argument("--ab", nargs=2, metavar=("A", "B"),
+                        help="two commits' daemons, alternately, on one match each per run: "
+                        "CPU per match minute of each and B's over A's (bench/ab.py); "
+                        "nothing else is measured")
+    parser.add_argument("--pairs", type=int, default=2, help="runs of each commit for --ab")
     args = parser.parse_args(argv)
     name = "quick" if args.quick else "full"
     mode = MODES[name]
+    if args.ab is not None:
+        a, b = args.ab
+        profile = str(REPO / mode.drift_profile) if mode.drift_profile.endswith(".toml") \
+            else mode.drift_profile
+        print(f"timerd A/B ({name}: {profile}) on {machine.label(machine.describe())}; "
+              f"A {a}, B {b}", flush=True)
+        found = ab_mod.ab(a, b, args.pairs, profile)
+        print(f"  medians: A {found['medians'][a]:.4f}, B {found['medians'][b]:.4f} CPU-s per "
+              f"match minute; B/A {found['ratio_b_over_a']:.3f}")
+        return 0
     if args.only is not None:
         return only(mode, name, args.only, args.out or REPO / "bench/out")
     if args.out is not None:

@@ -41,12 +41,12 @@ SWITCHES = ("enabled", "enable")
 ALSA_NULL = 'pcm.!default { type file; slave.pcm { type null }; file "/dev/null"; format "raw" }\n'
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(repo: Path = REPO) -> None:
     """Write timerd's bytecode (.pyc) before the daemon is started and timed, as pip does when
     it installs a package: a daemon that started once has it anyway, but a checkout run with
     PYTHONDONTWRITEBYTECODE set (as on this project's machines) would compile every module at
     every start (about 0.2 s and 1 MB more, measured for issue 16)."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "timerd")], check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "timerd")], check=True)
 
 
 def free_port() -> int:
@@ -75,8 +75,8 @@ def ram_directory(workdir: Path) -> Path:
 CPU_BUDGET_SWITCHES = ("web.enabled",)
 
 
-def adapter_config(workdir: Path, profile: str,
-                   only: tuple[str, ...] | None = None) -> tuple[Path, list[str]]:
+def adapter_config(workdir: Path, profile: str, only: tuple[str, ...] | None = None,
+                   repo: Path = REPO) -> tuple[Path, list[str]]:
     """A config file with every adapter on (or the switches `only`, `section.key`), and what
     was switched on (`section.key = value`).
 
@@ -87,7 +87,7 @@ def adapter_config(workdir: Path, profile: str,
     empty = workdir / "empty.toml"
     empty.write_text("")
     shown = subprocess.run([sys.executable, "-m", "timerd", "config", "--config", str(empty)],
-                           cwd=REPO, capture_output=True, text=True, check=True).stdout
+                           cwd=repo, capture_output=True, text=True, check=True).stdout
     config: dict[str, Any] = tomllib.loads(shown)
     changed = []
     for section, table in config.items():
@@ -160,9 +160,11 @@ class WebPage(threading.Thread):
 
 
 class Daemon:
-    """One `timerd run --simulate` process; lines of its stdout and stderr are timestamped."""
+    """One `timerd run --simulate` process; lines of its stdout and stderr are timestamped.
+    `repo`: the tree whose timerd it runs (`python -m timerd` from there: `bench/run --ab`
+    runs two commits' trees)."""
 
-    def __init__(self, config: Path, workdir: Path) -> None:
+    def __init__(self, config: Path, workdir: Path, repo: Path = REPO) -> None:
         self.socket = workdir / "control.sock"
         alsa = workdir / "alsa.conf"
         alsa.write_text(ALSA_NULL)
@@ -174,7 +176,7 @@ class Daemon:
         self._ready = threading.Event()
         self.ready_at = 0.0
         self.exec_at = time.monotonic()
-        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         assert self.proc.stderr is not None

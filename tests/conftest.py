@@ -31,6 +31,8 @@ from timerd.timebase import virtual_loop
 from timerd.wire import EVENT_FORMAT, event_record
 
 GOLDEN = Path(__file__).parent / "golden"
+#: asyncio's debug mode, failing a test whose loop was blocked (TIMERD_LOOP_DEBUG=1).
+pytest_plugins = ["tests.loop_debug"]
 
 #: Hypothesis's per-example deadline (200 ms) is a timing check in real time, and fails on a
 #: loaded 2-core machine; examples are bounded by max_examples instead.

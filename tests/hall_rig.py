@@ -61,12 +61,15 @@ def mosquitto_path() -> str | None:
 
 
 class Broker:
-    """mosquitto on 127.0.0.1:`port`, anonymous, nothing persisted."""
+    """mosquitto on 127.0.0.1:`port`, anonymous, nothing persisted; or with `config`, the
+    whole mosquitto.conf (`locked_broker`: `timerd hall secure`'s)."""
 
-    def __init__(self, directory: Path, port: int | None = None, extra_config: str = "") -> None:
+    def __init__(self, directory: Path, port: int | None = None, extra_config: str = "",
+                 config: str | None = None) -> None:
         self.directory = directory
         self.port = port or free_port()
         self.extra_config = extra_config  # more mosquitto.conf lines (TLS)
+        self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 10.0) -> None:
@@ -74,7 +77,8 @@ class Broker:
         if binary is None:
             raise FileNotFoundError("mosquitto is not installed")
         conf = self.directory / "mosquitto.conf"
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+        conf.write_text(self.config if self.config is not None else
+                        f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
                         f"persistence false\n{self.extra_config}")
         log = open(self.directory / "mosquitto.log", "ab")  # noqa: SIM115 (the process keeps it)
         self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=log)
@@ -97,9 +101,52 @@ class Broker:
             self.proc.wait(10)
         self.proc = None
 
+    def kill(self) -> None:
+        """SIGKILL: the broker gone at once, as a power cut takes it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
     def log(self) -> str:
         path = self.directory / "mosquitto.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+def secure_hall(directory: Path, port: int, *tables: str) -> Path:
+    """`timerd hall secure` for `tables` under `directory`/secure, its logins naming a broker
+    on 127.0.0.1:`port`."""
+    out = directory / "secure"
+    made = subprocess.run([sys.executable, "-m", "timerd", "hall", "secure", "--tables",
+                           ",".join(tables), "--out", str(out), "--host", "127.0.0.1",
+                           "--port", str(port)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, check=False)
+    if made.returncode != 0:
+        raise RuntimeError(f"timerd hall secure failed: {made.stderr}")
+    return out
+
+
+def locked_broker(directory: Path, out: Path, port: int) -> Broker:
+    """mosquitto with `hall secure`'s snippet as written in `out` (its listener on loopback
+    only, its files where the test put them, run as this user), started."""
+    import getpass  # noqa: PLC0415 (only for a locked broker)
+
+    conf = (out / "mosquitto.conf").read_text().replace(
+        f"listener {port}\n", f"listener {port} 127.0.0.1\npersistence false\n").replace(
+        "/etc/mosquitto/timerd", str(out)) + f"user {getpass.getuser()}\n"
+    broker = Broker(directory, port, config=conf)
+    broker.start()
+    return broker
+
+
+def login(out: Path, name: str) -> tuple[str, str]:
+    """The user name and password of `hall secure`'s login file for `name` (a table, `desk`
+    or `board`)."""
+    import tomllib  # noqa: PLC0415
+
+    path = out / (f"{name}.toml" if name in ("desk", "board") else f"tables/{name}.toml")
+    hall = tomllib.loads(path.read_text())["hall"]
+    return hall["username"], hall["password"]
 
 
 @dataclass(frozen=True)
@@ -176,14 +223,15 @@ class Table:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.events_path = self.directory / "events.jsonl"
         self.socket = self.directory / "control.sock"
-        self.outbox = self.directory / "outbox"
+        #: hall mode's default: in the table's own state directory (issue 41 item 4)
+        self.outbox = self.directory / "state" / "hall-outbox"
         self.args = [
             sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(speed),
             "--events", str(self.events_path), "--control", str(self.socket),
             "--profile", str(profile),
             "-o", "hall.enabled=true", "-o", f"hall.port={port}", "-o", 'hall.host="127.0.0.1"',
             "-o", f'hall.hall="{hall}"', "-o", f'hall.table="{name}"',
-            "-o", f'hall.outbox="{self.outbox}"', "-o", "hall.reconnect_max_s=0.2",
+            "-o", "hall.reconnect_max_s=0.2", "-o", "hall.allow_anonymous=true",
             "-o", "hall.heartbeat_s=1",
             # Each table is its own Pi: its own match journal, no web port shared with others.
             "-o", f'state.directory="{self.directory / "state"}"',

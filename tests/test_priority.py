@@ -55,7 +55,7 @@ def in_thread(fn: Callable[[], None]) -> None:
     def run() -> None:
         try:
             fn()
-        except BaseException as exc:  # handed to the test's thread
+        except BaseException as exc:  # noqa: BLE001 (handed to the test's thread)
             failures.append(exc)
 
     thread = threading.Thread(target=run)

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import timerd
+from tests.syntax import parse_file
 from timerd.config import profiles
 
 PACKAGE = Path(timerd.__file__).parent
@@ -23,7 +24,7 @@ def test_the_profiles_directory_holds_only_toml() -> None:
 def test_no_module_imports_the_profiles_directory() -> None:
     importers = []
     for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [f"{node.module}.{a.name}" for a in node.names] \
                 if isinstance(node, ast.ImportFrom) and node.module else []

@@ -16,7 +16,9 @@ and its text is made in one place.
   declared by the module that emits it (`PenaltyStarted(number, side, player, kind, time)`), its
   `code` a class attribute; the core never makes one from a code and a dict (`Notice(...)`,
   `Told(...)`). Each field is declared with its type, and every notice a match makes holds
-  values of those types (a time a float, a number an int).
+  values of those types (a time a float, a number an int). A field the catalogue shows as
+  seconds (`i18n.WORDS`: `clock`, `tenths`) is declared a float (issue 44 item 7): a string
+  there ("2:00") would be text the core made, shown as it is.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GOLDEN, play
+from tests.syntax import parse, parse_file
 from timerd.config.profiles import load
 from timerd.core.effects import Notice, Phase
 from timerd.core.match import Match
@@ -41,7 +44,7 @@ from timerd.core.refused import CommandRefused
 from timerd.core.rules import MODULES
 from timerd.core.rules.penalties import PenaltyRunning, PenaltyStarted
 from timerd.core.score import Side
-from timerd.i18n import LANGUAGES, Messages, catalogue
+from timerd.i18n import LANGUAGES, WORDS, Messages, catalogue
 from timerd.ports import button_bindings
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
@@ -61,7 +64,7 @@ def _calls(root: Path, name: str) -> Iterator[tuple[str, ast.Call, dict[str, lis
     """Each call of `name` under `root`, where it is, and what its module assigns to each
     plain name (the values a variable passed to it can hold)."""
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse_file(path)
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -97,7 +100,7 @@ def _keys(prefix: str, first: ast.expr) -> list[str] | None:
 def declared_codes(root: Path) -> Iterator[tuple[str, ast.expr]]:
     """Each typed notice's `code = ...` (a class attribute), and where."""
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, ast.Assign) and [
@@ -193,7 +196,7 @@ def parsing_inside(root: Path) -> list[str]:
     """Words taken apart inside the service or the core: a call of a `SPLITTING` method."""
     found = []
     for path in [root / "service.py", *sorted((root / "core").rglob("*.py"))]:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in SPLITTING:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
@@ -230,7 +233,7 @@ def formatted_text(source: str) -> list[str]:
     (a time as "2:00", a score as "1:0", a player as " #17", seconds as "30"), or the
     clock face imported to make one."""
     found = []
-    tree = ast.parse(source)
+    tree = parse(source)
     specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue)}
     # A settings section's `problems()` says what is wrong in a profile file when it is
     # loaded (config text, `timerd.core.settings`), not what happens in a match.
@@ -281,7 +284,7 @@ def bare_notices(root: Path) -> list[str]:
     typed event."""
     found = []
     for path in sorted((root / "core").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(
                     node.func, "attr", None)) in ("Notice", "Told"):
                 found.append(f"{path.relative_to(root)}:{node.lineno}: "
@@ -348,7 +351,8 @@ def test_the_fit_check_can_fail() -> None:
 
 #: Matches that make the notices the golden traces do not: a penalty given, waiting,
 #: cancelled and started; timeouts, a goalie change, a line change, faceoffs, undos, a late
-#: goal, a correction, names; a late scheduled start; a reopened match; a reset when idle.
+#: goal, a correction, names; a late scheduled start; a reopened match, one abandoned; a
+#: reset when idle.
 SCRIPTS: list[tuple[str, list[tuple[float, str]], float]] = [
     ("isbhf", [(0, "teams A B"), (1, "teams A B Final"), (2, "start"),
                (10, "penalty home minor 17"), (11, "penalty home minor 4"),
@@ -363,6 +367,8 @@ SCRIPTS: list[tuple[str, list[tuple[float, str]], float]] = [
     ("isbhf", [(0, "start_in 60")], 70),
     ("ithf", [(0, "reset"), (0, "start_in 16")], 20),
     ("ithf", [(0, "start"), (100, "goal home"), (310, "goal home"), (330, "undo")], 340),
+    # A golden goal taken back, and the reopened match abandoned by RESET (issue 42).
+    ("ithf-playoff", [(0, "start"), (360, "goal home"), (370, "undo"), (380, "reset")], 390),
 ]
 
 
@@ -379,6 +385,44 @@ def golden_scripts() -> list[tuple[str, list[tuple[float, str]], float]]:
         script = [(float(line.split(" ", 1)[0]), line.split(" ", 1)[1]) for line in header[2:]]
         found.append((head[1], script, float(head[2])))
     return found
+
+
+#: The declared types of a field the catalogue shows as seconds.
+SECONDS = frozenset({"float", "float | None"})
+
+
+def seconds_as_text(root: Path) -> list[str]:
+    """The fields of the core's notices (a `Notice` subclass, also through another) that
+    `i18n.WORDS` shows as seconds (`clock`, `tenths`) and that are not declared a float."""
+    bases: dict[str, list[str]] = {}
+    fields: dict[str, list[tuple[str, str, str]]] = {}
+    for path in sorted((root / "core").rglob("*.py")):
+        for node in ast.walk(parse_file(path)):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = [ast.unparse(b) for b in node.bases]
+                fields[node.name] = [
+                    (f"{path.relative_to(root)}:{item.lineno}", item.target.id,
+                     ast.unparse(item.annotation)) for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+
+    def notice(name: str) -> bool:
+        return name == "Notice" or any(notice(b) for b in bases.get(name, ()))
+
+    return [f"{where}: {kind}.{name}: {annotation}" for kind in bases if notice(kind)
+            for where, name, annotation in fields[kind]
+            if WORDS.get(name) in ("clock", "tenths") and annotation not in SECONDS]
+
+
+def test_a_field_shown_as_seconds_is_declared_a_float(tmp_path: Path) -> None:
+    """Fails on a notice that declares `time: str` (it held its declared type, a string, and
+    passed every check of the old code)."""
+    assert seconds_as_text(ROOT) == []
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text(
+        "class Late(Notice):\n    time: str\n    left_s: float | None\n"
+        "class Later(Late):\n    within: int\n    side: str\n")
+    assert seconds_as_text(tmp_path) == ["core/x.py:2: Late.time: str",
+                                         "core/x.py:5: Later.within: int"]
 
 
 def test_every_notice_a_match_makes_holds_its_declared_types() -> None:

@@ -22,11 +22,15 @@ tests/test_walls_bite.py plants a breach of each in a copy of the package.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Collection
 from pathlib import Path
 
 from tests.core.test_core_imports import imports
+from tests.syntax import parse_file
+from timerd.dispatch import Dispatcher
+from timerd.service import Service
 
 ROOT = Path(__file__).resolve().parents[1] / "timerd"
 
@@ -41,8 +45,11 @@ OWN_PROTOCOL = {"serial_display": "timerd.adapters.serial_protocol",
                 "journal": "timerd.adapters.journal.format"}
 #: What a tool may import of the adapters: their documented protocol and format modules.
 PROTOCOLS = frozenset(OWN_PROTOCOL.values())
-#: The service's registers that only the composition root fills.
-REGISTERS = {"outputs", "status_extras", "extra_commands", "buttons", "chords"}
+#: The service's registers that only the composition root fills (through `app.Registrar`),
+#: read from the service and its dispatcher: every field that holds a list, a dict or the
+#: dispatcher itself (the old list by hand missed `sound_outputs` and `dispatcher`).
+REGISTERS = frozenset(f.name for cls in (Service, Dispatcher) for f in dataclasses.fields(cls)
+                      if f.default_factory in (list, dict, Dispatcher))
 #: The status document's keys about the clock at one instant (not those a result shares):
 #: a dict with three of them, built outside the wire, is a status document of its own.
 CLOCK_KEYS = frozenset({"phase", "remaining_s", "clock_face", "period", "clock_running",
@@ -51,7 +58,7 @@ CLOCK_KEYS = frozenset({"phase", "remaining_s", "clock_face", "period", "clock_r
 
 
 def _tree(path: Path) -> ast.AST:
-    return ast.parse(path.read_text(), str(path))
+    return parse_file(path)
 
 
 def adapter_wall_breaches(root: Path) -> set[str]:
@@ -273,3 +280,63 @@ def test_the_walls_table_names_tests_that_exist() -> None:
         path = ROOT.parent / file
         assert path.exists(), file
         assert not test or re.search(rf"^def {test}\(", path.read_text(), re.M), (file, test)
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """The circles of imports between timerd's modules: every import of a file counts,
+    inside a function or under `TYPE_CHECKING` too (a circle broken by an import inside a
+    function is still one loop of dependencies). Each circle's modules, sorted."""
+    modules = {".".join([root.name, *p.relative_to(root).with_suffix("").parts])
+               .removesuffix(".__init__"): p for p in root.rglob("*.py")}
+
+    def module_of(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {name: {m for i in imports(root, path) if (m := module_of(i)) and m != name}
+             for name, path in modules.items()}
+    # Tarjan's strongly connected components: each of more than one module is a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            if component:
+                circles.append(sorted([node, *component]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
+def test_no_import_circle() -> None:
+    """Issue 44 item 6: `core/commands` -> `settings` -> `effects` (SignalKind now in
+    `core/signals.py`), `core/record` <-> `rules/` (the periods' absent keys handed in) and
+    `tools/doctor` <-> `doctor_service` (`Check` and its levels in `tools/checks.py`) were
+    circles, two of them real loops broken by imports inside functions."""
+    assert import_circles(ROOT) == []
+
+
+def test_the_circle_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "timerd" / "tools").mkdir(parents=True)
+    (tmp_path / "timerd" / "tools" / "a.py").write_text(
+        "def f():\n    from timerd.tools import b\n")
+    (tmp_path / "timerd" / "tools" / "b.py").write_text("from timerd.tools.a import f\n")
+    (tmp_path / "timerd" / "tools" / "c.py").write_text("from timerd.tools.a import f\n")
+    assert import_circles(tmp_path / "timerd") == [["timerd.tools.a", "timerd.tools.b"]]
+

@@ -16,11 +16,17 @@ The breaches planted, by wall:
   internal (absolute, relative, inside a function in `cli.py`, as `import x.y.z`);
 - what adapters may import of timerd: a relative import of a room adapters do not share
   (`from ..priority import x`);
-- the core's standard-library check: a package outside the standard library in `core/rules/`;
-- the core's denylist: `import time`, `import asyncio` inside a function in `core/rules/`,
-  `from os import path`, `import logging`, `import socket`, `import threading`, `open(` in
-  `core/rules/`, `__import__("time")`, `print(`;
-- `app.py` alone wires: registering through an alias (`control = self.service;
+- the core's allowlist of standard library modules (issue 44 item 1): a package outside the
+  standard library in `core/rules/`, `import time`, `import asyncio` inside a function in
+  `core/rules/`, `from os import path`, `import logging`, `import socket`, `import threading`,
+  and what a denylist let through: `datetime.now()`, `uuid`, `random`, `subprocess`,
+  `sys.argv`, `pathlib`, `builtins`;
+- the core's calls: `open(` in `core/rules/`, `__import__("time")`, `print(`, `write_text`
+  on a path handed in, `now()` on a clock handed in, `__builtins__["open"]`,
+  `getattr(clock, "monotonic")`;
+- `app.py` alone wires: a sound output registered through an alias and the dispatcher
+  reached through the service (issue 44 item 4: not in the old list of register names),
+  registering through an alias (`control = self.service;
   control.outputs.append(self)`), an adapter constructing another adapter or the service
   (its own composition), a tool filling a register;
 - replies in the wire: `dict(ok=..., error=...)` in an adapter, a reply literal in the service;
@@ -31,7 +37,12 @@ The breaches planted, by wall:
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
 - typed events: a notice a rule module makes from a code and a dict (`Told(...)`);
-- the phase machine's size: `core/match.py` grown past its cap.
+- the phase machine's size: `core/match.py` grown past its cap;
+- supervision (issue 44 item 4): `asyncio.ensure_future` in the hall link, a keypad's
+  `loop.create_task`, a supervised task wrapped in `contextlib.suppress(Exception)`;
+- the phase machine guards no module (issue 44 item 7): `self.records().get("shootout") is
+  None`, a registry's module tested through a name; a rule module's `getattr(self.match,
+  ...)`; a notice's `time: str`.
 """
 
 from __future__ import annotations
@@ -43,10 +54,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_core_imports import impurities, outside_the_stdlib
-from tests.core.test_rule_modules import MATCH_CAP, match_lines
+from tests.core.test_core_imports import impurities, outside_the_allowlist
+from tests.core.test_rule_modules import (
+    MATCH_CAP,
+    match_lines,
+    match_reached_past_its_view,
+    module_guards,
+)
+from tests.service.test_supervised_tasks import unsupervised
 from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
-from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside
+from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
     adapter_wall_breaches,
     own_clock_text,
@@ -74,10 +91,12 @@ def over_the_cap(root: Path) -> list[str]:
 
 WALLS: dict[str, Wall] = {
     "contracts": contracts, "adapter-imports": adapter_wall_breaches,
-    "stdlib": outside_the_stdlib, "denylist": impurities,
+    "allowlist": outside_the_allowlist, "no-io": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
+    "module-guards": module_guards, "match-view": match_reached_past_its_view,
+    "seconds": seconds_as_text, "tasks": unsupervised,
 }
 
 
@@ -134,29 +153,61 @@ BREACHES = [
            "from ..priority import apply\n", "adapter-imports", "timerd.priority"),
     # The core: the standard library only, and no time, I/O or concurrency of its own.
     Breach("rules-import-outside-the-stdlib", "core/rules/penalties.py",
-           "import numpy\n", "stdlib", "core/rules/penalties.py: numpy"),
-    Breach("core-imports-time", "core/clock.py", "import time\n", "denylist", "import time"),
+           "import numpy\n", "allowlist", "core/rules/penalties.py: numpy"),
+    Breach("core-imports-time", "core/clock.py", "import time\n", "allowlist",
+           "core/clock.py: time"),
     Breach("rules-import-asyncio-in-a-function", "core/rules/timeouts.py",
-           "def _planted():\n    import asyncio\n", "denylist", "import asyncio"),
-    Breach("core-imports-from-os", "core/score.py", "from os import path\n", "denylist",
-           "import os.path"),
+           "def _planted():\n    import asyncio\n", "allowlist", ": asyncio"),
+    Breach("core-imports-from-os", "core/score.py", "from os import path\n", "allowlist",
+           ": os.path"),
     Breach("rules-import-logging", "core/rules/intermission.py", "import logging\n",
-           "denylist", "import logging"),
-    Breach("core-imports-socket", "core/status.py", "import socket\n", "denylist",
-           "import socket"),
-    Breach("core-imports-threading", "core/plan.py", "import threading\n", "denylist",
-           "import threading"),
+           "allowlist", ": logging"),
+    Breach("core-imports-socket", "core/status.py", "import socket\n", "allowlist",
+           ": socket"),
+    Breach("core-imports-threading", "core/plan.py", "import threading\n", "allowlist",
+           ": threading"),
+    # Issue 44 item 1: what a denylist let through, refused by the allowlist.
+    Breach("core-reads-the-wall-clock", "core/rules/scheduled.py",
+           "def _planted():\n    from datetime import datetime\n    return datetime.now()\n",
+           "allowlist", ": datetime.datetime"),
+    Breach("core-imports-uuid", "core/record.py", "import uuid\n", "allowlist", ": uuid"),
+    Breach("core-imports-random", "core/faceoff.py", "import random\n", "allowlist",
+           ": random"),
+    Breach("core-imports-subprocess", "core/rules/rulings.py", "import subprocess\n",
+           "allowlist", ": subprocess"),
+    Breach("core-reads-argv", "core/profile.py",
+           "def _planted():\n    import sys\n    return sys.argv\n", "allowlist", ": sys"),
+    Breach("core-imports-pathlib", "core/effects.py", "from pathlib import Path\n",
+           "allowlist", ": pathlib.Path"),
+    Breach("core-imports-builtins", "core/refused.py", "import builtins\n", "allowlist",
+           ": builtins"),
+    # No call that does I/O, reads a clock or runs code, whatever it is called on.
     Breach("rules-open-a-file", "core/rules/stoppage.py",
-           "def _planted(p):\n    return open(p).read()\n", "denylist", "open("),
+           "def _planted(p):\n    return open(p).read()\n", "no-io", "open("),
     Breach("core-imports-past-the-check", "core/offered.py",
-           'def _planted():\n    return __import__("time").monotonic()\n', "denylist",
+           'def _planted():\n    return __import__("time").monotonic()\n', "no-io",
            "__import__("),
-    Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "denylist",
+    Breach("core-prints", "core/display.py", "def _planted(x):\n    print(x)\n", "no-io",
            "print("),
+    Breach("core-writes-a-path-handed-in", "core/rules/shootout.py",
+           "def _planted(path):\n    path.write_text('x')\n", "no-io", ".write_text("),
+    Breach("core-asks-a-clock-handed-in", "core/clock.py",
+           "def _planted(clock):\n    return clock.now()\n", "no-io", ".now("),
+    Breach("core-opens-through-the-builtins", "core/checks.py",
+           "def _planted(p):\n    return __builtins__['open'](p)\n", "no-io", "__builtins__"),
+    Breach("core-fetches-a-method-by-name", "core/plan.py",
+           "def _planted(clock):\n    return getattr(clock, 'monotonic')()\n", "no-io",
+           'getattr(..., "monotonic")'),
     # app.py alone wires.
     Breach("registers-through-an-alias", "adapters/events.py",
            "def _planted(self):\n    control = self.service\n    control.outputs.append(self)\n",
            "wiring", "service.outputs"),
+    Breach("registers-a-sound-output-through-an-alias", "adapters/audio.py",
+           "def _planted(self):\n    control = self.service\n"
+           "    control.sound_outputs.append(self)\n", "wiring", "service.sound_outputs"),
+    Breach("reaches-the-dispatcher", "adapters/events.py",
+           "def _planted(self):\n    self.service.dispatcher.outputs.append(self)\n", "wiring",
+           "service.dispatcher"),
     Breach("adapter-constructs-another", "adapters/web/adapter.py",
            "def _planted(config, control):\n    return Speaker(config, control)\n", "wiring",
            "constructs Speaker"),
@@ -206,6 +257,30 @@ BREACHES = [
     Breach("rules-notice-from-a-dict", "core/rules/passive.py",
            'def _planted(side):\n    return Told("notice.passive_cleared", {"side": side})\n',
            "bare-notices", "core/rules/passive.py"),
+    # Issue 44 item 7: the phase machine guards no module; a module reaches the match only
+    # through its view; a notice's seconds are a float.
+    Breach("match-guards-a-module-by-its-record", "core/match.py",
+           'def _planted(self):\n    return self.records().get("shootout") is None\n',
+           "module-guards", "is None"),
+    Breach("match-guards-a-module-from-the-registry", "core/match.py",
+           'def _planted(self):\n    box = MODULES.get("penalties")\n'
+           "    return box is not None\n", "module-guards", "box is not None"),
+    Breach("rules-getattr-on-the-match", "core/rules/passive.py",
+           'def _planted(self):\n    return getattr(self.match, "penalties")\n',
+           "match-view", "getattr(self.match"),
+    Breach("notice-time-as-text", "core/rules/timeouts.py",
+           'class _Planted(Notice):\n    code = "notice.planted"\n    time: str\n',
+           "seconds", "_Planted.time: str"),
+    # Issue 44 item 4: supervision by construction, read on the syntax tree.
+    Breach("adapter-ensures-a-future", "adapters/hall/link.py",
+           "def _planted(coroutine):\n    return asyncio.ensure_future(coroutine)\n", "tasks",
+           "asyncio.ensure_future(coroutine)"),
+    Breach("adapter-loop-creates-a-task", "adapters/keypad.py",
+           "def _planted(loop, coroutine):\n    return loop.create_task(coroutine)\n", "tasks",
+           "loop.create_task(coroutine)"),
+    Breach("supervised-task-swallows-its-crash", "adapters/serial_display.py",
+           "async def _planted(self):\n    with contextlib.suppress(Exception):\n"
+           "        await self._keep_open(None)\n", "tasks", "contextlib.suppress(Exception)"),
     # The phase machine's size.
     Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
         1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),

@@ -30,14 +30,30 @@ from timerd.adapters.journal.writer import Journal
 from timerd.adapters.results.file import PENDING_DIR, ResultsFile
 from timerd.adapters.results.format import recent_results
 from timerd.adapters.systemd import SystemdNotifier
-from timerd.config import Config, InUse, KeypadConfig, UnsafePath, private_directory
+from timerd.config import (
+    Config,
+    InUse,
+    KeypadConfig,
+    UnsafePath,
+    hall_outbox,
+    private_directory,
+)
 from timerd.core.commands import Reset
 from timerd.core.effects import Applied, Effect, Phase, Told
 from timerd.core.match import Match
 from timerd.core.profile import Profile
 from timerd.disk import DiskWriter
 from timerd.i18n import LOG_TEXT, Messages, resolve
-from timerd.ports import Dispatch
+from timerd.limits import LoopFaults
+from timerd.ports import (
+    Dispatch,
+    HasButtons,
+    HasCommands,
+    HasStatus,
+    Output,
+    SoundOutput,
+    StatusExtra,
+)
 from timerd.service import Service
 from timerd.timebase import scaled_loop
 
@@ -138,19 +154,24 @@ async def build(config: Config, options: RunOptions, factory: object,
                       config.state.resume_within_s, writer)
     service = Service(journal.recover(profile))  # the journalled match, restored, or a new one
     service.durability = journal.synced
+    journal.match_of = lambda: service.match  # the live match, for the journal's snapshots
     stop = asyncio.Event()
     await stack.enter_async_context(writer)  # first in, last out: it drains the rest
     # The adapters' supervised tasks: each adapter stops its own; what is left, after them.
     stack.push_async_callback(service.tasks.aclose)
-    service.status_extras.append(service.tasks.status_extra)
+    door = Registrar(service)  # the one door: no part is handed it
+    door.status(service.tasks.status_extra)
     notifier = await stack.enter_async_context(SystemdNotifier(loop, options.speed))
     board = await _board(stack, config, service, factory)
     keypad = await _keypad(stack, config, service)
     speaker = await _speaker(stack, config, service, board)
     results = _storage(config, journal, writer, board)
     events, serial = await _streams(stack, config, options, service, t0)
-    await stack.enter_async_context(ControlSocket(control, service, config.control))
+    control_socket = await stack.enter_async_context(
+        ControlSocket(control, service, config.control))
     web, hall = await network_adapters(stack, config, options, service, writer=writer, t0=t0)
+    if web is not None:  # `timerctl desk`: the pairing, for the machine's own users only
+        control_socket.requests.update(web.requests)
     if hall is not None:
         results.listeners.append(hall.publish_result)  # every result to the desk, QoS 1
     terminal = None
@@ -164,16 +185,16 @@ async def build(config: Config, options: RunOptions, factory: object,
     switch = ProfileSwitch(service, journal, profile)
     # The tenths of the last 10 s (ten wake-ups a second) only for a display showing them.
     service.tenths = serial is not None or terminal is not None
-    service.sound_outputs = [board.buzzers, board.horn, speaker]
-    service.outputs = [part for part in (
+    door.sound_outputs(board.buzzers, board.horn, speaker)
+    door.outputs(*(part for part in (
         board.leds, journal, results, speaker, events, serial, web, hall, terminal, notifier,
-        switch) if part is not None]
-    for part in (writer, board, keypad, results, speaker, serial, web, hall, journal, switch):
+        switch) if part is not None))
+    for part in (writer, board, keypad, results, speaker, serial, hall, journal, switch):
         if part is not None:
-            attach(service, part)
+            door.attach(part)
     identity = {"version": __version__, "table": config.table.name or None,
                 "language": config.ui.language}
-    service.status_extras.append(lambda: identity)
+    door.status(lambda: identity)
     return Daemon(service, journal, notifier, switch, board, stop)
 
 
@@ -181,6 +202,7 @@ async def serve(config: Config, options: RunOptions, factory: object) -> None:
     """`timerd run`: build the table (`build`), say it is ready, run the match loop until a
     signal or the keyboard stops it."""
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(LoopFaults(log))  # a refused accept: a line per 30 s, no trace
     # First, on the loop thread: the threads the adapters start from here on stay normal.
     priority.apply(config.service)
     async with contextlib.AsyncExitStack() as stack:
@@ -228,14 +250,15 @@ async def _keypad(stack: contextlib.AsyncExitStack, config: Config,
 
 
 def find_keypad(config: KeypadConfig) -> tuple[str | None, str]:
-    """`[keypad] device` as `timerd doctor` checks it: its name and path, or None and why it
-    is not there (not plugged in, no python-evdev, not readable, none of the keys)."""
+    """`[keypad] device` as `timerd doctor` checks it: its name and path (and which of several
+    of its name it is), or None and why it is not there (not plugged in, no python-evdev,
+    not readable, none of the keys)."""
     from timerd.adapters import keypad  # noqa: PLC0415
 
     device, why = keypad.lookup(config.device, config.key_names())
     if device is None:
         return None, why
-    found = f"{device.name!r} at {device.path}"
+    found = f"{device.name!r} at {device.path}" + (f" ({why})" if why else "")
     device.close()
     return found, ""
 
@@ -268,16 +291,44 @@ async def _streams(stack: contextlib.AsyncExitStack, config: Config, options: Ru
     return events, serial
 
 
-def attach(service: Service, part: object) -> None:
-    """Hand the service what an adapter declares beside being an output (ports.py): its
-    buttons and chords (`bindings`, `chords`), its commands (`commands`: `mute`) and its
-    keys in the status (`status_extra`). The one place where adapters are wired in."""
-    service.buttons.update(getattr(part, "bindings", {}))
-    service.chords.extend(getattr(part, "chords", ()))
-    service.extra_commands.update(getattr(part, "commands", {}))
-    extra = getattr(part, "status_extra", None)
-    if extra is not None:
-        service.status_extras.append(extra)
+class Registrar:
+    """The one door through which parts are wired into the service (issue 44 item 4): `build`
+    makes it and keeps it. No adapter can reach it: adapters import no `app` (the import
+    contracts) and see the service only as a `ports.Control`, which has no register. Each
+    door is typed, so mypy checks what `build` hands it against the adapter protocols of
+    ports.py (`Output`, `SoundOutput`, `HasButtons`, `HasCommands`, `HasStatus`)."""
+
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    def sound_outputs(self, *parts: SoundOutput) -> None:
+        """Handed each signal, in this order, before any output has its dispatch."""
+        self._service.sound_outputs.extend(parts)
+
+    def outputs(self, *parts: Output) -> None:
+        """Handed each dispatch, in this order."""
+        self._service.outputs.extend(parts)
+
+    def status(self, extra: StatusExtra) -> None:
+        """Keys of the status document beside the core's."""
+        self._service.status_extras.append(extra)
+
+    def attach(self, part: HasButtons | HasCommands | HasStatus) -> None:
+        """What `part` declares beside being an output, by the protocols it has: its
+        buttons and chords, its commands (`mute`) and its keys in the status."""
+        if isinstance(part, HasButtons):
+            self._service.buttons.update(part.bindings)
+            self._service.chords.extend(part.chords)
+        if isinstance(part, HasCommands):
+            self._service.extra_commands.update(part.commands)
+        if isinstance(part, HasStatus):
+            self.status(part.status_extra)
+
+
+def attach(service: Service, part: HasButtons | HasCommands | HasStatus) -> None:
+    """Wire what `part` declares into `service` (`Registrar.attach`): for a test that builds
+    a part by itself, as `build` does."""
+    Registrar(service).attach(part)
 
 
 async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
@@ -291,12 +342,16 @@ async def network_adapters(stack: contextlib.AsyncExitStack, config: Config,
         path = config.results_path()
         web = await stack.enter_async_context(
             WebServer(config.web, service, rate=options.speed, t0=t0,
-                      results=None if path is None else partial(recent_results, path)))
+                      results=None if path is None else partial(recent_results, path),
+                      state_directory=config.state_directory(), writer=writer))
     if config.hall.enabled:
-        from timerd.adapters.hall.link import HallLink  # noqa: PLC0415 (aiomqtt only if enabled)
+        from timerd.adapters.hall.link import (  # noqa: PLC0415 (aiomqtt only if enabled)
+            HallLink,
+            Outbox,
+        )
 
-        hall = await stack.enter_async_context(
-            HallLink(config.hall, service, rate=options.speed, writer=writer))
+        hall = await stack.enter_async_context(HallLink(
+            config.hall, service, Outbox(hall_outbox(config), writer), rate=options.speed))
     return web, hall
 
 
@@ -317,7 +372,7 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
     never only in RAM): a finished match stays in the journal until its result is on disk,
     a start writes the results an earlier run could not, and the result of a match the
     journal found finished unless the file holds it; a restored match keeps its start and
-    goal wall times."""
+    goal wall times (and a finished one its end's, issue 42)."""
     journal.result_off_disk = results.off_disk
     # The end of a match, one sequence on the disk writer: the ending command (the journal,
     # handed each dispatch before the results), the results line, then the journal closes the
@@ -331,8 +386,9 @@ def keep_results(journal: Journal, results: ResultsFile) -> None:
         if done.final is not None:
             results.write_recovered(done.final, done.started_wall, done.goal_walls,
                                     done.final_wall)
-    if recovery.match is not None:
-        results.resume(recovery.started_wall, recovery.goal_walls)
+    if recovery.match is not None:  # restored: in play, or finished and still correctable
+        results.resume(recovery.started_wall, recovery.goal_walls, recovery.final,
+                       recovery.final_wall)
 
 
 class ProfileSwitch:

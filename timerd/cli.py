@@ -265,6 +265,8 @@ def format_results(records: list[dict[str, Any]]) -> str:
         score = r.get("score") or {}
         teams: dict[str, Any] = r["teams"] if isinstance(r.get("teams"), dict) else {}
         how = str(r.get("how"))
+        if r.get("state") in ("reopened", "abandoned"):  # issue 42: no winner (for now)
+            how = f"{r['state']}, no winner"
         if r.get("side"):
             how += f" ({r['side']})"
         if r.get("overtime_s") is not None:
@@ -426,6 +428,10 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
         lines.append(row("st.last", msg.signal(status["last_signal"])))
     lines.extend(_score_lines(status, msg))
     lines.extend(_ball_hockey_lines(status, msg))
+    # What a rule module shows in rows of its own (`Status.display`): no line here names it.
+    lines.extend(f"{label:<{_width(msg)}} {value}"
+                 for label, value in (msg.row(entry, status)
+                                      for entry in status.get("display") or []))
     if "speaker" in status:
         state = msg.get(f"st.speaker.{status['speaker']}", status["speaker"])
         lines.append(row("st.sound", msg("st.speaker", state=state)
@@ -500,9 +506,14 @@ ROW_KEYS = ("st.profile", "st.phase", "st.clock", "st.next_profile", "st.version
             "st.overtime", "st.result", "st.timeouts", "st.sound")
 
 
+def _width(msg: Messages) -> int:
+    """The labels' column: as wide as the longest label in the language, at least 9."""
+    return max(9, *(len(msg(key)) for key in ROW_KEYS))
+
+
 def _row(msg: Messages) -> Any:
     """A status line: the label in its column, then the value."""
-    width = max(9, *(len(msg(key)) for key in ROW_KEYS))
+    width = _width(msg)
 
     def row(key: str, value: object) -> str:
         return f"{msg(key):<{width}} {value}"
@@ -566,19 +577,50 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
-def _desk(msg: Messages) -> int:
-    """`timerctl desk`: the score desk's link with the token, as a QR code and as text."""
+def _desk(path: Path, args: argparse.Namespace, msg: Messages) -> int:
+    """`timerctl desk`: a one-time pairing link of the running daemon, as a QR code and as
+    text; `--list` the paired devices, `--revoke ID` one unpaired (issue 43); in the
+    terminal's language."""
+    words = ["list"] if args.list else ["revoke", args.revoke] if args.revoke else []
     try:
-        web = config_mod.load().web
-    except SchemaError as exc:  # unreadable (root:timerd 0640) or broken
-        print(f"timerctl: {msg('cli.desk.no_config', problem=exc.problems[0])}",
+        reply = _ask(path, "desk", words, msg)
+    except CannotAsk as exc:
+        print(f"timerctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not reply.get("ok"):
+        unknown = reply.get("code") == "refused.unknown"  # a daemon without a web server
+        print(f"timerctl: {msg('cli.desk.web_off') if unknown else _refusal(reply, msg)}",
               file=sys.stderr)
-        return EXIT_USAGE
-    if problem := desk_link.problem(web, msg):
-        print(f"timerctl: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    desk_link.print_desk(web, sys.stdout, msg)
+        return EXIT_USAGE if unknown else EXIT_REFUSED
+    if args.json:
+        print(json.dumps(reply, indent=2))
+    elif "devices" in reply:
+        print(desk_link.format_devices(reply["devices"], msg=msg))
+    else:
+        desk_link.print_desk(reply, sys.stdout, msg=msg)
     return 0
+
+
+class CannotAsk(Exception):
+    """The daemon cannot be asked: why, and what to do (`down`: nothing answers there)."""
+
+    def __init__(self, why: str, *, down: bool = False) -> None:
+        super().__init__(why)
+        self.down = down
+
+
+def _ask(path: Path, command: str, words: list[str], msg: Messages) -> dict[str, Any]:
+    """The daemon's reply to `command` over the socket `path`, or CannotAsk (why, in `msg`'s
+    language)."""
+    try:
+        config_mod.trusted_socket(path)
+        return request(path, command, words)
+    except config_mod.UnsafePath as exc:
+        raise CannotAsk(msg(exc.key, **exc.params) if exc.key else str(exc)) from None
+    except OSError as exc:
+        raise CannotAsk(_unreachable(path, exc, msg), down=True) from None
+    except ValueError as exc:
+        raise CannotAsk(msg("cli.cannot_reach", path=path, error=exc)) from None
 
 
 def _usage(name: str, args: list[str]) -> str:
@@ -624,6 +666,8 @@ def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None,
     top.add_argument("--socket", type=Path, metavar="PATH", help=msg("cli.help.socket"))
     _instance_arg(top, msg)
     top.add_argument("--json", action="store_true", help=msg("cli.help.json"))
+    top.add_argument("--list", action="store_true", help=msg("cli.help.list"))
+    top.add_argument("--revoke", metavar="ID", help=msg("cli.help.revoke"))
     if commands is not None:
         completion.add_commands(top, commands)
         return top
@@ -648,24 +692,19 @@ def timerctl(argv: list[str] | None = None) -> int:
     if problem := _set_instance(args.instance, msg):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "desk":
-        return _desk(msg)
     path = find_socket(args.socket)
+    if (args.list or args.revoke) and args.command != "desk":
+        top.error(msg("cli.list_with_desk"))
+    if args.command == "desk":
+        return _desk(path, args, msg)
     listing = args.help or args.command == "help"
     try:
-        config_mod.trusted_socket(path)
-        reply = request(path, "commands" if listing else args.command, args.args)
-    except config_mod.UnsafePath as exc:
-        print(f"timerctl: {msg(exc.key, **exc.params) if exc.key else exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        if args.help:  # the help above stands; the daemon's own commands need a daemon
-            print(msg("cli.its_commands", error=_unreachable(path, exc, msg)))
+        reply = _ask(path, "commands" if listing else args.command, args.args, msg)
+    except CannotAsk as exc:
+        if args.help and exc.down:  # the help above stands; its commands need a daemon
+            print(msg("cli.its_commands", error=exc))
             return 0
-        print(f"timerctl: {_unreachable(path, exc, msg)}", file=sys.stderr)
-        return EXIT_USAGE
-    except ValueError as exc:
-        print(f"timerctl: {msg('cli.cannot_reach', path=path, error=exc)}", file=sys.stderr)
+        print(f"timerctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if listing and reply.get("ok"):
         print(json.dumps(reply["commands"], indent=2) if args.json else format_commands(reply))

@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import logging
 import os
+import stat
 import threading
 import time
 from collections import deque
@@ -239,11 +241,12 @@ class LineFile:
         self.behind = False  # a write failed: the file lacks lines until it is written whole
         self._fd: int | None = None
 
-    def append(self, data: bytes, whole: bytes | None = None) -> None:
+    def append(self, data: bytes, whole: Callable[[], bytes] | None = None) -> None:
         """Add `data` at the end. If an earlier write failed, the file lacks what it took:
-        given `whole` (all the file should hold now), it is written whole instead."""
+        given `whole` (what makes all the file should hold now), it is written whole
+        instead."""
         if self.behind and whole is not None:
-            self.replace(whole)
+            self.replace(whole())
             return
         try:
             self._append(data)
@@ -296,13 +299,30 @@ class LineFile:
             self._fd = None
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write `path` whole through a temporary file, fsynced, renamed, the directory fsynced."""
+def hold_lock(path: Path) -> int | None:
+    """Lock `path` (made if missing) for as long as this process keeps the returned
+    descriptor open; None when another process holds it. A directory one daemon writes
+    (its journal's, its hall outbox) is never shared by a second (issue 30 item 3, 41 item 4)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def replace_file(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `path` whole through a temporary file (of `mode`: 0600 for a secret's), fsynced,
+    renamed, the directory fsynced."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     mode)
         try:
+            # A temporary file left by a crash keeps its old mode: never more than `mode`.
+            os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & mode)
             _write_all(fd, data)
             os.fsync(fd)
         finally:

@@ -15,6 +15,10 @@ the match loop or flood the journal (docs/service.md, "Limits and failure modes"
   and all of them together: too many from anywhere lock out every peer not known to hold the
   token.
 - `TokenBucket` lets a burst of input through, then a steady rate (serial display commands).
+- `CommandRate` bounds the commands a client may have applied a second (a `PeerBuckets`).
+- `LoopFaults` is the loop's exception handler: what asyncio reports again and again while
+  its cause lasts (an accept refused for want of file descriptors) goes through a
+  `RateLimitedLog`, one line per 30 s with a count and no traceback.
 - `idle_longest` picks the connection a surface at its connection cap hangs up on to take a
   new one (the control socket, HTTP).
 """
@@ -28,6 +32,7 @@ import resource
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 #: Lines about untrusted input are written at most this often per kind, with a count.
@@ -280,6 +285,55 @@ class PeerBuckets:
         while len(self._buckets) > self.max_peers:
             self._buckets.popitem(last=False)
         return bucket.take(now)
+
+
+class CommandRate:
+    """The commands each client (an address on the web, a user on the control socket) may
+    have applied: `burst` at once, then `per_s` a second (issue 42: one client pushed 42,342
+    pauses and resumes into a match in 169 s), per client (`PeerBuckets`: bounded memory).
+    Asking (`status`, `commands`) is not counted: it changes nothing and is not journalled."""
+
+    ASKS = frozenset({"status", "commands"})
+
+    def __init__(self, per_s: float, burst: int) -> None:
+        self.per_s = per_s
+        self.burst = burst
+        self._buckets = PeerBuckets(per_s, burst)
+
+    def refused(self, client: str, request: Any, now: float) -> str | None:
+        """None when `request` may go to the match; else why not, for the reply."""
+        if isinstance(request, dict) and request.get("command") in self.ASKS:
+            return None
+        if self._buckets.take(client, now):
+            return None
+        return (f"too many commands: at most {self.per_s:g} a second after {self.burst} at "
+                "once from one client; this one was not applied")
+
+
+class LoopFaults:
+    """The loop's exception handler (`loop.set_exception_handler`). A fault asyncio reports
+    each time it meets it while its cause lasts is a repeated fault like any other: at
+    64 file descriptors (`ulimit -n 64`) a flood of connections had asyncio log a traceback
+    per refused accept, 1355 in 10 s (issue 43 item 4); now one line per 30 s, with a count
+    and what to do. Anything else goes to asyncio's own handler, as before."""
+
+    #: asyncio's message for each such fault, and the line it becomes.
+    REPEATED = MappingProxyType({
+        "socket.accept() out of system resource": (
+            "cannot accept connections: %s; they wait until file descriptors are free (the "
+            "process's limit: systemd's LimitNOFILE=, `ulimit -n`)"),
+    })
+
+    def __init__(self, logger: logging.Logger, clock: Clock = time.monotonic) -> None:
+        self._log = RateLimitedLog(logger, clock=clock)
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        line = self.REPEATED.get(context.get("message", ""))
+        if line is None:
+            loop.default_exception_handler(context)
+            return
+        self._log.log(logging.ERROR, context["message"], line,
+                      context.get("exception") or "no detail")
 
 
 def fd_share(wanted: int, fraction: float, what: str) -> int:

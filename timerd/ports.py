@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
-from timerd.core.commands import Command, Reset, Toggle
+from timerd.core.commands import Command, Reset, Toggle, check_arguments
 from timerd.core.effects import Effect, Notice, Signal, Told
 from timerd.core.profile import Profile
 from timerd.core.rules.corrections import Undo
@@ -34,7 +34,7 @@ from timerd.core.rules.scoring import Faceoff, Goal
 from timerd.core.rules.stoppage import StartLineChange
 from timerd.core.score import Side
 from timerd.core.status import Status
-from timerd.wire import status_document
+from timerd.wire import read_only, status_document
 
 #: Keys an adapter adds to the status document (`{"muted": true}`); never a core key.
 StatusExtra = Callable[[], dict[str, Any]]
@@ -46,14 +46,17 @@ class Dispatch:
     the status they leave at loop time `now`, and (`document`) the one status document of
     the dispatch, built when the first output reads it (a dispatch nobody shows costs
     nothing) and the same object for every output after (issue 14, invariant 5). Frozen:
-    an output reads it and never changes it, the document included (it copies to add)."""
+    an output reads it and cannot change it, the document included: its dicts and lists are
+    read-only (`wire.read_only`; a write raises TypeError, issue 44 item 2), so what one output
+    writes never reaches the next; an output copies it to add (`{**document, "wall": ...}`)."""
 
     effects: tuple[Effect, ...]
     #: Makes `status`, once: after the buzzers had the signals (`Dispatcher.hand_out`).
     status_of: Callable[[], Status]
     now: float
-    #: The adapters' keys beside the core's (`Service.status_extras`), read at the build.
-    extras: tuple[StatusExtra, ...] = ()
+    #: The adapters' keys beside the core's (`Service.status_extras`), read at the build
+    #: (`Dispatcher.extras`).
+    extras_of: Callable[[], Iterable[Mapping[str, Any]]] = tuple
 
     @cached_property
     def status(self) -> Status:
@@ -63,9 +66,10 @@ class Dispatch:
         return self.status_of()
 
     @cached_property
-    def document(self) -> dict[str, Any]:
-        """The versioned status document (`timerd.wire.status_document`) of this dispatch."""
-        return status_document(self.status, [extra() for extra in self.extras])
+    def document(self) -> Mapping[str, Any]:
+        """The versioned status document (`timerd.wire.status_document`) of this dispatch,
+        read-only to its depth (one pass over it, at the first output that reads it)."""
+        return read_only(status_document(self.status, self.extras_of()))
 
     @cached_property
     def signals(self) -> tuple[Signal, ...]:
@@ -74,6 +78,7 @@ class Dispatch:
         return tuple(e for e in self.effects if isinstance(e, Signal))
 
 
+@runtime_checkable
 class Output(Protocol):
     """Shows what happens: handed each dispatch once, after every sound output has had its
     signals. It returns at once (a writer buffers, a stream queues) and reads the status
@@ -82,6 +87,7 @@ class Output(Protocol):
     def notify(self, dispatch: Dispatch) -> None: ...
 
 
+@runtime_checkable
 class SoundOutput(Protocol):
     """Sounds signals (the buzzers, the horn, the speaker): handed each signal of a dispatch
     before any output is handed anything of it, so its first edge waits for no display, no
@@ -89,6 +95,32 @@ class SoundOutput(Protocol):
     `Control.call_exactly_at`s) and returns."""
 
     def signal(self, signal: Signal, dispatch: Dispatch) -> None: ...
+
+
+@runtime_checkable
+class HasButtons(Protocol):
+    """An adapter with buttons: each by name with what its gestures do, and the chords
+    (two buttons held together) among them (`button_bindings`)."""
+
+    @property
+    def bindings(self) -> Mapping[str, ButtonBinding]: ...
+    @property
+    def chords(self) -> Sequence[Chord]: ...
+
+
+@runtime_checkable
+class HasCommands(Protocol):
+    """An adapter with commands of its own beside the match's (`mute`), by name."""
+
+    @property
+    def commands(self) -> Mapping[str, ExtraCommand]: ...
+
+
+@runtime_checkable
+class HasStatus(Protocol):
+    """An adapter with keys of its own in the status document (`{"muted": true}`)."""
+
+    def status_extra(self) -> dict[str, Any]: ...
 
 
 class Buzzer(Protocol):
@@ -99,9 +131,28 @@ class Buzzer(Protocol):
     def silence(self) -> None: ...
 
 
-#: A command an adapter adds beside the match's own (`mute on`): takes the arguments, returns
-#: nothing or raises CommandRefused with the reason.
-ExtraCommand = Callable[..., None]
+@dataclass(frozen=True)
+class ExtraCommand:
+    """A command an adapter adds beside the match's (`mute`): what runs it with the words
+    given, and its arguments' names as a score desk shows them (`x`, optional `x?`, a last
+    `x...` for any number more). The service refuses words that do not fit them
+    (`refused.arguments`, a code and its values) before it runs the command, so a command is
+    never run to fail with a TypeError caught and told as a sentence (issue 44 item 6)."""
+
+    run: Callable[..., None]
+    args: tuple[str, ...] = ()
+
+    def check(self, words: tuple[str, ...]) -> None:
+        """CommandRefused `arguments` unless `words` fit `args`."""
+        fixed = self.args[:-1] if self.args and self.args[-1].endswith("...") else self.args
+        check_arguments(fixed, words if fixed is self.args else words[:len(fixed)])
+
+
+#: A request only the control socket serves (its users are the machine's own: the timerd
+#: group), never HTTP or MQTT: `desk`, the score desk's pairing (issue 43). Takes the
+#: request's arguments and returns its reply (built in `timerd.wire`).
+LocalRequest = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
+
 
 @dataclass
 class ButtonBinding:
@@ -197,12 +248,15 @@ class Control(Protocol):
 
     def now(self) -> float: ...
 
-    def status(self) -> Status: ...
+    def status(self) -> Status:
+        """The match's status now; RuntimeError while a dispatch is handed out (an output
+        reads `Dispatch.status`)."""
+        ...
 
     def status_dict(self) -> dict[str, Any]:
         """The versioned status document (`timerd.wire.status_document`) as it is now: for a
         request (a tool's `status`, `GET /api/state`, a heartbeat), never for an output
-        during a dispatch (it has `Dispatch.document`)."""
+        during a dispatch (it has `Dispatch.document`: RuntimeError then)."""
         ...
 
     def parse(self, name: str, *words: str) -> Command:

@@ -6,10 +6,11 @@ earliest deadline (the next signal, the next shown second, a button's bounce win
 press), asks the core what is due, and hands it out as one `Dispatch` (ports.py). Nothing is
 counted per tick: a late wake-up fires what is due exactly once and logs how late it was.
 
-Three parts (issue 32 item 5): the timer (this module's loop: `_arm`, `_woken`, and the
-outputs' exact calls, `timerd.timer`), the dispatch (`timerd.dispatch.Dispatcher`: every
-signal to the sound outputs first, then the whole dispatch to every output), and the
-request/reply surface (`execute`, `command`, `acknowledge`: what `ports.Control` offers).
+Three parts (issue 32 item 5, issue 44 item 6): the timer (`timerd.timer.Timer`: the loop's
+one timer, the deadlines, the step at each, and the outputs' exact calls), the dispatch
+(`timerd.dispatch.Dispatcher`: every signal to the sound outputs first, then the whole
+dispatch to every output), and this module, the request/reply surface (`execute`, `command`,
+`acknowledge`: what `ports.Control` offers) and the match the timer drives.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,11 +25,11 @@ from typing import Any
 
 from timerd.core.buttons import Chord, Gesture
 from timerd.core.commands import Command
-from timerd.core.effects import Applied, Effect, Phase, Signal, Tick, refusal
+from timerd.core.effects import Applied, Effect, Phase, Tick, refusal
 from timerd.core.match import Match
 from timerd.core.offered import offered_commands
 from timerd.core.profile import Profile
-from timerd.core.refused import CommandRefused
+from timerd.core.refused import CommandRefused, named
 from timerd.core.status import Status, check, next_shown_change
 from timerd.dispatch import Dispatcher
 from timerd.i18n import LOG_TEXT
@@ -43,11 +43,9 @@ from timerd.ports import (
     StatusExtra,
 )
 from timerd.tasks import Supervised, Supervisor
-from timerd.timer import FINE_WAIT_S, ExactCalls, slack_margin
+from timerd.timer import Timer
 from timerd.wire import (
-    arg_names,
     commands_reply,
-    error_reply,
     events,
     new_match_id,
     ok_reply,
@@ -81,20 +79,8 @@ class Service:
     #: The adapters' long-lived tasks (`spawn`): a crash is logged and the task restarted.
     tasks: Supervisor = field(default_factory=Supervisor)
     _loop: asyncio.AbstractEventLoop | None = None
-    #: Set while `run` runs; fails with what a step raised.
-    _running: asyncio.Future[None] | None = None
-    _real_clock: bool = True  # the loop reads the monotonic clock (not virtual or scaled)
-    #: The loop's one timer (`_arm`), the deadline it is for, and the buttons' and chords'.
-    _timer: asyncio.TimerHandle | None = None
-    _deadline: float | None = None
-    _inputs_due: float | None = None
-    _stepping: bool = False  # in `_step`: `_arm` follows, so `_wake` need not
-    _rearm_due: bool = False  # `_wake` has asked for `_rearm`
-    #: `call_exactly_at`'s callbacks.
-    _exact: ExactCalls = field(default_factory=ExactCalls)
-    #: When the shown clock next changes, and whether only its tenths (`Tick.tenth`).
-    _next_tick: tuple[float, bool] | None = None
-    _told_until: float = float("-inf")  # the latest instant the match has been handed
+    #: The loop's timer: what is due, when (`timerd.timer`).
+    timer: Timer = field(init=False, repr=False)
     #: The line per command (from a socket, the web, MQTT, the serial display), at most one
     #: per kind per 30 s with a count (issue 13): a flood of commands must not push the line
     #: that holds an unwritten result out of journald's rate limit. The match journal keeps
@@ -103,6 +89,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self._log = RateLimitedLog(log, clock=self.now)
+        self.timer = Timer(self)
 
     # The dispatcher's registers, which `timerd.app` fills (ports.py).
 
@@ -143,6 +130,12 @@ class Service:
         return self.loop.time()
 
     def status(self) -> Status:
+        """The match's status now. Refused while a dispatch is handed out (RuntimeError): an
+        output reads the dispatch's (`Dispatch.status`, `Dispatch.document`), made once for
+        every output; one made again would cost the hand-out a snapshot (issue 44 item 2)."""
+        if self.dispatcher.handing_out:
+            raise RuntimeError("the status was asked for during a hand-out: an output reads "
+                               "its dispatch's (Dispatch.status, Dispatch.document)")
         return self.match.status(self.now())
 
     @property
@@ -152,7 +145,7 @@ class Service:
     def status_dict(self) -> dict[str, Any]:
         """The state every tool sees now (`timerctl status --json`, `GET /api/state`, a
         reply, MQTT's heartbeat). An output handed a dispatch reads `Dispatch.document`."""
-        return status_document(self.status(), [extra() for extra in self.status_extras])
+        return status_document(self.status(), self.dispatcher.extras())
 
     def replace_match(self, profile: Profile) -> Match:
         """Play the next match under `profile` (a restored match, played under the profile it
@@ -174,11 +167,11 @@ class Service:
         have = offered_commands(self.match.profile)
         table = {cls.name: cls.usage(self.match.profile) for cls in self.match.commands()
                  if cls.name in have}
-        return table | {name: arg_names(fn) for name, fn in self.extra_commands.items()}
+        return table | {name: extra.args for name, extra in self.extra_commands.items()}
 
     def announce(self, *effects: Effect) -> None:
         """Hand effects that did not come from the match (a recovery) to every output now."""
-        self._dispatch(list(effects), self.now())
+        self.hand_out(list(effects), self.now())
 
     # -- inputs (loop thread) --------------------------------------------------------------
 
@@ -199,7 +192,8 @@ class Service:
     def _execute(self, command: Command, at: float | None) -> tuple[Status, list[Effect]]:
         """`execute`, and what the command did (its effects): a tool's reply says it."""
         now = self.now()
-        when = now if at is None else min(now, max(at, self._told_until))
+        timer = self.timer
+        when = now if at is None else min(now, max(at, timer.told_until))
         try:
             effects = self.match.handle(command, when)
             self._mint()
@@ -210,17 +204,17 @@ class Service:
             told = refusal(exc)
             self._log.info("refused", "%s", LOG_TEXT.notice(told.code, told.params))
             # What fell due before the refusal (the match holds it): sounded now, not lost.
-            self._told_until = max(self._told_until, when)
-            self._dispatch([*self.match.poll(when), told], now)
-            self._wake()
+            timer.told_until = max(timer.told_until, when)
+            self.hand_out([*self.match.poll(when), told], now)
+            timer.wake()
             raise
         except Exception as exc:
             raise self._failed(command, exc) from exc
-        self._told_until = when
+        timer.told_until = when
         self._log.info(f"command {command.name}", "command %s", command)
         effects.append(Applied(command, at=when))
-        self._dispatch(effects, now, lambda: status)
-        self._wake()
+        self.hand_out(effects, now, status_of=lambda: status)
+        timer.wake()
         return status, effects
 
     def _failed(self, command: Command, exc: Exception) -> CommandRefused:
@@ -231,8 +225,7 @@ class Service:
         sent it is told (`refused.failed`) instead of getting no reply (issue 34)."""
         log.error("command %s failed inside timerd; not applied, not journalled; the daemon "
                   "stops and restarts from its journal", str(command)[:200], exc_info=exc)
-        if self._running is not None and not self._running.done():
-            self._running.set_exception(exc)
+        self.timer.fail(exc)
         failed = CommandRefused("failed")
         failed.command = command.name
         return failed
@@ -240,25 +233,23 @@ class Service:
     def command(self, request: Any) -> dict[str, Any]:
         """A command from a tool, `{"command": name, "args": [...]}`, answered as a reply dict.
 
-        Shared by every control surface (socket, web, MQTT): anything malformed gets an error
-        reply and never reaches the match.
+        Shared by every control surface (socket, web, MQTT): anything malformed gets a
+        refusal with its code (`refused.not_a_command`, `refused.args_not_strings`, an adapter
+        command's `refused.arguments`) and never reaches the match.
         """
         if not isinstance(request, Mapping) or not isinstance(request.get("command"), str):
-            return error_reply('expected {"command": NAME, "args": [...]}')
+            return refused_reply(refusal(CommandRefused("not_a_command")))
+        name = request["command"]
         args = request.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            return error_reply("args must be a list of strings")
-        name = request["command"]
+            return refused_reply(refusal(named(name, CommandRefused("args_not_strings"))))
         if name == "commands":  # what `timerctl help` lists: asks, changes nothing
             return commands_reply(self.status_dict(), {"status": (), **self.offered()})
         try:
-            if name in self.extra_commands:
-                try:
-                    self.extra_commands[name](*args)
-                except TypeError:
-                    self._log.log(logging.ERROR, "wrong arguments", "command %s %s", name,
-                                  args, exc_info=True)
-                    return error_reply(f"{name}: wrong number of arguments")
+            extra = self.extra_commands.get(name)
+            if extra is not None:
+                extra.check(tuple(args))
+                extra.run(*args)
             elif name != "status":
                 status, effects = self._execute(self.parse(name, *args), None)
                 return ok_reply(self.status_dict(), events(effects, status))
@@ -289,8 +280,8 @@ class Service:
         binding = self.buttons.get(name)
         if binding is None:
             return
-        self._buttons_act({name: binding.logic.edge(pressed, at)}, at)
-        self._wake()
+        self.act_on_buttons({name: binding.logic.edge(pressed, at)}, at)
+        self.timer.wake()
 
     def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:
         """For gpiozero callbacks: the edge's time (`at`, the kernel's stamp mapped onto the
@@ -306,7 +297,7 @@ class Service:
                       (loop.time() - at) * 1000)
         loop.call_soon_threadsafe(self.button_edge, name, pressed, at)
 
-    def _buttons_act(self, gestures: Mapping[str, Iterable[Gesture]], at: float) -> None:
+    def act_on_buttons(self, gestures: Mapping[str, Iterable[Gesture]], at: float) -> None:
         """Act on buttons' gestures at `at`, after their chords: a chord's gesture is its own."""
         levels = {name: b.logic.pressed for name, b in self.buttons.items()}
         for chord in self.chords:
@@ -327,7 +318,7 @@ class Service:
                 with contextlib.suppress(CommandRefused):  # logged and shown as a notice
                     self.execute(command, at=at)
             elif gesture is Gesture.SHORT and binding.hint is not None:
-                self._dispatch([binding.hint], self.now())
+                self.hand_out([binding.hint], self.now())
 
     def spawn(self, name: str, factory: Callable[[], Coroutine[Any, Any, None]]) -> Supervised:
         """An adapter's long-lived task, in the supervised group (`timerd.tasks`)."""
@@ -335,140 +326,24 @@ class Service:
 
     def call_exactly_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
         """Run `callback` at loop time `when` as a signal is sounded: woken early from epoll
-        and slept to the instant (`_arm`), where `loop.call_at` can fire up to a millisecond
-        late (epoll rounds its timeout up). For a buzzer pulse's edges: a 50 ms chirp must
-        last 50 ms (issue 16). The service's timer is set again to take it in.
-
-        While the service does not run (`timerd sound-test` plays the buzzer without a
-        match), the loop's own timer runs it: late by up to a millisecond, never lost."""
-        if self._running is None:
-            return self.loop.call_at(when, callback)
-        call = self._exact.add(when, callback)
-        self._wake()
-        return call
+        and slept to the instant (`Timer.arm`), where `loop.call_at` can fire up to a
+        millisecond late (epoll rounds its timeout up). For a buzzer pulse's edges: a 50 ms
+        chirp must last 50 ms (issue 16)."""
+        return self.timer.call_exactly_at(when, callback)
 
     # -- the loop --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Run until cancelled. The match is driven by one loop timer at a time (`_arm`):
-        each wake-up is one callback, not a task woken through a future, which would cost
-        the loop a second turn each time (issue 16, CPU per match minute)."""
-        loop = self.loop
-        self._real_clock = type(loop).time is asyncio.BaseEventLoop.time
-        self._dispatch([Tick()], self.now())
-        self._running = loop.create_future()
-        self._arm()
-        try:
-            await self._running  # fails with what a step raised: a defect stops the daemon
-        finally:
-            self._running = None
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-
-    def _step(self, now: float) -> None:
-        """Act on what is due at `now`: outputs' exact calls, the buttons and chords, the
-        match's signals and phase changes, and the shown clock's tick."""
-        self._exact.run_due(now)
-        # The buttons and chords only when one of theirs is due: an edge that came during
-        # the sleep acted at once (`button_edge`), and its deadlines are later than now.
-        if self._inputs_due is not None and now >= self._inputs_due:
-            self._buttons_act({n: b.logic.poll(now) for n, b in self.buttons.items()}, now)
-        effects: list[Effect] = list(self.match.poll(now, to_signal=True))
-        sounded = 0
-        if any(isinstance(effect, Signal) for effect in effects) \
-                and (due := self.match.next_deadline()) is not None and due <= now:
-            # A signal and what it brings at the same instant (a final and the match's end,
-            # its result and the state kept for a correction: 0.5 ms in `bench/run`): the
-            # sound outputs have the signal first (issue 33), the outputs one dispatch of all.
-            ahead = self.dispatcher.dispatch(effects, partial(self.match.status, now), now)
-            self.dispatcher.sound(ahead, ahead.signals)
-            sounded = len(ahead.signals)
-            effects += self.match.poll(now)
-        self._told_until = now
-        if self._next_tick is not None and now >= self._next_tick[0]:
-            effects.append(Tick(tenth=self._next_tick[1]))
-        self._dispatch(effects, now, sounded=sounded)
-
-    def _deadlines(self) -> tuple[float | None, float | None, float | None]:
-        """The next deadline of all; the next one that must be met exactly: a signal, a
-        button's bounce window or long press, a chord, an output's exact call (not the shown
-        clock's next change); and the next of the buttons' and chords' alone."""
-        inputs = [b.logic.next_deadline() for b in self.buttons.values()]
-        inputs += [chord.next_deadline() for chord in self.chords]
-        first_input = min((c for c in inputs if c is not None), default=None)
-        exact = min((d for d in (self.match.next_deadline(), first_input,
-                                 self._exact.next_due()) if d is not None), default=None)
-        tick = None if self._next_tick is None else self._next_tick[0]
-        if tick is None or (exact is not None and exact <= tick):
-            return exact, exact, first_input
-        return tick, exact, first_input
-
-    def _arm(self) -> None:
-        """Set the loop's one timer for the next deadline: in epoll until just before it,
-        then exactly (`_woken`).
-
-        The early wake-up (`slack_margin`) absorbs epoll's lateness; the rest, at most
-        FINE_WAIT_S, is one `time.sleep` that blocks the loop and returns on the deadline. Both
-        only on a loop that reads the monotonic clock: virtual and scaled loops (tests,
-        `--speed`) keep their own time, and a real sleep would not move it.
-
-        A deadline that is only the shown clock's next change, with the next `exact` one
-        further than epoll's lateness after it, is slept in epoll to the instant: a display a
-        millisecond late is not seen, and the fine wait's second wake-up is saved: one a
-        second, ten a second in the last 10 s (issue 16: CPU per match minute).
-        """
-        self._rearm_due = False
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        deadline, exact, self._inputs_due = self._deadlines()
-        self._deadline = deadline
-        if deadline is None:
-            return  # nothing is due: an input sets the timer again (`_wake`)
-        early = slack_margin(deadline - self.now()) if self._real_clock else 0.0
-        if exact is None or exact - deadline > early:  # only the display: no hurry
-            early = 0.0
-        self._timer = self.loop.call_at(deadline - early, self._woken)
-
-    def _woken(self) -> None:
-        """The timer fired: wait out the last stretch before the deadline, act, set it again."""
-        self._timer = None
-        try:
-            deadline, now = self._deadline, self.now()
-            if deadline is not None and now < deadline:
-                if not self._real_clock or deadline - now > FINE_WAIT_S:
-                    self._arm()  # woken too early: sleep again
-                    return
-                time.sleep(deadline - now)  # deliberate, at most FINE_WAIT_S
-            self._stepping = True
-            try:
-                self._step(self.now())
-            finally:
-                self._stepping = False
-            self._arm()
-        except Exception as exc:
-            if self._running is not None and not self._running.done():
-                self._running.set_exception(exc)
-
-    def _wake(self) -> None:
-        """An input (a command, an edge, an exact call) may have moved the next deadline: set
-        the timer again once, after what is under way (a signal adds several exact calls)."""
-        if self._running is None or self._stepping or self._rearm_due:
-            return
-        self._rearm_due = True
-        self.loop.call_soon(self._rearm)
-
-    def _rearm(self) -> None:
-        if self._rearm_due and self._running is not None:
-            self._arm()
+        """Run until cancelled: the first tick's dispatch, then the timer (`timerd.timer`)."""
+        self.hand_out([Tick()], self.now())
+        await self.timer.run()  # fails with what a step raised: a defect stops the daemon
 
     def _mint(self) -> None:
         if self.match.match_id is None and self.match.phase is not Phase.IDLE:
             self.match.match_id = self.mint_id()  # set up: before any output sees it
 
-    def _dispatch(self, effects: list[Effect], now: float,
-                  status_of: Callable[[], Status] | None = None, sounded: int = 0) -> None:
+    def hand_out(self, effects: list[Effect], now: float, sounded: int = 0,
+                 status_of: Callable[[], Status] | None = None) -> None:
         """Hand `effects` to every output with the match's status at `now` (`status_of`: that
         status, already made and checked by `execute`; `sounded`: how many of the signals
         the sound outputs had already)."""
@@ -477,4 +352,4 @@ class Service:
             return
         made = partial(self.match.status, now) if status_of is None else status_of
         dispatch = self.dispatcher.hand_out(effects, made, now, sounded)
-        self._next_tick = next_shown_change(dispatch.status, now, self.tenths)
+        self.timer.next_tick = next_shown_change(dispatch.status, now, self.tenths)

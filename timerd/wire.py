@@ -6,9 +6,9 @@
   a key the core has is the core's, even where the core leaves it null (issue 32).
 - Event records (the event stream, the WebSocket, MQTT's events topic): one per effect.
 - The reply to a request (the control socket, `POST /api/command`): the status after a
-  command, a refusal (English text beside its code and values), or why a request is not one.
+  command, a refusal (English text beside its code and values), or why a request is not one;
+  the score desk's pairing (`timerctl desk`, `POST /api/pair`).
 - The web page's documents: the commands a score desk offers, the message catalogues.
-- How an adapter command's arguments read on a score desk.
 - The match id (`new_match_id`): one per match, in the results line (`match_id`), the
   journal's header, hall mode's result message and the status document.
 
@@ -22,13 +22,13 @@ raises its version; a key added beside the others does not.
 
 from __future__ import annotations
 
-import inspect
+import copy
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from timerd.core.effects import (
     Effect,
@@ -36,6 +36,7 @@ from timerd.core.effects import (
     Notice,
     PhaseChanged,
     Reopened,
+    ResultAbandoned,
     ResultCorrected,
     Signal,
 )
@@ -80,6 +81,55 @@ def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict
     return out
 
 
+class ReadOnlyDict(dict[str, Any]):
+    """A dict no reader can change: a dispatch's one status document, handed to every output
+    (`ports.Dispatch.document`), so that what one output writes cannot change what a later
+    one sends (issue 44 item 2). It encodes as JSON and compares as the dict it is; a copy
+    (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the reader's own."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    setdefault = update = pop = popitem = clear = _refuse
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+
+
+class ReadOnlyList(list[Any]):
+    """A list no reader can change: a list inside a read-only status document (its goals,
+    its penalties), as `ReadOnlyDict`."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+
+def read_only(document: dict[str, Any]) -> ReadOnlyDict:
+    """`document` (JSON-able) with every dict and list in it read-only: one pass over it."""
+    return ReadOnlyDict({key: _read_only(value) for key, value in document.items()})
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, dict):
+        return read_only(value)
+    if isinstance(value, list):
+        return ReadOnlyList([_read_only(item) for item in value])
+    return value
+
+
 def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:
     """The JSON-able record of one effect, without its time; None for effects not streamed.
     The event stream, the WebSocket and MQTT's events topic all send these."""
@@ -109,7 +159,11 @@ def _event_fields(effect: Effect, status: Status) -> dict[str, Any] | None:
         return {"type": "faceoff_guard", "active": effect.active}
     if isinstance(effect, Reopened):  # issue 28: the entry that ended the match taken back
         return {"type": "reopened", "revision": effect.revision, "goal": effect.number,
-                "state": status.phase.value, "score": status.score}
+                "state": status.phase.value, "score": status.score,
+                "in_play": effect.in_play}  # issue 42: no winner until it ends again
+    if isinstance(effect, ResultAbandoned):  # issue 42: RESET of a reopened match
+        return {"type": "result_abandoned", "revision": effect.revision,
+                "match_id": effect.match_id, "score": dict(effect.score), "winner": None}
     if isinstance(effect, ResultCorrected):  # a superseding result: the latest revision
         result = status.result or {}
         return {"type": "result_corrected", "revision": effect.revision,
@@ -139,7 +193,7 @@ def ok_reply(status: Mapping[str, Any],
 def commands_reply(status: Mapping[str, Any],
                    offered: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The reply to `commands` (`timerctl help`): `ok_reply` and every command the running
-    profile and the adapters offer, each with its arguments' names (`arg_names`' shape)."""
+    profile and the adapters offer, each with its arguments' names (`x`, `x?`, `x...`)."""
     return ok_reply(status) | {"commands": [{"command": name, "args": list(usage)}
                                             for name, usage in offered.items()]}
 
@@ -155,6 +209,28 @@ def refused_reply(told: Notice) -> dict[str, Any]:
     `code` and `params` for a page or tool that says it in its reader's language."""
     return error_reply(LOG_TEXT.notice(told.code, told.params)) | {
         "code": told.code, "params": dict(told.params)}
+
+
+def pairing_code_reply(code: str, expires_s: float, host: str, port: int) -> dict[str, Any]:
+    """The reply to `desk` on the control socket (`timerctl desk`): a one-time pairing code,
+    the seconds it stays good, and where the control page listens (`host` as bound: a
+    wildcard, 0.0.0.0 or ::, is every address of the machine) (issue 43)."""
+    return {"format": REPLY_FORMAT, "ok": True, "code": code, "expires_s": expires_s,
+            "host": host, "port": port}
+
+
+def devices_reply(devices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The reply to `desk list` and `desk revoke ID` (`timerctl desk --list`, `--revoke`):
+    the paired devices after it, each `id`, `paired` and `last_used` (wall times, the last
+    since the daemon started, else null), `address` and `label` (the browser it said it
+    was)."""
+    return {"format": REPLY_FORMAT, "ok": True, "devices": [dict(d) for d in devices]}
+
+
+def paired_reply(device: str, credential: str) -> dict[str, Any]:
+    """The reply to `POST /api/pair`: the new device's id and its credential, which the page
+    keeps and sends as `Authorization: Bearer ...` (issue 43)."""
+    return {"format": REPLY_FORMAT, "ok": True, "device": device, "credential": credential}
 
 
 def commands_document(commands: list[dict[str, Any]], control: bool) -> dict[str, Any]:
@@ -176,14 +252,3 @@ def new_match_id(wall: float | None = None) -> str:
     results file has always used this shape (`match_id`): users' tools rely on it."""
     stamp = datetime.fromtimestamp(time.time() if wall is None else wall, UTC)
     return f"{stamp.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
-
-
-def arg_names(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """An adapter command's arguments as a desk shows them: `x`, optional `x?`, `x...`."""
-    names = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is param.VAR_POSITIONAL:
-            names.append(f"{param.name}...")
-        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            names.append(param.name + ("?" if param.default is not param.empty else ""))
-    return tuple(names)

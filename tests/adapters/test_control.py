@@ -160,3 +160,27 @@ def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
             return line
 
     assert json.loads(run_virtual(main)) == error_reply("too many connections")
+
+
+def test_one_users_commands_are_bounded_a_second_and_asking_is_not_counted(
+        tmp_path: Path) -> None:
+    """Issue 42 item 4: a client pushed 42,342 commands into a match in 169 s (fails on the
+    old code: every one was applied). Past the burst a command is refused, not applied, and
+    says why; the status is still answered; a second later one more goes through. The rate
+    is the user's, not the connection's: a new connection does not start it afresh."""
+    config = ControlConfig(commands_per_s=1.0, command_burst=3)
+    teams = b'{"command": "teams", "args": ["A", "B"]}\n'
+
+    async def main() -> list[list[dict[str, Any]]]:
+        async with ControlSocket(tmp_path / "c.sock", service(), config) as control:
+            burst = await exchange(control.path, teams * 5 + b"status\n", 6)
+            again = await exchange(control.path, teams, 1)
+            await asyncio.sleep(1.0)
+            return [burst, again, await exchange(control.path, teams * 2, 2)]
+
+    burst, again, later = run_virtual(main)
+    assert [r["ok"] for r in burst] == [True, True, True, False, False, True]
+    assert burst[3]["error"] == ("too many commands: at most 1 a second after 3 at once from "
+                                 "one client; this one was not applied")
+    assert again[0]["ok"] is False
+    assert [r["ok"] for r in later] == [True, False]

@@ -152,7 +152,9 @@ def test_the_daemon_answers_while_nobody_reads_its_event_stream(tmp_path: Path) 
     stopped answering (a signal due then would have waited as long)."""
     read_end, write_end = small_pipe()
     control = tmp_path / "control.sock"
-    (tmp_path / "timerd.toml").write_text('[web]\nhost = "127.0.0.1"\nport = 0\n')
+    # 201 commands at once: more than one user's burst (test_control.py checks the bound).
+    (tmp_path / "timerd.toml").write_text('[web]\nhost = "127.0.0.1"\nport = 0\n'
+                                          "[control]\ncommand_burst = 1000\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")}
     env.update(STATE_DIRECTORY=str(tmp_path / "state"), RUNTIME_DIRECTORY=str(tmp_path / "run"))

@@ -476,6 +476,7 @@ def test_without_aiomqtt_hall_mode_fails_with_a_clear_error(
         import_aiomqtt()
     code = cli.main(["run", "--simulate", "--control", str(tmp_path / "s.sock"),
                      "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"',
+                     "-o", "hall.allow_anonymous=true",
                      "-o", 'web.host="127.0.0.1"', "-o", "web.port=0"])  # never a live 8080
     assert code == cli.EXIT_USAGE
     assert "hall mode needs the aiomqtt package" in capsys.readouterr().err
@@ -494,7 +495,7 @@ def test_the_hall_section_is_checked_with_key_paths() -> None:
     ]
     loaded = config.load(Path("/dev/null"), ['hall.table="07"', 'hall.outbox="/srv/ob"'])
     assert loaded.hall.table_id() == "07"
-    assert config.hall_outbox(loaded.hall) == Path("/srv/ob")
+    assert config.hall_outbox(loaded) == Path("/srv/ob")
 
 
 # -- TLS -------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ as another table or as the desk, are refused by the broker.
 
 from __future__ import annotations
 
-import getpass
 import socket
 import subprocess
 import sys
@@ -19,17 +18,20 @@ from paho.mqtt.client import CallbackAPIVersion
 from paho.mqtt.client import Client as PahoClient
 
 from tests.conftest import require
-from tests.hall_rig import ROOT, Observer, Table, free_port, mosquitto_path, wait_until
-from timerd.tools.hall_secure import BROKER_DIR
+from tests.hall_rig import (
+    ROOT,
+    Observer,
+    Table,
+    free_port,
+    locked_broker,
+    login,
+    mosquitto_path,
+    secure_hall,
+    wait_until,
+)
 
 #: Real processes, a broker and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
-
-
-def login(out: Path, name: str) -> tuple[str, str]:
-    path = out / ("desk.toml" if name == "desk" else f"tables/{name}.toml")
-    hall = tomllib.loads(path.read_text())["hall"]
-    return hall["username"], hall["password"]
 
 
 def connect_code(port: int, user: tuple[str, str] | None) -> int:
@@ -58,24 +60,11 @@ def listening(port: int) -> bool:
 
 def test_a_hall_locked_down_by_hall_secure_works_and_refuses_forgers(tmp_path: Path) -> None:
     require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
-    out = tmp_path / "secure"
-    made = subprocess.run([sys.executable, "-m", "timerd", "hall", "secure", "--tables",
-                           "t1,t2", "--out", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    port = free_port()
+    out = secure_hall(tmp_path, port, "t1", "t2")
     assert "allow_anonymous false" in (out / "mosquitto.conf").read_text()
     assert (out / "tables" / "t1.toml").stat().st_mode & 0o077 == 0  # its password
-    port = free_port()
-    # The snippet as the organiser installs it, with this test's port and paths (the broker,
-    # started by this test's user, keeps it: the files are that user's, mode 600).
-    conf = (out / "mosquitto.conf").read_text().replace(
-        "listener 1883", f"listener {port} 127.0.0.1\npersistence false").replace(
-        str(BROKER_DIR), str(out)) + f"user {getpass.getuser()}\n"
-    (tmp_path / "broker.conf").write_text(conf)
-    log = open(tmp_path / "mosquitto.log", "wb")  # noqa: SIM115 (the process keeps it)
-    broker = subprocess.Popen([str(mosquitto_path()), "-c", str(tmp_path / "broker.conf")],
-                              stdout=log, stderr=log)
-    log.close()
+    broker = locked_broker(tmp_path, out, port)
     table = Table(tmp_path, "t1", port, "ithf", options=(
         "-o", f'hall.username="{login(out, "t1")[0]}"',
         "-o", f'hall.password="{login(out, "t1")[1]}"'))
@@ -127,5 +116,135 @@ def test_a_hall_locked_down_by_hall_secure_works_and_refuses_forgers(tmp_path: P
         if desk is not None:
             desk.close()
         table.stop()
-        broker.terminate()
-        broker.wait(10)
+        broker.stop()
+
+
+def test_the_snippet_stops_a_client_id_takeover_and_an_oversized_message_and_the_login_is_a_drop_in(
+        tmp_path: Path) -> None:
+    """Issue 41 item 5. Fails on the old code: the snippet let t2's login, connecting with
+    t1's client id, close t1's session ("already connected"), and kept a retained message
+    of 300 KiB for every desk; the login file had no host or port and could not be added to
+    a timerd.toml that has a [hall] section (a TOML error: the table defined twice)."""
+    require(mosquitto_path() is not None, "mosquitto (Debian package mosquitto)")
+    port = free_port()
+    out = secure_hall(tmp_path, port, "t1", "t2")
+    assert "use_username_as_clientid true" in (out / "mosquitto.conf").read_text()
+    broker = locked_broker(tmp_path, out, port)
+    # The table's own config has a [hall] section; the login is its drop-in, as written.
+    config = tmp_path / "t1" / "timerd.toml"
+    (config.parent / "timerd.d").mkdir(parents=True)
+    config.write_text('[hall]\nenabled = true\nchronyc = "none"\ntimedatectl = "none"\n'
+                      "heartbeat_s = 1\nreconnect_max_s = 0.2\n\n[web]\nenabled = false\n")
+    (config.parent / "timerd.d" / "hall-login.toml").write_bytes(
+        (out / "tables" / "t1.toml").read_bytes())
+    table = Table(tmp_path, "t1", port, "ithf")
+    table.args = [sys.executable, "-m", "timerd", "run", "--simulate", "--config", str(config),
+                  "--control", str(table.socket), "--events", str(table.events_path),
+                  "-o", f'state.directory="{table.directory / "state"}"',
+                  "-o", f'state.runtime_directory="{table.directory / "run"}"']
+    desk = Observer(port, login(out, "desk"))
+    try:
+        table.start()
+        desk.wait_for(lambda _: (m := desk.last("t1", "state")) is not None
+                      and m.json()["phase"] == "idle", 30, "t1's state, logged in by drop-in")
+
+        # t2's login with t1's client id: the broker names the session by its user (t2).
+        impostor = PahoClient(CallbackAPIVersion.VERSION2, client_id="timerd-hall-t1")
+        impostor.username_pw_set(*login(out, "t2"))
+        connected: list[int] = []
+        impostor.on_connect = lambda c, u, f, reason, p: connected.append(reason.value)
+        impostor.connect("127.0.0.1", port)
+        impostor.loop_start()
+        wait_until(lambda: connected, 10, "the impostor's CONNACK")
+        # ... and a message too large for the broker, retained on its own topic.
+        huge = b"x" * (300 * 1024)
+        impostor.publish("timerd/hall/tables/t2/results", huge, qos=1, retain=True)
+        wait_until(lambda: impostor.is_connected() is False, 10, "the broker closing it")
+        impostor.loop_stop()
+        late = PahoClient(CallbackAPIVersion.VERSION2)
+        late.username_pw_set(*login(out, "t2"))
+        late.connect("127.0.0.1", port)
+        late.loop_start()
+        late.publish("timerd/hall/tables/t2/state", b'{"marker": 1}', qos=1).wait_for_publish(5)
+        desk.wait_for(lambda _: desk.last("t2", "state") is not None, 10, "the marker")
+        late.disconnect()
+        late.loop_stop()
+
+        assert desk.last("t2", "results") is None, "the oversized message reached the desk"
+        log_text = (tmp_path / "mosquitto.log").read_text(errors="replace")
+        assert "already connected" not in log_text, log_text
+        assert [m.payload for m in desk.snapshot("t1/status")] == [b"online"]  # never kicked
+    finally:
+        desk.close()
+        table.stop()
+        broker.stop()
+
+
+def test_hall_secure_writes_no_file_through_a_planted_link(tmp_path: Path) -> None:
+    """Issue 41 item 5. Fails on the old code: `passwd` and `tables/` planted as symbolic
+    links in --out made it write the logins into the links' targets."""
+    require(mosquitto_path() is not None, "mosquitto_passwd (Debian package mosquitto)")
+    victim, elsewhere, out = tmp_path / "victim", tmp_path / "elsewhere", tmp_path / "out"
+    victim.write_text("someone's file\n")
+    elsewhere.mkdir()
+    out.mkdir()
+
+    def secure() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "timerd", "hall", "secure", "--tables",
+                               "t1,t2", "--out", str(out), "--host", "desk.example",
+                               "--port", "8883"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60, check=False)
+
+    (out / "passwd").symlink_to(victim)
+    refused = secure()
+    assert refused.returncode == 2
+    assert f"{out / 'passwd'} is a symbolic link: not followed" in refused.stderr
+    assert victim.read_text() == "someone's file\n"
+    (out / "passwd").unlink()
+    (out / "tables").symlink_to(elsewhere, target_is_directory=True)
+    refused = secure()
+    assert refused.returncode == 2
+    assert "a symbolic link is not followed" in refused.stderr
+    assert list(elsewhere.iterdir()) == []
+    (out / "tables").unlink()
+    (tmp_path / "linked-out").symlink_to(out, target_is_directory=True)
+    linked = subprocess.run([sys.executable, "-m", "timerd", "hall", "secure", "--tables",
+                             "t1", "--out", str(tmp_path / "linked-out")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert linked.returncode == 2, linked.stdout
+
+    made = secure()
+    assert made.returncode == 0, made.stderr
+    assert secure().returncode == 0  # again: every file replaced, every password new
+    for name in ("passwd", "acl", "desk.toml", "board.toml", "tables/t1.toml"):
+        assert (out / name).stat().st_mode & 0o077 == 0, name
+    login_file = tomllib.loads((out / "tables" / "t1.toml").read_text())["hall"]
+    assert (login_file["host"], login_file["port"], login_file["table"]) == (
+        "desk.example", 8883, "t1")
+    assert "listener 8883\n" in (out / "mosquitto.conf").read_text()
+    assert sorted(p.name for p in out.iterdir()) == [
+        "acl", "board.toml", "desk.toml", "mosquitto.conf", "passwd", "tables"]
+
+
+def test_a_table_and_the_desk_refuse_a_hall_without_a_login(tmp_path: Path) -> None:
+    """Issue 41 item 5. Fails on the old code: both went ahead on an anonymous broker."""
+    table = subprocess.run(
+        [sys.executable, "-m", "timerd", "run", "--simulate", "--control",
+         str(tmp_path / "c.sock"), "-o", "hall.enabled=true", "-o", 'hall.chronyc="none"',
+         "-o", "web.enabled=false"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        check=False, stdin=subprocess.DEVNULL)
+    assert table.returncode == 2, table.stderr
+    assert "hall.username = '': the hall has no login" in table.stderr
+    assert "Run `timerd hall secure`" in table.stderr
+    for command in (["status", "--once"], ["results"], ["board", "--port", "0"]):
+        desk = subprocess.run([sys.executable, "-m", "timerd", "hall", *command,
+                               "-o", "hall.port=9", "-o", 'hall.host="127.0.0.1"'], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert desk.returncode == 2, desk.stderr
+        assert "Run `timerd hall secure`" in desk.stderr, desk.stderr
+    allowed = subprocess.run([sys.executable, "-m", "timerd", "hall", "status", "--once",
+                              "-o", "hall.port=9", "-o", 'hall.host="127.0.0.1"',
+                              "-o", "hall.allow_anonymous=true"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert "timerd hall secure" not in allowed.stderr  # it tried the broker (none on port 9)
+    assert "broker 127.0.0.1:9" in allowed.stderr

@@ -7,8 +7,11 @@ virtual time. The daemon killed for real is in tests/cli/test_recovery.py.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
+import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Recorder, refused, wired
+from timerd import __version__
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
@@ -25,13 +29,19 @@ from timerd.adapters.journal.format import (
     read_heartbeat,
     recover,
 )
-from timerd.adapters.journal.writer import BEAT_ON_TICK_S, HEARTBEAT_S, MAX_JOURNAL_BYTES, Journal
+from timerd.adapters.journal.writer import (
+    BEAT_ON_TICK_S,
+    COMPACT_LINES,
+    HEARTBEAT_S,
+    MAX_JOURNAL_BYTES,
+    Journal,
+)
 from timerd.config import InUse, profiles
 from timerd.config.schema import to_plain
 from timerd.core.commands import Start
 from timerd.core.effects import Applied, Phase, Signal, SignalKind, Tick
 from timerd.core.profile import Profile
-from timerd.disk import DiskWriter, LineFile
+from timerd.disk import DiskWriter
 from timerd.service import Service
 
 ITHF = profiles.load("ithf")
@@ -261,12 +271,55 @@ def test_a_crash_during_the_pre_signal_restores_the_match_before_its_start() -> 
     assert "press START" in result.report["message"]
 
 
-def test_a_finished_match_is_reported_and_not_restored() -> None:
+def test_a_scheduled_start_killed_in_its_pre_signal_keeps_the_names_given_before_it() -> None:
+    """Issue 41, found by the hall's fault run: a table named for its round (`round load`)
+    and started by `start_round` (a scheduled start whose pre-signal came by the clock),
+    killed in that pre-signal, came back idle with no names: the match went back to before
+    the names, since no command had taken it into the pre-signal itself."""
+    records = [header(), command("teams", 100.0, "Åsa Müller", "Jiří Novák", "R2"),
+               command("start-in", 101.0, "60", "R2"), mark("pre_signal", 141.0)]
+    result = restore(records, beat(150.0))  # ITHF's lead: the pre-signal 20 s before 161
+    status = result.match.status(5.0)
+    assert status.phase is Phase.IDLE
+    assert (status.teams, status.round) == ({"home": "Åsa Müller", "away": "Jiří Novák"}, "R2")
+
+
+def test_a_finished_match_within_its_window_is_restored_finished_and_correctable() -> None:
+    """Issue 42 item 1 (old code: never restored): the window for corrections (ITHF 6.1,
+    600 s) counts the time timerd was down, on the wall clock."""
     records = [header(), command("start", 100.0), mark("final", 420.0)]
-    result = restore(records, beat(420.2))
+    result = restore(records, beat(420.2), now=5.0, down_s=100.0)
+    assert result.outcome == "finished"
+    assert result.match is not None
+    assert result.match.phase is Phase.FINISHED
+    assert result.match.match_id == "m1"
+    assert result.correctable_until == pytest.approx(5.0 - 100.0 - 0.2 + 600.0)
+    assert [r["type"] for r in result.records] == ["match", "command", "signal"]
+    assert result.records[0]["run"] == "run-b"
+    assert result.report["status"]["phase"] == "finished"
+    assert result.report["outcome"] == "finished"
+    assert result.report["code"] == "notice.recovery_finished_correctable"
+    assert "can still be corrected for 8 min" in result.report["message"]
+    # The journal goes on in this run's time: a second restart (a reboot: loop time from 0
+    # again) restores it as well, its window still counted from the end.
+    later = restore(records, beat(420.2), now=8e5, down_s=100.0)  # an uptime of 9 days
+    again_records, warnings = parse_journal(lines(*later.records))
+    assert warnings == []
+    again = recover(again_records, None, now=1e6, wall_now=WALL + 320 + 200.0, run="run-c",
+                    resume_within_s=7200)
+    assert again.match is not None
+    assert again.match.phase is Phase.FINISHED
+    assert again.correctable_until == pytest.approx(1e6 - 200.0 + 600.0)
+
+
+def test_a_finished_match_past_its_window_is_reported_and_not_restored() -> None:
+    records = [header(), command("start", 100.0), mark("final", 420.0)]
+    result = restore(records, beat(420.2), down_s=601.0)
     assert result.outcome == "finished"
     assert result.match is None
-    assert result.report["status"]["phase"] == "finished"
+    assert result.records == []
+    assert result.final is not None
+    assert result.final.phase is Phase.FINISHED
 
 
 def test_a_match_older_than_the_window_is_closed_as_abandoned() -> None:
@@ -406,7 +459,8 @@ def test_a_running_penalty_and_a_spent_timeout_are_restored() -> None:
     assert status.phase is Phase.PAUSED
     assert status.remaining_s == pytest.approx(900.0 - 110.0)
     assert status.penalties == [{"number": 1, "side": "away", "kind": "minor", "player": "17",
-                                 "remaining_s": 70.0, "running": True}]
+                                 "remaining_s": 70.0, "running": True,
+                                 "short_handed": True}]
     assert status.timeouts == {"home": {"left": 0, "remaining_s": None},
                                "away": {"left": 1, "remaining_s": None}}
     match = result.match
@@ -435,13 +489,16 @@ def test_a_running_timeout_and_line_change_run_on_from_where_they_were() -> None
 # -- the adapter, with the real service on virtual time --------------------------------------
 
 def run_service(tmp: Path, script: list[tuple[float, str]], until: float,
-                profile: str = "ithf") -> dict[str, Any]:
-    """Run service + journal; return the journal lines, status and recovery at the end."""
+                profile: str = "ithf", off_disk: bool = False) -> dict[str, Any]:
+    """Run service + journal; return the journal lines, status and recovery at the end.
+    `off_disk`: no result ever reaches the disk (a full card)."""
 
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         journal = Journal(tmp / "state", tmp / "run", loop, 7200.0)
+        journal.result_off_disk = lambda match_id: off_disk
         service = Service(journal.recover(profiles.load(profile)))
+        journal.match_of = lambda: service.match  # as app.py wires it
         t0 = loop.time()
         async with journal:
             service.outputs.append(journal)
@@ -478,12 +535,6 @@ def test_every_accepted_command_is_journalled_at_its_exact_instant(tmp_path: Pat
     assert times == [0.0, 0.0, 20.0, 60.5, 69.0, 74.0]
     assert out["heartbeat"]["match"] == lines_[0]["match"]
     assert not out["heartbeat_left"]  # a clean stop removes it; `stopped` is exact
-
-
-def test_the_journal_is_compacted_when_the_match_finishes(tmp_path: Path) -> None:
-    out = run_service(tmp_path, [(0.0, "start")], until=330.0)
-    assert out["status"]["phase"] == "finished"
-    assert out["lines"] == []
 
 
 def test_the_journal_is_compacted_on_reset_and_reopened_by_a_new_match(tmp_path: Path) -> None:
@@ -571,34 +622,61 @@ def test_an_unusable_state_directory_is_logged_and_the_match_goes_on(
     assert "matches will not survive a crash" in caplog.text
 
 
-def test_the_golden_goal_is_journalled_before_the_match_is_compacted(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A crash between the golden goal and the compaction restores a finished match, not the
-    overtime before the goal (which would give the match back, tied, to be played on)."""
-    at_compaction: list[bytes] = []
-    replace = LineFile.replace
-
-    def spy(file: LineFile, data: bytes) -> None:
-        at_compaction.append(file.path.read_bytes() if file.path.exists() else b"")
-        replace(file, data)
-
-    monkeypatch.setattr(LineFile, "replace", spy)
+def test_the_golden_goal_is_journalled_and_the_finished_match_kept_correctable(
+        tmp_path: Path) -> None:
+    """A crash after the golden goal restores a finished match, not the overtime before the
+    goal (which would give the match back, tied, to be played on); and, within its window
+    for corrections (issue 42 item 1; old code: the journal was emptied at the end), one
+    that `undo` may still reopen."""
     # ithf-playoff, tied: final at 320, 30 s break, overtime from 350; the golden goal at 360;
-    # a goal entered after it does not count and leaves the closed journal alone.
+    # a goal entered after it does not count, and is kept with the match.
     out = run_service(tmp_path, [(0.0, "start"), (360.0, "goal away"), (365.0, "goal home")],
                       until=370.0, profile="ithf-playoff")
     assert out["status"]["phase"] == "finished"
-    assert out["lines"] == []
-    records, warnings = parse_journal(at_compaction[-1])
+    records, warnings = parse_journal(lines(*out["lines"]))
     assert warnings == []
     assert [(r["command"], r["args"]) for r in records if r["type"] == "command"] == [
-        ("start", []), ("goal", ["away"])]
-    crashed = recover(records, None, now=0.0, wall_now=records[-1]["wall"], run="next",
+        ("start", []), ("goal", ["away"]), ("goal", ["home"])]
+    crashed = recover(records, None, now=0.0, wall_now=records[-1]["wall"] + 60, run="next",
                       resume_within_s=60)
     assert crashed.outcome == "finished"
-    assert crashed.match is None
     assert crashed.report["status"]["result"]["how"] == "overtime"
     assert crashed.report["status"]["score"] == {"home": 0, "away": 1}
+    assert crashed.match is not None
+    crashed.match.handle(crashed.match.parse("undo"), 1.0)  # the entry after the end
+    crashed.match.handle(crashed.match.parse("undo"), 2.0)  # the golden goal: reopened
+    assert crashed.match.phase is Phase.PAUSED
+    assert crashed.match.overtime
+
+
+def test_a_match_never_correctable_is_still_kept_until_its_result_is_on_disk(
+        tmp_path: Path) -> None:
+    """`reopen_within_s = 0`: no window for corrections, but the journal still keeps the
+    finished match while its result is only in RAM (issue 36), and lets go of it without."""
+    profile = tmp_path / "never.toml"
+    profile.write_text('extends = "ithf"\nname = "never"\nreopen_within_s = 0\n')
+    held = run_service(tmp_path / "held", [(0.0, "start")], until=330.0, profile=str(profile),
+                       off_disk=True)
+    assert any(x.get("signal") == "final" for x in held["lines"])
+    written = run_service(tmp_path / "written", [(0.0, "start")], until=330.0,
+                          profile=str(profile))
+    assert written["lines"] == []
+
+
+@pytest.mark.parametrize(("script", "until", "kept"), [
+    ([(0.0, "start")], 320.0 + 599.0, True),  # ithf: the final at 320; its window 600 s
+    ([(0.0, "start")], 320.0 + 601.0, False),
+    ([(0.0, "start"), (400.0, "reset")], 410.0, False),
+    ([(0.0, "start"), (400.0, "reset"), (401.0, "start")], 410.0, False),  # the next match
+])
+def test_a_finished_match_is_kept_until_reset_the_next_match_or_its_window_ends(
+        tmp_path: Path, script: list[tuple[float, str]], until: float, kept: bool) -> None:
+    """Issue 42 item 1: the journal drops a finished match at RESET, the next match or the
+    end of its window for corrections (`reopen_within_s`), not before."""
+    out = run_service(tmp_path, script, until=until)
+    assert any(x.get("signal") == "final" for x in out["lines"]) is kept
+    if not kept:
+        assert [x.get("command") for x in out["lines"]] in ([], [None, "start", None])
 
 
 _ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(),
@@ -704,3 +782,55 @@ def test_in_the_last_ten_seconds_the_heartbeat_rides_every_eighth_tenth(tmp_path
     gaps = [b - a for a, b in itertools.pairwise(last_ten)]
     assert min(gaps) >= BEAT_ON_TICK_S - 1e-6
     assert max(gaps) <= HEARTBEAT_S + 1e-6
+
+
+# -- compaction: a snapshot and the lines after it (issue 42 item 4) ---------------------------
+
+def test_a_match_of_many_commands_is_compacted_and_restored_as_it_stood(tmp_path: Path) -> None:
+    """Thousands of pauses and resumes, a goal, a penalty and a timeout among them: the journal
+    holds the header, a snapshot and fewer than COMPACT_LINES lines, and a restart restores
+    the match as it stood (its clock, score, interruptions, penalty, timeout and the goal's
+    wall time). On the old code the journal held every line (and past 4 MB was set aside)."""
+    flood = [(1.0 + i * 0.05, ("pause", "resume")[i % 2]) for i in range(2 * COMPACT_LINES + 300)]
+    script = [(0.0, "start"), (0.5, "goal home 9"), *flood, (0.7, "penalty away minor 4"),
+              (200.0, "pause"), (200.5, "timeout home")]
+    out = run_service(tmp_path, sorted(script), until=201.0, profile="isbhf")
+    kinds = [line["type"] for line in out["lines"]]
+    assert kinds[:2] == ["match", "snapshot"]
+    assert "snapshot" not in kinds[2:]
+    assert len(kinds) < COMPACT_LINES + 5
+    walls = restore(out["lines"]).goal_walls  # the goal's, kept by the snapshot
+    assert [(goal["side"], goal["scorer"]) for goal, _ in walls] == [("home", "9")]
+    assert walls[0][1] <= out["lines"][1]["wall"]
+    before = out["status"]
+    after = run_service(tmp_path, [], until=0.0, profile="isbhf")["status"]
+    assert after["recovery"]["outcome"] == "restored"
+    keys = ("phase", "score", "period", "remaining_s", "interruptions", "paused_total_s",
+            "penalties", "goals")
+    assert {k: after[k] for k in keys} == {k: before[k] for k in keys}
+    assert before["interruptions"] > COMPACT_LINES
+    assert after["timeouts"]["home"]["left"] == before["timeouts"]["home"]["left"] == 0
+
+
+def _snapshot(match_records: list[dict[str, Any]], state: bytes, **fields: Any) -> dict[str, Any]:
+    return {"type": "snapshot", "timerd": __version__, "shift": 0.0, "goal_walls": [],
+            "state": base64.b64encode(state).decode(), "t": 110.0, "wall": WALL + 10,
+            **fields}
+
+
+def test_a_snapshot_of_another_version_or_forged_is_reported_never_run() -> None:
+    """A snapshot is read by the timerd that wrote it, into classes of timerd.core only: one
+    of another version, a damaged one and one that names anything else (a call of
+    os.system) close the match as unreadable, and the start goes on."""
+    class Forged:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, ("true",))
+
+    cases = {"version": _snapshot([], b"", timerd="0.0.1"),
+             "damaged": _snapshot([], b"not a pickle"),
+             "forged": _snapshot([], pickle.dumps(Forged()))}
+    for case, record in cases.items():
+        result = restore([header(), command("start", 100.0), record, command("pause", 115.0)])
+        assert result.outcome == "unreadable", case
+        assert result.match is None
+    assert "not a class of timerd.core" in result.report["params"]["problems"]

@@ -61,6 +61,7 @@ class StandIn:
         os.set_blocking(self.fd, False)
         self.batches: list[list[Any]] = []
         self.gone = self.grabbed = self.closed = False
+        self.down: set[int] = set()  # the keys down, as the kernel's state says (EVIOCGKEY)
 
     def send(self, *keys: tuple[str, int], stamp: float | None = None) -> None:
         """Key events, (name, value), in one batch with the kernel's SYN after them."""
@@ -70,6 +71,25 @@ class StandIn:
                  for k, v in keys]
         self.batches.append([*batch, evdev.InputEvent(sec, usec, ecodes.EV_SYN, 0, 0)])
         os.write(self._w, b".")
+
+    def drop(self, *lost: tuple[str, int], cut: str = "KEY_KP1") -> None:
+        """The kernel's buffer overflowed: the events `lost` with it never reach the reader
+        (only the device's state has them); it reads a packet cut short (`cut` down), then
+        SYN_DROPPED, then the packet's tail (`cut` up) up to the next SYN_REPORT, which it
+        must drop too (the evdev protocol)."""
+        t = time.monotonic()
+        sec, usec = int(t), int(t % 1 * 1_000_000)
+        for key, value in lost:
+            (self.down.add if value else self.down.discard)(getattr(ecodes, key))
+        code = getattr(ecodes, cut)
+        self.batches.append([evdev.InputEvent(sec, usec, ecodes.EV_KEY, code, 1),
+                             evdev.InputEvent(sec, usec, ecodes.EV_SYN, ecodes.SYN_DROPPED, 0)])
+        self.batches.append([evdev.InputEvent(sec, usec, ecodes.EV_KEY, code, 0),
+                             evdev.InputEvent(sec, usec, ecodes.EV_SYN, ecodes.SYN_REPORT, 0)])
+        os.write(self._w, b"..")
+
+    def active_keys(self) -> list[int]:
+        return sorted(self.down)
 
     def unplug(self) -> None:
         self.gone = True
@@ -99,12 +119,13 @@ class Table:
         self.service, self.pad, self.recorder = service, pad, recorder
         self.device: StandIn | None = StandIn()
         self.lookups = 0
+        self.choice = ""  # which of several devices of its name `lookup` says it is
 
     def lookup(self, wanted: str, keys: Any) -> tuple[Any, str]:
         self.lookups += 1
         if self.device is None or self.device.closed:
             return None, f"no input device is named {wanted!r}"
-        return self.device, ""
+        return self.device, self.choice
 
     async def press(self, key: str, hold_s: float = 0.1) -> None:
         assert self.device is not None
@@ -391,3 +412,105 @@ def test_of_the_devices_with_its_name_the_one_with_its_keys_is_taken(monkeypatch
     device, why = keypad_mod.lookup("USB Keypad", keys)
     assert device is None
     assert why.startswith("/dev/input/event1 named 'USB Keypad' has none of the keys")
+
+
+def test_a_release_the_kernel_dropped_is_read_back_and_reset_never_fires(
+        monkeypatch, caplog, example) -> None:
+    """Issue 43 item 5: after SYN_DROPPED the keys are read back from the device. Fails on
+    the old code, which took the events around the drop as they came: a goal from a packet
+    cut short; RESET's release lost, RESET stayed held and its long press reset the paused
+    match."""
+    async def script(t: Table) -> dict[str, Any]:
+        assert t.device is not None
+        await t.press("KEY_KPENTER")
+        await asyncio.sleep(25)
+        t.device.drop(cut="KEY_KP9")  # a goal key's packet cut short by the drop
+        await asyncio.sleep(0.1)
+        score = dict(t.service.match.status(t.service.now()).score)
+        await t.press("KEY_KPENTER")  # paused
+        t.device.down.add(ecodes.KEY_KPMINUS)
+        t.device.send(("KEY_KPMINUS", 1))  # RESET down...
+        await asyncio.sleep(0.2)
+        t.device.drop(("KEY_KPMINUS", 0))  # ...and its release lost with the drop
+        await asyncio.sleep(HOLD + 1)
+        seen = {"released": t.phase, "status": t.service.status_dict()["keypad"],
+                "cut": score}
+        t.device.drop(("KEY_KPMINUS", 1))  # RESET down, seen only in the device's state
+        await asyncio.sleep(HOLD + 1)
+        seen["unseen"] = t.phase
+        t.device.down.discard(ecodes.KEY_KPMINUS)
+        t.device.send(("KEY_KPMINUS", 0))  # its release: of no press this side saw
+        await asyncio.sleep(0.1)
+        seen["after release"] = t.phase
+        await t.press("KEY_KPMINUS", hold_s=HOLD + 0.2)  # a real long press still resets
+        seen["reset"] = t.phase
+        return seen
+
+    with caplog.at_level(logging.WARNING, "timerd.keypad"):
+        seen = at_table(monkeypatch, example, script)
+    assert seen["cut"] == {"home": 0, "away": 0}  # a packet cut short is no press
+    assert seen["released"] is Phase.PAUSED
+    assert seen["status"]["resyncs"] == 2
+    assert seen["unseen"] is Phase.PAUSED
+    assert seen["after release"] is Phase.PAUSED
+    assert seen["reset"] is Phase.IDLE
+    assert "SYN_DROPPED" in caplog.text
+    assert "released: keypad_reset" in caplog.text
+
+
+def test_a_device_that_floods_is_paused_and_its_keys_read_back(monkeypatch, caplog,
+                                                               example) -> None:
+    async def script(t: Table) -> dict[str, Any]:
+        assert t.device is not None
+        for _ in range(3 * keypad_mod.READ_BURST):  # autorepeat as fast as it can
+            t.device.send(("KEY_KP5", 2))
+        await asyncio.sleep(0.01)
+        paused = {"pauses": t.pad.flood_pauses, "left": len(t.device.batches)}
+        await asyncio.sleep(2)
+        paused["after"] = len(t.device.batches)
+        await t.press("KEY_KPENTER")
+        paused["phase"] = t.phase
+        paused["status"] = t.service.status_dict()["keypad"]
+        return paused
+
+    with caplog.at_level(logging.WARNING, "timerd.keypad"):
+        seen = at_table(monkeypatch, example, script)
+    # READ_BURST reads at once, then not read for FLOOD_PAUSE_S; then READS_PER_S a second.
+    assert seen["pauses"] == 1
+    assert seen["left"] == 2 * keypad_mod.READ_BURST
+    assert seen["after"] == 0
+    assert seen["phase"] is Phase.PRE_SIGNAL
+    assert seen["status"]["flood_pauses"] >= 1
+    assert "not read for" in caplog.text
+
+
+def test_of_two_devices_of_one_name_the_first_in_numeric_order_is_taken_and_said(
+        monkeypatch) -> None:
+    """Fails on the old code, which took event10 (the first in string order)."""
+    Node.nodes = {"/dev/input/event10": ("USB Keypad", [ecodes.KEY_KPENTER]),
+                  "/dev/input/event2": ("USB Keypad", [ecodes.KEY_KPENTER])}
+    monkeypatch.setattr(evdev, "InputDevice", Node)
+    monkeypatch.setattr(keypad_mod.glob, "glob", lambda _: sorted(Node.nodes))
+    device, why = keypad_mod.lookup("USB Keypad", config.KeypadConfig().key_names())
+    assert device.path == "/dev/input/event2"
+    assert why == ("the first in numeric order of 2 devices named 'USB Keypad' with its keys: "
+                   "/dev/input/event2, /dev/input/event10")
+    checks = doctor.check_keypad(config.load(None, ['keypad.device="USB Keypad"']))
+    assert [c.level for c in checks] == [doctor.OK]
+    assert checks[0].message.startswith(f"'USB Keypad' at /dev/input/event2 ({why}): ")
+
+
+def test_the_status_says_which_device_of_its_name_was_taken(monkeypatch, example) -> None:
+    async def script(t: Table) -> tuple[Any, Any]:
+        old = t.device
+        assert old is not None
+        only = t.service.status_dict()["keypad"]["choice"]
+        t.choice = "the first in numeric order of 2 devices named 'Test Keypad' with its keys"
+        t.device = StandIn("/dev/input/event2")
+        old.unplug()
+        await asyncio.sleep(1.5)
+        return only, t.service.status_dict()["keypad"]["choice"]
+
+    only, chosen = at_table(monkeypatch, example, script)
+    assert only is None
+    assert chosen.startswith("the first in numeric order of 2 devices")

@@ -53,7 +53,7 @@ class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 (handed to the future's reader)
             future.set_exception(exc)
         return future
 

@@ -317,9 +317,10 @@ def test_control_page_needs_the_token_once_and_asks_before_a_reset(
     expect(phase).to_have_text("Ready")
     assert daemon.state()["phase"] == "idle"
 
-    page.reload()  # the token is kept in this browser
-    expect(page.locator("#token")).to_have_value(daemon.token)
+    page.reload()  # the token is kept in this browser (its storage, not the form)
+    assert page.evaluate("localStorage.getItem('timerd.token')") == daemon.token
     expect(page.locator("#token-form")).to_be_hidden()
+    expect(page.locator("#token")).to_have_value("")
 
 
 class StreamRelay:

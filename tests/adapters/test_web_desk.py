@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
+from test_web_layout import page_wait
 from web_harness import (
     Daemon,
     browser_fixture,  # noqa: F401 (the `browser` fixture)
@@ -52,9 +53,11 @@ PANELS = """() => [...document.querySelectorAll("details")].filter((d) => !d.clo
 
 
 def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str, *,
-          stored: bool = True, link: str = "") -> tuple[BrowserContext, Page]:
+          stored: bool = True, link: str = "", clock: bool = False
+          ) -> tuple[BrowserContext, Page]:
     """A phone held upright, touch only, showing `/control`: with the desk's token stored
-    (`stored`), or opened from `link` (a fragment: `#token=...`)."""
+    (`stored`), or opened from `link` (a fragment: `#code=...` of `timerctl desk`); with
+    playwright's clock in the page (`clock`: the test holds and moves the page's time)."""
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True,
                               is_mobile=True, device_scale_factor=2, locale="en-GB")
     ctx.set_default_timeout(TIMEOUT_MS)
@@ -64,6 +67,8 @@ def phone(browser: Browser, daemon: Daemon, size: tuple[int, int], language: str
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors  # type: ignore[attr-defined]
+    if clock:
+        page.clock.install()
     page.goto(f"{daemon.url}/control?lang={language}{link}")
     expect(page.locator("#link")).to_have_class("link up")
     expect(page.locator("button[data-command=toggle]")).to_be_visible()
@@ -318,8 +323,8 @@ def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_chan
             texts("ctl.penalties_of", side="HK Olimpija"))
         button("timeout", "away").tap()
         expect(page.locator("#situation")).to_have_text(re.compile(
-            "^" + re.escape(texts("web.timeout_running", side="HC Košice", time="0:"))
-            + r"[0-2]\d$"))
+            "^" + re.escape(texts("ctl.timeout_running", side="HC Košice", time="TIME"))
+            .replace("TIME", r"0:[0-2]\d") + "$"))
         button("linechange").tap()
         expect(page.locator("#situation")).to_contain_text(
             texts("web.line_change", stage=texts("stage.visitors"), time="0:05", n=1, of=3)
@@ -342,17 +347,21 @@ def test_ball_hockey_desk_shows_and_cancels_penalties_timeouts_and_the_line_chan
 @pytest.mark.parametrize("language", ["en", "sl", "sk"])
 def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language(
         browser: Browser, tmp_path: Path, language: str) -> None:
-    """The link `timerctl desk` shows (its QR code) stores the token and leaves the address
-    bar and the history without it; the TV scoreboard never shows it. A wrong token is told
-    wholly in the page's language (no HTTP words)."""
+    """The link `timerctl desk` shows (its QR code) pairs the phone: its one-time code leaves
+    the address bar, and the phone keeps a credential of its own, never the table's token;
+    the TV scoreboard never shows either. The used link pairs no other phone, and a wrong
+    token is told wholly in the page's language (no HTTP words)."""
     texts = Messages(language)
     daemon = Daemon(tmp_path, speed=SPEED).start()
     try:
         in_play(daemon)
-        ctx, page = phone(browser, daemon, (390, 844), language, stored=False,
-                          link=f"#token={daemon.token}")
-        assert "token" not in page.url  # replaced in the history, not a new entry
-        assert page.evaluate("localStorage.getItem('timerd.token')") == daemon.token
+        link = "#" + daemon.pairing_link().split("#", 1)[1]
+        ctx, page = phone(browser, daemon, (390, 844), language, stored=False, link=link)
+        expect(page.locator("#reply")).to_have_text(texts("ctl.paired"))
+        assert "#" not in page.url  # replaced in the history, not a new entry
+        kept = page.evaluate("localStorage.getItem('timerd.token')")
+        assert kept.startswith("d1.")
+        assert daemon.token not in kept
         expect(page.locator("#token-form")).to_be_hidden()
         page.locator("button[data-command=goal][data-side=home]").tap()
         expect(page.locator("#home")).to_have_text("1")
@@ -360,16 +369,124 @@ def test_a_phone_is_paired_by_the_link_and_a_wrong_token_is_told_in_its_language
         board = ctx.new_page()
         board.goto(f"{daemon.url}/?kiosk=1&lang={language}")
         expect(board.locator("#home")).to_have_text("1")
-        assert daemon.token not in board.content()
-        assert daemon.token not in board.evaluate("document.body.innerText")
+        for secret in (daemon.token, kept):
+            assert secret not in board.content()
+            assert secret not in board.evaluate("document.body.innerText")
 
-        wrong, phone2 = phone(browser, daemon, (390, 844), language, stored=False,
-                              link="#token=not-the-token")
+        used, phone3 = phone(browser, daemon, (390, 844), language, stored=False, link=link)
+        expect(phone3.locator("#reply")).to_have_text(texts("ctl.pair_refused"))
+        expect(phone3.locator("#token-form")).to_be_visible()
+        assert phone3.evaluate("localStorage.getItem('timerd.token')") is None
+        used.close()
+
+        wrong, phone2 = phone(browser, daemon, (390, 844), language, stored=False)
+        phone2.fill("#token", "not-the-token")
+        phone2.locator("#token-form button[type=submit]").tap()
+        expect(phone2.locator("#token-form")).to_be_hidden()
         phone2.locator("button[data-command=goal][data-side=away]").tap()
         expect(phone2.locator("#reply")).to_have_text(texts("ctl.need_token"))
         expect(phone2.locator("#token-form")).to_be_visible()
         assert daemon.state()["score"] == {"home": 1, "away": 0}
         wrong.close()
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+#: Where the running timeout's time (m:ss) lies in the desk's situation line, and the line.
+TIME_IN_SITUATION = """() => {
+  const line = document.getElementById("situation");
+  const node = line.firstChild;
+  const found = /\\d+:\\d\\d/.exec(node.textContent);
+  const range = document.createRange();
+  range.setStart(node, found.index);
+  range.setEnd(node, found.index + found[0].length);
+  const time = range.getBoundingClientRect(), box = line.getBoundingClientRect();
+  return { text: node.textContent, left: time.left, right: time.right, boxLeft: box.left,
+    boxRight: box.right, cut: line.scrollWidth > line.clientWidth };
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_the_timeout_countdown_stays_in_view_beside_a_long_team_name(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """Issue 45 item 4. Old code: on a 360 px phone the line read "Timeout HC Košice Steel
+    Wol…", the time cut off behind the "…"; now the time comes first."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, profile="isbhf").start()
+    try:
+        away = "HC Košice Steel Wolves Juniors"
+        assert daemon.command("teams", "HK Olimpija Ljubljana Dragons", away, "2")[0] == 200
+        in_play(daemon)
+        ctx, page = phone(browser, daemon, (360, 640), language)
+        page.locator("button[data-command=toggle]").tap()  # the whistle (ISBHF 407)
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        page.locator("button[data-command=timeout][data-side=away]").tap()
+        expect(page.locator("#situation")).to_contain_text(away[:8])
+        seen = page.evaluate(TIME_IN_SITUATION)
+        assert seen["cut"], seen  # the name is too long for the line: cut, as it may be
+        assert seen["text"].startswith(("0:", "1:")), seen
+        assert seen["boxLeft"] <= seen["left"] < seen["right"] <= seen["boxRight"], seen
+        assert texts("ctl.timeout_running", time="", side=away).strip() in seen["text"]
+        ctx.close()
+    finally:
+        daemon.stop()
+
+
+#: Counts the page's POST /api/command requests by command, in window.sent.
+COUNT_SENT = """() => {
+  window.sent = {};
+  const original = window.fetch;
+  window.fetch = (url, options) => {
+    if (String(url).endsWith("/api/command")) {
+      const { command } = JSON.parse(options.body);
+      window.sent[command] = (window.sent[command] || 0) + 1;
+    }
+    return original(url, options);
+  };
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "sl", "sk"])
+def test_a_double_tap_is_one_goal_and_one_pause_and_is_said(
+        browser: Browser, tmp_path: Path, language: str) -> None:
+    """Issue 45 item 4, with touch emulation and the page's clock held (playwright's clock:
+    the taps are exactly 120 ms and 600 ms apart, whatever the machine's load). Old code: two
+    taps on GOAL 120 ms apart counted two goals, and PAUSE tapped twice paused and resumed."""
+    texts = Messages(language)
+    daemon = Daemon(tmp_path, speed=SPEED).start()
+    try:
+        in_play(daemon)
+        ctx, page = phone(browser, daemon, (360, 640), language, clock=True)
+        page.evaluate(COUNT_SENT)
+        page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+        goal = page.locator("button[data-command=goal][data-side=home]")
+        label = texts("ctl.goal_home", side=texts("side.home"))
+        twice = texts("ctl.double_tap", what=label, s=0.5)
+        before = len(daemon.state()["goals"])
+        goal.tap()
+        page.clock.run_for(120)
+        goal.tap()  # a double tap: ignored, and said, also once the first is done
+        expect(page.locator("#reply")).to_have_text(twice)
+        page_wait(lambda: len(daemon.state()["goals"]) == before + 1)
+        expect(page.locator("#reply")).to_have_text(twice)
+        assert page.evaluate("window.sent") == {"goal": 1}
+        page.clock.run_for(600)
+        goal.tap()  # a second goal, meant: 0.72 s after the first tap
+        expect(page.locator("#reply")).to_have_text(texts("ctl.done", what=label))
+        assert page.evaluate("window.sent") == {"goal": 2}
+        assert len(daemon.state()["goals"]) == before + 2
+
+        toggle = page.locator("button[data-command=toggle]")
+        page.clock.run_for(600)
+        toggle.tap()
+        page.clock.run_for(120)
+        toggle.tap()
+        expect(page.locator("#phase")).to_have_class("phase paused")
+        expect(page.locator("#reply")).to_have_text(
+            texts("ctl.double_tap", what=texts("ctl.pause"), s=0.5))
+        assert page.evaluate("window.sent") == {"goal": 2, "toggle": 1}
+        assert daemon.state()["phase"] == "paused"  # paused, not paused and resumed
         ctx.close()
     finally:
         daemon.stop()

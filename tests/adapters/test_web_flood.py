@@ -102,7 +102,9 @@ def test_one_address_gets_a_few_websockets_and_the_control_api_stays_reachable()
     ok, busy = b"HTTP/1.1 101 Switching Protocols", b"HTTP/1.1 503 Service Unavailable"
     assert out["one"] == [ok] * WS_PER_PEER + [busy] * 4
     assert out["streams"] == 28  # 32 less the eighth kept for requests
-    assert out["others"].count(ok) == 28 - WS_PER_PEER
+    # At the cap each new address took the place of one of the first's eight (issue 43: the
+    # streams shared evenly), down to the one it keeps: 27 of the other 38 hold one.
+    assert out["others"] == [ok] * 27 + [busy] * 11
     assert out["page"] == 200
     assert out["command"] == 200
 

@@ -437,3 +437,74 @@ def test_the_tv_reads_from_five_metres_using_the_side_thirds(
                     state, team, m["colours"])
     finally:
         daemon.stop()
+
+
+#: The TV's boxes as a spectator reads them, in the page: each goals' text baseline (the
+#: bottom of its glyphs' line box, by a Range over the text), whether a name is cut (an
+#: ellipsis or a clip: its text wider or taller than its box) or breaks inside a word, and
+#: each line of the running timeout's text against the clock's centre.
+TV_BOXES = """() => {
+  const lines = (el) => { const range = document.createRange(); range.selectNodeContents(el);
+    return [...range.getClientRects()]; };
+  const baseline = (id) => Math.max(...lines(document.getElementById(id)).map((r) => r.bottom));
+  const names = ["home-name", "away-name"].map((id) => document.getElementById(id));
+  const vh = window.innerHeight;
+  const brokenWords = names.flatMap((el) => [...el.textContent.matchAll(/\\S+/g)].filter((w) => {
+    const range = document.createRange(), node = el.firstChild;
+    range.setStart(node, w.index); range.setEnd(node, w.index + w[0].length);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+  }).map((w) => w[0]));
+  const clock = document.getElementById("clock").getBoundingClientRect();
+  const timeout = document.getElementById("timeout");
+  return {
+    baselines: [baseline("home"), baseline("away")],
+    nameLines: names.map((el) => new Set(lines(el).map((r) => Math.round(r.top))).size),
+    cut: names.filter((el) => el.scrollWidth > el.clientWidth + 1
+      || el.scrollHeight > el.clientHeight + 1
+      || getComputedStyle(el).textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth)
+      .map((el) => el.id),
+    brokenWords,
+    nameSize: Math.min(...names.map((el) => parseFloat(getComputedStyle(el).fontSize) / vh)),
+    clockCentre: (clock.left + clock.right) / 2,
+    timeoutLines: timeout.hidden ? [] : lines(timeout).filter((r) => r.width > 1)
+      .map((r) => (r.left + r.right) / 2),
+    used: Math.max(...[...document.querySelectorAll("main *")].filter((el) => el.offsetParent)
+      .map((el) => el.getBoundingClientRect().bottom)) / vh,
+  };
+}"""
+
+
+def test_the_tv_fits_long_names_keeps_the_scores_level_and_centres_the_timeout(
+        browser: Browser, tmp_path: Path) -> None:
+    """Issue 45 item 3, at 1920x1080. Fails on main: the long name was cut to
+    "HC Olimpij…" (an ellipsis after its second line), its goals stood 74 px below the other
+    team's when one name took two lines, the timeout's second line (Slovak) started at the
+    left of the middle column under the centred clock, and the penalties and the timeout
+    left the lower part of the screen empty."""
+    # Speed 2: the 30 s timeout lasts 15 real seconds, time enough to measure it.
+    daemon = Daemon(tmp_path, speed=2, profile="isbhf").start()
+    try:
+        for command in (["teams", "HC Olimpija Ljubljana", "Košice", "2"], ["start"], ["stop"],
+                        ["goal", "home", "17"], ["penalty", "home", "minor", "17"],
+                        ["penalty", "away", "major", "22"], ["timeout", "home"]):
+            assert daemon.command(*command)[0] == 200, command
+        ctx = context(browser, daemon, (1920, 1080))
+        # In Slovak the timeout's line is longest: "Oddychový čas HC Olimpija Ljubljana 0:28".
+        page = open_page(ctx, daemon, "/?kiosk=1&lang=sk")
+        expect(page.locator("#timeout")).to_contain_text("HC Olimpija Ljubljana")
+        m = page.evaluate(TV_BOXES)
+        assert m["nameLines"] == [2, 1], m  # the long name takes two lines, the other one
+        assert abs(m["baselines"][0] - m["baselines"][1]) <= 2, m  # both goals on one line
+        assert m["cut"] == [], m  # whole: shrunk to fit, not ellipsised
+        assert m["brokenWords"] == [], m  # broken only between words
+        assert m["nameSize"] >= 0.06, m  # and still read from 5 m (issue 31)
+        assert len(m["timeoutLines"]) >= 1, m
+        for centre in m["timeoutLines"]:  # every line of it under the clock's centre
+            assert abs(centre - m["clockCentre"]) <= 2, m
+        # The room under the clock is used: the penalties and the timeout reach into the
+        # lower quarter of the screen (on main they ended at 69% of its height).
+        assert m["used"] >= 0.75, m
+        assert page.errors == []  # type: ignore[attr-defined]
+        ctx.close()
+    finally:
+        daemon.stop()

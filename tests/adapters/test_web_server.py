@@ -31,8 +31,9 @@ from timerd.config import InUse, WebConfig, profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import Told
 from timerd.core.match import Match
+from timerd.ports import ExtraCommand
 from timerd.service import Service
-from timerd.wire import EVENT_FORMAT
+from timerd.wire import EVENT_FORMAT, status_document
 
 
 def test_results_file_lines_are_read_and_damaged_lines_skipped(
@@ -88,9 +89,9 @@ def test_bearer_token_check(header: str, ok: bool) -> None:
 
 def test_command_table_lists_match_and_adapter_commands() -> None:
     service = Service(Match(profiles.load("ithf")))
-    service.extra_commands["mute"] = lambda state: None
-    service.extra_commands["note"] = lambda text, *more: None
-    service.extra_commands["volume"] = lambda level="10": None
+    service.extra_commands["mute"] = ExtraCommand(print, ("state",))
+    service.extra_commands["note"] = ExtraCommand(print, ("text", "more..."))
+    service.extra_commands["volume"] = ExtraCommand(print, ("level?",))
     table = {row["command"]: row for row in command_table(service)}
     assert table["pause"] == {"command": "pause", "args": [], "confirm": False}
     assert table["reset"]["confirm"] is True
@@ -326,7 +327,10 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
     def setup(service: Service) -> None:
         class Browser(StreamClient):
             def push_state(self, message: bytes) -> None:
-                pushes.append((self, message, service.status_dict()))
+                # The status at the push, made of the match itself: the service refuses it
+                # during a hand-out (issue 44 item 2).
+                now = service.now()
+                pushes.append((self, message, status_document(service.match.status(now), [])))
                 super().push_state(message)
 
             def flush(self) -> None:

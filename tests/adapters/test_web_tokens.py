@@ -116,7 +116,7 @@ def test_the_control_page_and_the_api_cannot_be_framed_the_scoreboard_when_confi
     page elsewhere framed the desk under a decoy button."""
     async def heads(server: WebServer) -> dict[str, str]:
         out = {}
-        for path in ("/control", "/api/state", "/api/commands", "/"):
+        for path in ("/control", "/api/state", "/api/commands", "/", "/overlay"):
             out[path] = (await request(server.url, "GET", path))[1]
         out["POST /api/command"] = (await request(
             server.url, "POST", "/api/command", headers={"Authorization": f"Bearer {TOKEN}"},
@@ -130,7 +130,34 @@ def test_the_control_page_and_the_api_cannot_be_framed_the_scoreboard_when_confi
     overlay = "'self' http://192.168.1.20:8000"
     framable = serve(WebConfig(host="127.0.0.1", port=0, token=TOKEN,
                                scoreboard_frame_ancestors=overlay), heads)
-    assert f"Content-Security-Policy: frame-ancestors {overlay}" in framable["/"]
-    assert "X-Frame-Options" not in framable["/"]
+    for path in ("/", "/overlay"):  # the scoreboard and the stream overlay (issue 45)
+        assert f"Content-Security-Policy: frame-ancestors {overlay}" in framable[path]
+        assert "X-Frame-Options" not in framable[path]
     for path in ("/control", "/api/state", "/api/commands", "POST /api/command"):
         assert all(h in framable[path] for h in deny), (path, framable[path])
+
+
+def test_commands_are_bounded_per_address_a_second_and_asking_is_not_counted() -> None:
+    """Issue 42 item 4 (fails on the old code: every command was applied): past its burst an
+    address gets 429 and its command is not applied; another address has its own; asking
+    for the status is not counted; a second later one more goes through."""
+    teams = json.dumps({"command": "teams", "args": ["A", "B"]}).encode()
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+
+    async def body(server: WebServer) -> dict[str, Any]:
+        async def post(host: str, payload: bytes = teams) -> int:
+            status, _ = await request(server.url, "POST", "/api/command", host=host,
+                                      headers=headers, body=payload)
+            return status
+
+        out = {"burst": [await post("127.0.0.1") for _ in range(5)],
+               "asks": await command(server.url, TOKEN),
+               "other": await post("127.0.0.2")}
+        await asyncio.sleep(1.0)
+        out["later"] = [await post("127.0.0.1") for _ in range(2)]
+        return out
+
+    out = serve(WebConfig(host="127.0.0.1", port=0, token=TOKEN, commands_per_s=1.0,
+                          command_burst=3), body)
+    assert out == {"burst": [200, 200, 200, 429, 429], "asks": 200, "other": 200,
+                   "later": [200, 429]}

@@ -9,6 +9,7 @@ time pass. Chromium is Debian's, driven by playwright; nothing is downloaded.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import socket
@@ -52,6 +53,49 @@ SCORE_SEEN = """goals => { window.scoreSeen = new Promise((resolve) => {
 }); }"""
 
 
+#: A PNG's pixels, decoded by the browser without premultiplying (alpha as stored): how many
+#: pixels outside `box` (grown by `margin`) are not fully transparent, and the share of
+#: pixels inside the panel `panel` that cover the picture (alpha 90% or more: the panel is
+#: 94% opaque, the clock's cell and the text wholly).
+ALPHA = """async ({ png, box, margin, panel }) => {
+  const blob = await (await fetch(`data:image/png;base64,${png}`)).blob();
+  const bitmap = await createImageBitmap(blob, { premultiplyAlpha: "none",
+    colorSpaceConversion: "none" });
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const ctx = canvas.getContext("2d", { colorSpace: "srgb" });
+  ctx.drawImage(bitmap, 0, 0);
+  const { data, width, height } = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+  let outside = 0, opaque = 0, inside = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const a = data[(y * width + x) * 4 + 3];
+      const near = x >= box.left - margin && x <= box.right + margin
+        && y >= box.top - margin && y <= box.bottom + margin;
+      if (!near && a !== 0) outside++;
+      if (x >= panel.left && x < panel.right && y >= panel.top && y < panel.bottom) {
+        inside++;
+        if (a >= 0.9 * 255) opaque++;
+      }
+    }
+  }
+  return { width, height, outside, opaque: opaque / inside };
+}"""
+
+
+def alpha(browser: Browser, png: bytes, box: dict[str, float], panel: dict[str, float],
+          margin: float = 0) -> dict[str, Any]:
+    """Read `png`'s alpha in a blank page of `browser` (see ALPHA): a screenshot taken with
+    `omit_background`, as a streaming program's browser source composites a page."""
+    page = browser.new_page()
+    try:
+        result: dict[str, Any] = page.evaluate(ALPHA, {
+            "png": base64.b64encode(png).decode(), "box": box, "margin": margin,
+            "panel": panel})
+        return result
+    finally:
+        page.close()
+
+
 def wait_clock_at_most(page: Page, seconds: float, timeout_ms: float = 10_000) -> None:
     page.wait_for_function(f"({CLOCK_S})() <= {seconds}", polling="raf", timeout=timeout_ms)
 
@@ -75,6 +119,14 @@ def free_port() -> int:
         return port
 
 
+def timerctl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`timerctl ARGS` as a user runs it, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from timerd.cli import timerctl; "
+         "sys.exit(timerctl())", *args], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, check=False, env=env)
+
+
 @dataclass
 class Daemon:
     tmp: Path
@@ -83,6 +135,12 @@ class Daemon:
     profile: str = "ithf"
     #: More of the config file: `[table]`, `[ui]` sections.
     extra_config: str = ""
+    #: More of its `[web]` section (`enabled = false`).
+    web_extra: str = ""
+    #: `-o SECTION.KEY=VALUE` on its command line.
+    overrides: list[str] = field(default_factory=list)
+    #: The log line that says it is ready.
+    ready: str = READY
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[str] | None = None
     log: list[str] = field(default_factory=list)
@@ -93,12 +151,17 @@ class Daemon:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def socket(self) -> Path:
+        """Its control socket (`timerctl --socket`)."""
+        return self.tmp / "control.sock"
+
     def start(self) -> Daemon:
         config = self.tmp / "timerd.toml"
         # Its own state directories: a module-scoped daemon starts before conftest's
         # per-test ones exist, and must not restore a match another test left.
         config.write_text(f'[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
-                          f'token = "{self.token}"\n'
+                          f'token = "{self.token}"\n{self.web_extra}'
                           f'[state]\ndirectory = "{self.tmp / "state"}"\n'
                           f'runtime_directory = "{self.tmp / "run"}"\n'
                           # No speaker: its player opening (or failing to) in its thread
@@ -110,11 +173,12 @@ class Daemon:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", str(self.speed),
              "--config", str(config), "--profile", self.profile,
-             "--control", str(self.tmp / "control.sock")],
+             "--control", str(self.socket),
+             *(a for o in self.overrides for a in ("-o", o))],
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        self.wait_log(READY, START_TIMEOUT_S)
+        self.wait_log(self.ready, START_TIMEOUT_S)
         return self
 
     def _read(self, proc: subprocess.Popen[str]) -> None:
@@ -170,6 +234,18 @@ class Daemon:
         assert status == 200, body
         assert isinstance(body, dict)
         return body
+
+    def timerctl(self, *args: str) -> str:
+        """`timerctl --socket ITS_SOCKET ARGS`'s output, which must succeed."""
+        done = timerctl("--socket", str(self.socket), *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def pairing_link(self) -> str:
+        """The first link `timerctl desk` prints for this daemon, as a user runs it (its
+        one-time pairing code in the fragment: `http://.../control#code=...`)."""
+        return next(line.strip() for line in self.timerctl("desk").splitlines()
+                    if "://" in line)
 
     def command(self, name: str, *args: str, token: str | None = None) -> tuple[int, Any]:
         """POST /api/command with the daemon's token (or `token`)."""

@@ -47,7 +47,9 @@ def test_at_most_two_short_handed_penalties_of_a_team_run_and_the_third_waits() 
     assert [(p["number"], p["running"]) for p in shown] == [(4, True), (3, True), (2, True),
                                                             (5, True)]
     assert shown[1] == {"number": 3, "side": "home", "kind": "minor", "player": "3",
-                        "remaining_s": 40.0, "running": True}
+                        "remaining_s": 40.0, "running": True, "short_handed": True}
+    # The misconduct's player is replaced: his team plays full strength (no power play).
+    assert [p["short_handed"] for p in shown if p["kind"] == "misconduct"] == [False]
 
 
 def test_waiting_penalties_are_listed_after_the_running_ones() -> None:

@@ -123,3 +123,35 @@ def test_ithf_4_4_intervals_are_at_thirds_or_every_minute(tmp_path):
 def test_ithf_4_4_the_built_in_ithf_profiles_conform():
     for name in ("ithf", "ithf-thirds", "ithf-playoff"):
         assert profiles.load(name).ithf_conformant
+
+
+# -- issue 42 item 3: ITHF 4.1 checked for an ITHF-conformant profile ------------------------
+
+ITHF_LENGTH = """
+name = "mine"
+extends = "ithf"
+{length}
+signals = [{{ signal = "last_30", remaining_s = 30 }}, {{ signal = "interval", remaining_s = {a} }},
+           {{ signal = "interval", remaining_s = {b} }}]
+"""
+
+
+@pytest.mark.parametrize(("length", "a", "b", "why"), [
+    ("period_s = 600", 400, 200, "period_s = 600: ITHF 4.1 says a match lasts five minutes"),
+    ("periods = 2\nperiod_s = 150", 100, 50, "periods = 2: ITHF 4.1 plays a match as one period"),
+])
+def test_ithf_4_1_a_match_other_than_one_period_of_300_s_is_refused(tmp_path, length, a, b, why):
+    """Old code: `ithf_conformant = true` accepted a 10:00 match and two periods of 2:30."""
+    path = tmp_path / "mine.toml"
+    path.write_text(ITHF_LENGTH.format(length=length, a=a, b=b))
+    with pytest.raises(SchemaError) as refused:
+        profiles.load(str(path))
+    assert why in str(refused.value)
+    assert "ithf_conformant = false" in str(refused.value)  # the way out
+
+
+def test_ithf_4_1_a_training_profile_may_play_any_length(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(ITHF_LENGTH.format(length="ithf_conformant = false\nperiod_s = 600",
+                                       a=400, b=200))
+    assert profiles.load(str(path)).period_s == 600

@@ -34,7 +34,7 @@ def test_a_period_counts_its_own_goals_in_play_and_keeps_what_the_modules_kept()
              Goal(Side.HOME, 960.0, True, GoalReason.WALKOUT_AWARD, 2)]
     periods = [PeriodPlayed(1, False, 900.0, {"early_intermission_left_s": 200.0}),
                PeriodPlayed(2, False, 900.0004)]
-    assert periods_record(periods, goals) == [
+    assert periods_record(periods, goals, {"early_intermission_left_s": None}) == [
         {"period": 1, "overtime": False, "played_s": 900.0, "goals": {"home": 1, "away": 0},
          "early_intermission_left_s": 200.0},
         {"period": 2, "overtime": False, "played_s": 900.0, "goals": {"home": 0, "away": 1},

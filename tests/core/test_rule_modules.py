@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import refused
+from tests.syntax import parse_file
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.match import Match
@@ -69,24 +70,109 @@ def test_each_rule_module_brings_its_commands_and_nothing_else() -> None:
     assert sorted(MODULES) == sorted(RULE_NAMES)
 
 
+#: What names a rule module, or a value of one, from the phase machine: the registries.
+REGISTRIES = frozenset({"MODULES", "BUILT_IN", "REGISTERED"})
+
+
+def _takes_from_a_module(node: ast.expr, taken: set[str]) -> bool:
+    """`node` is a value taken from a module by name: it names a module or a key of one (a
+    string: `self.records().get("shootout")`), reads a registry (`MODULES["penalties"]`),
+    picks one of `self.rules` by index, or is a name assigned one of those (`taken`)."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            return True
+        if isinstance(part, ast.Name) and (part.id in REGISTRIES or part.id in taken):
+            return True
+        if isinstance(part, ast.Subscript) and ast.unparse(part.value) == "self.rules":
+            return True
+    return False
+
+
+def module_guards(root: Path) -> list[str]:
+    """Where `core/match.py` tests a value taken from a module with `is None` / `is not
+    None` (a guard for a module: the phase machine asking whether a feature is there, or
+    what one of them holds), each with its line. A hook's answer, asked of every module in
+    turn (`rule.next_step()`), is the modules' protocol, not a guard for one of them."""
+    tree = parse_file(root / "core" / "match.py")
+    found: list[tuple[int, str]] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        taken: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign | ast.NamedExpr) and _takes_from_a_module(
+                    node.value, taken):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                taken |= {t.id for t in targets if isinstance(t, ast.Name)}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(op, ast.Is | ast.IsNot) for op in node.ops) and any(
+                    isinstance(c, ast.Constant) and c.value is None for c in node.comparators) \
+                    and _takes_from_a_module(node.left, taken):
+                found.append((node.lineno, ast.unparse(node)))
+    return [f"core/match.py:{line}: {text}" for line, text in sorted(found)]
+
+
+def match_reached_past_its_view(root: Path) -> list[str]:
+    """Where a rule module reaches the match past `MatchView` by name: `getattr`, `setattr`,
+    `hasattr` or `delattr` on the match (`getattr(self.match, "penalty_box")`)."""
+    found = []
+    for path in sorted((root / "core" / "rules").glob("*.py")):
+        for node in ast.walk(parse_file(path)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "setattr", "hasattr", "delattr") \
+                    and node.args and ast.unparse(node.args[0]) in ("match", "self.match"):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
 def test_the_phase_machine_holds_no_feature_and_no_guard_for_a_module() -> None:
     """match.py keeps no feature's state (`self.penalty_box`, `self.timeouts`, ...) and no
     command of the score desk or the scheduled start (built-in modules), imports no rule
-    module but the registry, and tests no module with `is None`."""
-    tree = next(n for n in ast.parse(MATCH_PY.read_text()).body
+    module but the registry, and tests no value taken from a module with `is None`
+    (`module_guards`); no rule module reaches the match by `getattr` (issue 44 item 7)."""
+    tree = next(n for n in parse_file(MATCH_PY).body
                 if isinstance(n, ast.ClassDef) and n.name == "Match")
     features = {"penalty_box", "timeouts", "passive", "line_change", "goalie_change",
                 "shootout", "penalties", "_early_break_left_s", "_half_switches"}
     used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == "self"}
     assert used & features == set()
-    imported = {n.module for n in ast.walk(ast.parse(MATCH_PY.read_text()))
+    imported = {n.module for n in ast.walk(parse_file(MATCH_PY))
                 if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m and m.startswith("timerd.core.rules")} == {
         "timerd.core.rules"}
     methods = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert methods & {"goal", "undo", "set_teams", "faceoff", "start_in"} == set()  # modules'
     assert match_lines(MATCH_PY.parents[1]) <= MATCH_CAP
+    assert module_guards(MATCH_PY.parents[1]) == []
+    assert match_reached_past_its_view(MATCH_PY.parents[1]) == []
+
+
+def test_the_guard_checks_can_fail(tmp_path: Path) -> None:
+    """What each check reports, on a planted phase machine and a planted rule module; a
+    hook's answer asked of every module passes."""
+    (tmp_path / "core" / "rules").mkdir(parents=True)
+    (tmp_path / "core" / "match.py").write_text(
+        "class Match:\n"
+        "    def f(self):\n"
+        "        if self.records().get('shootout') is None:\n"
+        "            return MODULES.get('penalties') is not None\n"
+        "        box = self.rules[2].box\n"
+        "        return box is None\n"
+        "    def g(self):\n"
+        "        return [s for rule in self.rules if (s := rule.next_step()) is not None]\n")
+    (tmp_path / "core" / "rules" / "x.py").write_text(
+        "def f(self, match):\n"
+        "    return getattr(self.match, 'penalty_box'), hasattr(match, 'x'), "
+        "getattr(match.profile, 'y')\n")
+    assert module_guards(tmp_path) == [
+        "core/match.py:3: self.records().get('shootout') is None",
+        "core/match.py:4: MODULES.get('penalties') is not None",
+        "core/match.py:6: box is None"]
+    assert match_reached_past_its_view(tmp_path) == [
+        "core/rules/x.py:2: getattr(self.match, 'penalty_box')",
+        "core/rules/x.py:2: hasattr(match, 'x')"]
 
 
 def test_an_ithf_profile_must_have_the_ithf_4_4_signals(tmp_path: Path) -> None:

@@ -159,3 +159,42 @@ def test_a_key_belongs_to_one_owner() -> None:
     with pytest.raises(TypeError, match="status key 'penalties' of rule module 'clash' is "
                                         "already penalties's"):
         compose_status((*rules.REGISTERED, Clash))
+
+
+class Usurper(Laps):
+    """A module that declares its own keys but returns another's: the phase machine's
+    `score` in its status, the penalties' `penalties` in its result, the intermission's
+    `early_intermission_left_s` in a period's entry."""
+
+    name = "usurper"
+    shows = MappingProxyType({"usurped": None})
+    records = MappingProxyType({"usurped_taken": 0})
+    period_records = MappingProxyType({"usurped_in_period": None})
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"usurped": 1, "score": {"home": 9, "away": 0}}
+
+    def record(self) -> Mapping[str, Any]:
+        return {"usurped_taken": 1, "penalties": []}
+
+    def period_record(self) -> Mapping[str, Any]:
+        return {"usurped_in_period": 1, "early_intermission_left_s": 0.0}
+
+
+def test_a_module_returning_another_modules_key_is_refused(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 44 item 3: a key a module returns is one it declares, or the status, the result
+    or the period's entry is refused (a defect: ValueError) where they are composed. Fails on
+    the old code: the usurper's `score` overwrote the phase machine's (last writer wins)."""
+    monkeypatch.setitem(rules.MODULES, Usurper.name, Usurper)
+    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Usurper))
+    match = Match(profiles.load(profile_file(tmp_path, 'rules = ["usurper"]\n')))
+    with pytest.raises(ValueError, match="status keys 'score' of rule module 'usurper' are "
+                                         "not its own"):
+        match.status(0.0)
+    with pytest.raises(ValueError, match="result keys 'penalties' of rule module 'usurper'"):
+        match.records()
+    match.handle(match.parse("start"), 0.0)
+    with pytest.raises(ValueError, match="period keys 'early_intermission_left_s' of rule "
+                                         "module 'usurper'"):
+        match.poll(400.0)  # the period ends: its entry is composed

@@ -12,7 +12,9 @@ of play) and its timing slack.
 from __future__ import annotations
 
 import errno
+import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -199,3 +201,31 @@ def test_unplugged_the_match_goes_on_and_plugged_again_the_keys_work(
     pad.tap("KEY_KPENTER")
     idle.wait_signal("resume")
     assert idle.proc.poll() is None
+
+
+def test_a_release_the_kernel_dropped_is_read_back_and_reset_never_fires(
+        idle: Daemon, pad: Keypad) -> None:
+    """Issue 43 item 5 through the kernel's own buffer: RESET is let go while the daemon is
+    stopped (SIGSTOP) and the keypad then sends more than the kernel keeps for a reader (64
+    events), so the kernel drops the release and says SYN_DROPPED. The daemon reads the keys
+    back from the device. Fails on the old code: RESET stayed held and its long press reset
+    the paused match."""
+    pad.tap("KEY_KPENTER")
+    idle.wait_signal("start")
+    pad.tap("KEY_KPENTER")
+    idle.wait_signal("pause")
+    pad.key("KEY_KPMINUS", True)
+    time.sleep(0.3)  # the daemon has RESET down
+    os.kill(idle.proc.pid, signal.SIGSTOP)
+    try:
+        pad.key("KEY_KPMINUS", False)
+        for _ in range(100):  # autorepeats of a key no button has: 200 events
+            pad.ui.write(ecodes.EV_KEY, ecodes.KEY_KP1, 2)
+            pad.ui.syn()
+    finally:
+        os.kill(idle.proc.pid, signal.SIGCONT)
+    time.sleep(LONG_S + 0.5)
+    status = idle.command("status")
+    assert status["phase"] == "paused", status
+    assert status["keypad"]["resyncs"] >= 1, status["keypad"]
+    idle.wait_log("SYN_DROPPED")

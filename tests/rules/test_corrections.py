@@ -11,10 +11,17 @@ from __future__ import annotations
 import pytest
 
 from timerd.config import profiles
-from timerd.core.effects import Phase, Reopened, ResultCorrected, Signal, SignalKind
+from timerd.core.effects import (
+    Phase,
+    Reopened,
+    ResultAbandoned,
+    ResultCorrected,
+    Signal,
+    SignalKind,
+)
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
-from timerd.core.rules.corrections import GoalCorrected
+from timerd.core.rules.corrections import MAX_REVISIONS, GoalCorrected
 from timerd.core.score import Ending, Side
 from timerd.i18n import Messages
 
@@ -43,7 +50,8 @@ def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
     match.handle(match.parse("goal", "home"), 370.0)  # the golden goal ends the match...
     assert match.phase is Phase.FINISHED
     effects = match.handle(match.parse("undo"), 400.0)  # ...but the puck bounced out (ITHF 6.1)
-    assert [e for e in effects if isinstance(e, Reopened)] == [Reopened(1, 3)]
+    # Revision 1 says the match is in play again, no winner (issue 42 item 2)
+    assert [e for e in effects if isinstance(e, Reopened)] == [Reopened(1, 3, in_play=True)]
     status = match.status(400.0)
     assert status.phase is Phase.PAUSED
     assert status.result is None
@@ -57,8 +65,29 @@ def test_ithf_6_1_4_8_undo_of_the_golden_goal_reopens_overtime_paused() -> None:
     assert match.result is not None
     assert match.result.winner is Side.AWAY
     assert match.result.overtime_s == pytest.approx(30.0)
-    assert ResultCorrected(1) in effects
-    assert match.status(420.0).result["revision"] == 1  # type: ignore[index]
+    assert ResultCorrected(2) in effects  # supersedes revision 1, "reopened"
+    assert match.status(420.0).result["revision"] == 2  # type: ignore[index]
+
+
+def test_reset_of_a_reopened_match_gives_a_revision_that_says_it_was_abandoned() -> None:
+    """Issue 42 item 2 (old code: RESET gave nothing, revision 0 "home wins" stood)."""
+    match = ithf_playoff_in_overtime()
+    match.handle(match.parse("goal", "home"), 370.0)
+    match.handle(match.parse("undo"), 400.0)  # reopened: revision 1, in play
+    effects = match.handle(match.parse("reset"), 410.0)
+    abandoned = [e for e in effects if isinstance(e, ResultAbandoned)]
+    assert abandoned == [ResultAbandoned(2, None, {"home": 1, "away": 1})]
+    assert match.phase is Phase.IDLE
+    # A match that was never reopened, or ended again, is reset as ever: nothing abandoned.
+    for script in ([], [("resume", 420.0), ("goal", 430.0, "away")]):
+        again = ithf_playoff_in_overtime()
+        again.handle(again.parse("goal", "home"), 370.0)
+        if script:
+            again.handle(again.parse("undo"), 400.0)
+            for name, at, *args in script:
+                again.handle(again.parse(name, *args), at)
+        assert not any(isinstance(e, ResultAbandoned)
+                       for e in again.handle(again.parse("reset"), 500.0))
 
 
 def test_isbhf_420_1_411_undo_of_the_overtime_goal_waits_for_the_faceoff() -> None:
@@ -348,3 +377,36 @@ def test_isbhf_420_1_the_last_goal_cannot_be_revoked_after_its_faceoff_once_ende
     with pytest.raises(CommandRefused) as refused:
         match.handle(match.parse("undo"), 3930.0)
     assert refused.value.code == "undo_after_faceoff"
+
+
+def test_corrections_after_the_end_are_bounded_with_a_clear_refusal() -> None:
+    """Issue 42 item 5 (old code: 2000 `correct`s gave 2000 revisions, 2000 results lines):
+    past MAX_REVISIONS a correction after the end is refused; the result stands as it was."""
+    match = ithf_with_goals("ithf", (100.0, "home"))
+    match.poll(320.0)
+    for n in range(1, MAX_REVISIONS + 1):
+        effects = match.handle(match.parse("correct", "1", str(n)), 320.0 + n)
+        assert ResultCorrected(n) in effects
+    with pytest.raises(CommandRefused) as refused:
+        match.handle(match.parse("correct", "1", "99"), 400.0)
+    assert refused.value.code == "too_many_corrections"
+    assert refused.value.params == {"most": MAX_REVISIONS}
+    text = Messages("en").refusal(refused.value)
+    assert f"corrected {MAX_REVISIONS} times already" in text
+    assert match.status(400.0).result["revision"] == MAX_REVISIONS  # type: ignore[index]
+    assert match.sheet.goals[0].scorer == str(MAX_REVISIONS)  # the last one taken stands
+    # `undo` that would reopen it (two revisions: in play, then its end) is refused too.
+    with pytest.raises(CommandRefused, match="too_many_corrections"):
+        match.handle(match.parse("undo"), 401.0)
+    assert match.phase is Phase.FINISHED
+
+
+def test_a_reopen_is_refused_when_its_end_could_pass_the_bound() -> None:
+    match = ithf_playoff_in_overtime()
+    match.handle(match.parse("goal", "home"), 370.0)
+    for n in range(1, MAX_REVISIONS):  # one revision left: not enough for a reopen
+        match.handle(match.parse("correct", "3", str(n)), 370.0 + n)
+    with pytest.raises(CommandRefused, match="too_many_corrections"):
+        match.handle(match.parse("undo"), 400.0)
+    match.handle(match.parse("correct", "3", "7"), 401.0)  # the last correction of names
+    assert match.status(401.0).result["revision"] == MAX_REVISIONS  # type: ignore[index]

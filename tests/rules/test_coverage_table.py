@@ -14,6 +14,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from tests.syntax import parse_file
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 NODE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
@@ -41,7 +43,7 @@ def functions_in(path: str) -> frozenset[str]:
     file = ROOT / path
     if not file.is_file():
         return frozenset()
-    tree = ast.parse(file.read_text(), str(file))
+    tree = parse_file(file)
     return frozenset(node.name for node in ast.walk(tree)
                      if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
                      and node.name.startswith("test_"))

@@ -53,7 +53,7 @@ def run_table(tmp: Path, script: list[tuple[float, str]], until: float,
         results = ResultsFile(tmp / "results.jsonl", writer=writer)
         if journal.recovery.match is not None:
             results.resume(journal.recovery.started_wall, journal.recovery.goal_walls)
-        hall = HallLink(HALL, service, Outbox(tmp / "outbox", writer), writer=writer)
+        hall = HallLink(HALL, service, Outbox(tmp / "outbox", writer))
         results.listeners.append(hall.publish_result)
         seen: dict[float, tuple[Any, Any]] = {}
         async with journal:
@@ -95,7 +95,8 @@ def test_the_status_the_journal_the_results_line_and_the_hall_result_carry_one_i
     match_id, journalled = seen[60.0]
     assert ID_SHAPE.match(match_id)
     assert journalled == match_id
-    assert seen[390.0] == (match_id, None)  # finished: the journal is compacted
+    # Finished: the journal keeps it while it may be corrected (issue 42)
+    assert seen[390.0] == (match_id, match_id)
     [line] = results_lines(tmp_path)
     assert line["match_id"] == match_id
     [message] = hall_messages(tmp_path)
@@ -136,7 +137,7 @@ def test_a_result_sent_again_is_one_result_at_the_desk(tmp_path: Path) -> None:
     async def send_again() -> None:
         writer = DiskWriter(inline=True)
         hall = HallLink(HALL, Service(Match(profiles.load("ithf"))),
-                        Outbox(tmp_path / "outbox", writer), writer=writer)
+                        Outbox(tmp_path / "outbox", writer))
         hall.publish_result(line)
 
     run_virtual(send_again)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -205,3 +206,92 @@ def test_the_status_is_made_after_the_buzzers_had_the_signal() -> None:
     for signal in timed:
         made_at = order.index(("status", signal[1]))
         assert made_at > order.index(signal), signal
+
+
+class Writer:
+    """An output that writes to the dispatch's document (its score, its goals, a key of its
+    own), as a careless adapter adding a key of its own would."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def notify(self, dispatch: Dispatch) -> None:
+        document: Any = dispatch.document
+        for name, write in (("score", lambda: document["score"].update(home=99)),
+                            ("goals", lambda: document["goals"].append({"side": "away"})),
+                            ("phase", lambda: document.__setitem__("phase", "finished")),
+                            ("pop", lambda: document.pop("match_id"))):
+            try:
+                write()
+            except TypeError:
+                self.refused.append(name)
+
+
+def test_an_output_cannot_change_the_document_a_later_output_sends() -> None:
+    """Issue 44 item 2: the document is read-only to its depth, so an output that writes to
+    it is refused (TypeError) and a later output sends what the match said. Fails on the old
+    code: the document was a plain dict shared by every output, and the reader after the
+    writer saw the writer's score, goals and phase."""
+    writer, reader = Writer(), Reader()
+
+    def setup(service: Service) -> None:
+        service.outputs.extend([writer, reader])
+
+    play("ithf", [(0, "start"), (60, "goal home")], until=65, setup=setup)
+    assert writer.refused == ["score", "goals", "phase", "pop"] * len(reader.seen)
+    goal = reader.seen[-1][1]  # the goal's and after
+    assert goal["score"] == {"home": 1, "away": 0}
+    assert [g["side"] for g in goal["goals"]] == ["home"]
+    assert goal["phase"] == "running"
+    assert "match_id" in goal
+    # A copy is the reader's own, and JSON sees the document as the dict it is.
+    own = {**goal, "wall": 1.0}
+    own["score"] = dict(goal["score"], home=2)
+    assert json.loads(json.dumps(goal)) == goal
+
+
+class Puller:
+    """An output and a sound output that ask the service for the status during the hand-out,
+    instead of reading the dispatch's."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.refused: list[str] = []
+
+    def pull(self, where: str) -> None:
+        for ask in (self.service.status, self.service.status_dict):
+            try:
+                ask()
+            except RuntimeError:
+                self.refused.append(where)
+
+    def notify(self, dispatch: Dispatch) -> None:
+        self.pull("notify")
+
+    def signal(self, signal: Signal, dispatch: Dispatch) -> None:
+        self.pull("signal")
+
+
+def test_a_status_pull_during_a_hand_out_is_refused() -> None:
+    """Issue 44 item 2: an output, or a sound output, that asks the service for the status
+    while a dispatch is handed out is refused (RuntimeError, logged by the hand-out; the match
+    goes on): it reads the dispatch's. Fails on the old code: the pull passed, a second
+    snapshot in the middle of a hand-out. Outside a hand-out (a tool's request) it is served."""
+    pullers: list[Puller] = []
+    after: list[dict[str, Any]] = []
+
+    def setup(service: Service) -> None:
+        puller = Puller(service)
+        pullers.append(puller)
+        service.outputs.append(puller)
+        service.sound_outputs.append(puller)
+        service.status_extras.append(lambda: {"seen_round": service.status().round})
+        service.loop.call_later(12, lambda: after.append(service.status_dict()))
+
+    recorder = play("ithf", [(0, "start")], until=15, setup=setup)
+    refused = pullers[0].refused
+    assert refused.count("notify") == 2 * len({id(s) for _, _, s in recorder.seen})
+    assert refused.count("signal") == 2  # the start signal: both asks refused
+    # The document's own extras are read while it is built, also inside a hand-out.
+    assert after[0]["phase"] == "pre_signal"  # ITHF 4.4: 20 s before the play starts
+    assert "seen_round" in after[0]

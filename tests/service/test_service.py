@@ -1,6 +1,7 @@
 """The real asyncio service on virtual time: deadlines, ticks, commands, outputs."""
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -9,6 +10,7 @@ from timerd.config import profiles
 from timerd.core.effects import Phase, Signal, SignalKind, Tick
 from timerd.core.match import Match
 from timerd.core.refused import CommandRefused
+from timerd.ports import ExtraCommand
 from timerd.service import Service
 from timerd.timer import slack_margin
 from timerd.wire import REPLY_FORMAT
@@ -124,7 +126,7 @@ def test_extra_commands_and_status_extras_from_adapters():
                 raise CommandRefused("mute_how")
             muted["muted"] = word == "on"
 
-        service.extra_commands["mute"] = mute
+        service.extra_commands["mute"] = ExtraCommand(mute, ("word",))
         service.status_extras.append(lambda: dict(muted))
         return (service.command({"command": "mute", "args": ["on"]}),
                 service.command({"command": "mute", "args": ["loud"]}),
@@ -135,7 +137,39 @@ def test_extra_commands_and_status_extras_from_adapters():
     assert on["status"]["muted"] is True
     assert bad["error"] == "mute refused: it takes on|off, or speaker|buzzer|all on|off"
     assert missing["ok"] is False
-    assert "arguments" in missing["error"]
+    assert (missing["code"], missing["params"]) == (
+        "refused.arguments", {"command": "mute", "wanted": "<word>", "got": 0})
+
+
+def test_malformed_requests_are_answered_with_codes() -> None:
+    """Issue 44 item 6: a malformed request, and an adapter command's words that do not fit
+    its declared arguments, get a refusal's code and values (the English beside them made
+    from the catalogue), and the command is not run. Fails on the old code: English
+    sentences only, and an adapter command was run to fail with a TypeError (which a defect
+    inside the command raised too, and was told as 'wrong number of arguments')."""
+    ran: list[tuple[str, ...]] = []
+
+    def note(text: str, *more: str) -> None:
+        ran.append((text, *more))
+        raise TypeError("a defect inside the command")
+
+    async def main() -> list[dict[str, Any]]:
+        service = Service(Match(profiles.load("ithf")))
+        service.extra_commands["note"] = ExtraCommand(note, ("text", "more..."))
+        replies = [service.command(request) for request in (
+            ["start"], {"command": 5}, {"command": "start", "args": "now"},
+            {"command": "note", "args": []})]
+        with pytest.raises(TypeError, match="a defect inside the command"):
+            service.command({"command": "note", "args": ["a", "b"]})
+        return replies
+
+    a_list, not_a_name, not_strings, no_text = run_virtual(main)
+    assert [r["code"] for r in (a_list, not_a_name, not_strings, no_text)] == [
+        "refused.not_a_command", "refused.not_a_command", "refused.args_not_strings",
+        "refused.arguments"]
+    assert not_strings["error"] == "start refused: args must be a list of strings"
+    assert no_text["params"] == {"command": "note", "wanted": "<text>", "got": 0}
+    assert ran == [("a", "b")]  # the words that fit; a defect inside is no refusal
 
 
 def test_signals_sound_at_their_planned_instant_on_virtual_time():

@@ -19,8 +19,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.adapters.web_harness import browser_fixture  # noqa: F401 (the `browser` fixture)
+from tests.adapters.web_harness import (
+    alpha,
+    browser_fixture,  # noqa: F401 (the `browser` fixture)
+)
 from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
+from timerd.i18n import Messages
 from timerd.tools.hall_board import BOARD_VERSION
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
@@ -36,14 +40,17 @@ def page_of(browser: Browser, width: int, height: int) -> Page:
 class BoardProcess:
     """`timerd hall board` as a process, on a free loopback port."""
 
-    def __init__(self, broker: Broker, directory: Path, hall: str = "hall") -> None:
+    def __init__(self, broker: Broker, directory: Path, hall: str = "hall",
+                 *overrides: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         log = (directory / f"board-{hall}.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "timerd", "hall", "board", "--port", str(self.port),
              "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
-             "-o", f'hall.hall="{hall}"'], cwd=ROOT, stdout=log, stderr=log)
+             "-o", "hall.allow_anonymous=true",
+             "-o", f'hall.hall="{hall}"', *(a for o in overrides for a in ("-o", o))],
+            cwd=ROOT, stdout=log, stderr=log)
         log.close()
         self.log = directory / f"board-{hall}.log"
         wait_until(self.ready, 30, "the board's HTTP port")
@@ -54,14 +61,16 @@ class BoardProcess:
         return "hall board of" in self.log.read_text()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
 
 
 def desk(broker: Broker, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
-         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True, timeout=60,
+         "-o", 'hall.host="127.0.0.1"',
+         "-o", "hall.allow_anonymous=true"], cwd=ROOT, capture_output=True, text=True, timeout=60,
         check=False)
 
 
@@ -250,5 +259,134 @@ def test_the_board_speaks_the_scoreboards_languages(
         assert page.evaluate("document.documentElement.lang") == lang
     finally:
         page.close()
+        board.stop()
+        observer.close()
+
+
+#: In the round overlay: the box around everything of the round (the label, every table's
+#: item), in CSS pixels.
+ROUND_BOXES = """() => [...document.querySelectorAll("#round, #round *")]
+  .map((el) => el.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0)
+  .reduce((box, r) => ({ left: Math.min(box.left, r.left), top: Math.min(box.top, r.top),
+    right: Math.max(box.right, r.right), bottom: Math.max(box.bottom, r.bottom) }),
+    { left: Infinity, top: Infinity, right: -Infinity, bottom: -Infinity })"""
+
+
+def test_the_round_on_stream_shows_every_table_over_a_transparent_page(
+        mosquitto: Broker, tmp_path: Path, browser: Browser) -> None:
+    """Issue 45 item 2: `timerd hall board`'s /overlay, a ticker along the bottom (or a grid in
+    a corner) with every table's names, goals and clock, the round's name, and nothing else
+    painted: the screenshot's pixels outside it have alpha 0."""
+    observer = Observer(mosquitto.port)
+    for number in range(1, 5):
+        retained_table(observer, "stream", f"{number:02}", "paused" if number == 2 else "running")
+    board = BoardProcess(mosquitto, tmp_path, "stream")
+    page = page_of(browser, 1920, 1080)
+    try:
+        page.goto(f"{board.url}/overlay?lang=sk")
+        items = page.locator(".r-item")
+        expect(items).to_have_count(4)
+        first = page.locator('.r-item[data-table="01"]')
+        expect(first.locator(".r-table")).to_have_text("01")
+        expect(first.locator(".home .r-goals")).to_have_text("3")
+        expect(first.locator(".away .r-goals")).to_have_text("12")
+        expect(first.locator(".away .r-name")).to_have_text("Åsa Müller")
+        expect(first.locator(".r-clock")).to_have_text(re.compile(r"^3:0\d$"))
+        expect(page.locator('.r-item[data-table="02"]')).to_have_class(re.compile(r"\br-paused\b"))
+        expect(page.locator("#round-label")).to_have_text("Kolo Semifinal 2")  # Slovak
+        ticker = page.locator("#round").bounding_box()
+        assert ticker is not None
+        assert ticker["y"] + ticker["height"] > 1080 * 0.9, ticker  # along the bottom edge
+        assert ticker["width"] > 1920 * 0.8, ticker
+        # Four tables of long names are wider than the screen: the ticker crawls.
+        expect(page.locator("#round-tables")).to_have_class(re.compile(r"\bcrawl\b"))
+        inner = {"left": ticker["x"] + 2, "top": ticker["y"] + 2,
+                 "right": ticker["x"] + ticker["width"] - 2,
+                 "bottom": ticker["y"] + ticker["height"] - 2}
+        # Everything the round paints (a crawling ticker's items beyond the screen too), with
+        # a pixel for the anti-aliased edges.
+        seen = alpha(browser, page.screenshot(omit_background=True),
+                     page.evaluate(ROUND_BOXES), inner, margin=1)
+        assert seen["outside"] == 0, (seen, ticker)  # the camera picture shows around it
+        assert seen["opaque"] >= 0.9, seen  # and the ticker covers it where it is
+
+        page.goto(f"{board.url}/overlay?layout=grid&corner=top-left")
+        expect(items).to_have_count(4)
+        grid = page.evaluate(ROUND_BOXES)
+        assert grid["left"] < 1920 * 0.1, grid
+        assert grid["top"] < 1080 * 0.1, grid
+        assert grid["right"] < 1920 * 0.6, grid  # a corner, not the whole width
+        rows = page.evaluate("[...document.querySelectorAll('.r-item')].map((el) => "
+                             "el.querySelector('.away .r-goals').getBoundingClientRect().left)")
+        assert max(rows) - min(rows) < 1, rows  # one column of goals down the grid
+    finally:
+        page.close()
+        board.stop()
+        observer.close()
+
+
+def test_the_tv_shows_the_rounds_other_tables_along_its_bottom(
+        mosquitto: Broker, tmp_path: Path, browser: Browser) -> None:
+    """Issue 45 item 3: in hall mode the table's TV (`/?kiosk=1&board=BOARD`) uses the room
+    under its boxes for the round's other tables, the hall board's round on stream along the
+    bottom, below everything of its own match."""
+    from tests.adapters.web_harness import Daemon  # noqa: PLC0415 (a table's own daemon)
+
+    observer = Observer(mosquitto.port)
+    for number in range(1, 4):
+        retained_table(observer, "tv", f"{number:02}", "running")
+    board = BoardProcess(mosquitto, tmp_path, "tv")
+    (tmp_path / "table").mkdir()
+    table = Daemon(tmp_path / "table", speed=2, profile="isbhf").start()
+    page = page_of(browser, 1920, 1080)
+    try:
+        for command in (["teams", "HC Olimpija Ljubljana", "HC Košice", "2"], ["start"],
+                        ["stop"], ["penalty", "home", "minor", "17"],
+                        ["penalty", "home", "minor", "4"], ["penalty", "away", "major", "22"],
+                        ["timeout", "away"]):
+            assert table.command(*command)[0] == 200, command
+        page.goto(f"{table.url}/?kiosk=1&board={board.url}")
+        round_ = page.frame_locator("#round")
+        expect(round_.locator(".r-item")).to_have_count(3)
+        expect(round_.locator('.r-item[data-table="02"] .away .r-goals')).to_have_text("12")
+        expect(page.locator("#timeout")).to_be_visible()
+        ticker = round_.locator("#round").bounding_box()
+        assert ticker is not None
+        assert ticker["y"] + ticker["height"] > 1080 * 0.9, ticker  # along the bottom
+        assert ticker["height"] >= 1080 * 0.05, ticker  # read from across the hall
+        own = page.evaluate("Math.max(...[...document.querySelectorAll('main *')]"
+                            ".filter((el) => el.offsetParent && el.textContent.trim())"
+                            ".map((el) => el.getBoundingClientRect().bottom))")
+        assert own <= ticker["y"], (own, ticker)  # under everything of the table's own match
+    finally:
+        page.close()
+        table.stop()
+@pytest.mark.parametrize(("desk_language", "query", "shown"), [
+    ("sl", "", "sl"),  # the desk's `[ui] language` over the TV's English
+    ("sk", "?lang=en", "en"),  # the page's own choice over the desk's
+])
+def test_the_board_says_live_in_the_pages_language_whatever_the_browsers(
+        mosquitto: Broker, tmp_path: Path, browser: Browser, *, desk_language: str,
+        query: str, shown: str) -> None:
+    """Issue 45 item 5. Old code: the link badge said "live" in the browser's language, then
+    the desk's `[ui] language` translated the page again and put back its "connecting…", for
+    good."""
+    observer = Observer(mosquitto.port)
+    retained_table(observer, "live", "01", "idle")
+    board = BoardProcess(mosquitto, tmp_path, "live", f'ui.language="{desk_language}"')
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.on("pageerror", lambda exc: pytest.fail(f"script error in the board: {exc}"))
+    try:
+        page.goto(f"{board.url}/{query}")
+        expect(page.locator('.card[data-table="01"] .c-label')).to_have_text(
+            Messages(shown)("hall.ready"))
+        expect(page.locator("#link")).to_have_text(Messages(shown)("web.live"))
+        expect(page.locator("#link")).to_have_class("link up")
+        assert page.evaluate("document.documentElement.lang") == shown
+        board.stop()  # the desk goes: said in the page's language too
+        expect(page.locator("#link")).to_have_text(Messages(shown)("hall.desk_offline"))
+    finally:
+        context.close()
         board.stop()
         observer.close()

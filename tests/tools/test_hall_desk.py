@@ -32,7 +32,8 @@ pytestmark = pytest.mark.e2e
 def desk(broker: Broker, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "timerd", "hall", *args, "-o", f"hall.port={broker.port}",
-         "-o", 'hall.host="127.0.0.1"'], cwd=ROOT, capture_output=True, text=True,
+         "-o", 'hall.host="127.0.0.1"',
+         "-o", "hall.allow_anonymous=true"], cwd=ROOT, capture_output=True, text=True,
         timeout=timeout_s, check=False)
 
 
@@ -112,9 +113,18 @@ def test_the_desk_bounds_what_it_takes_from_the_broker(monkeypatch: pytest.Monke
         hall.take("timerd/hall/tables/t1/events", json.dumps(
             {"type": "reply", "id": f"c{number}", "ok": True}).encode())
     assert list(hall.tables["t1"].replies) == [f"c{n}" for n in range(68, 100)]
-    for name in ("t2", "t3", "t4", "t5"):
+    for name in ("t2", "t3"):
+        hall.take(f"timerd/hall/tables/{name}/state", state_payload(
+            {"phase": "idle", "wall": 1000.0}, {"synced": True}, "R1"))
+    for name in ("t4", "t5", "t6"):
         hall.take(f"timerd/hall/tables/{name}/status", b"online")
-    assert sorted(hall.tables) == ["t1", "t2", "t3"]  # a fourth id is not a table we follow
+    # At most 3 followed: the tables with a valid state keep their place; an id without
+    # one (t1's state was refused) gives its place to the newest (issue 41 item 5).
+    assert sorted(hall.tables) == ["t2", "t3", "t6"]
+    assert hall.ignored == {"t1", "t4", "t5"}
+    hall.take("timerd/hall/tables/t7/state", state_payload(
+        {"phase": "idle", "wall": 1000.0}, {"synced": True}, "R1"))
+    assert sorted(hall.tables) == ["t2", "t3", "t7"]
 
 
 # -- a whole round against real tables -------------------------------------------------------
@@ -389,3 +399,13 @@ def test_the_next_round_loaded_early_is_refused_per_table_and_taken_after_the_ma
         assert state["hall"]["round"] == "R4"
         again = desk(mosquitto, "results", "--round", "R3", "--timeout", "0.3")
         assert "a2     Cene Three  Dora Three" in again.stdout  # R3's result keeps its names
+
+
+def test_the_boards_goals_are_whole_numbers_from_the_wire_or_left_out() -> None:
+    """Issue 45 item 2: the round on stream shows each side's goals apart (`goals` in the
+    board's rows); what a table sent that is not a goal count is left out, never shown."""
+    assert hall_desk.goals_of({"score": {"home": 3, "away": 12}}) == {"home": 3, "away": 12}
+    assert hall_desk.goals_of({"score": {"home": 2.0, "away": True}}) == {"home": 2}
+    assert hall_desk.goals_of({"score": {"home": "3", "away": -1, "extra": 4}}) == {}
+    assert hall_desk.goals_of({"score": [1, 2]}) == {}
+    assert hall_desk.goals_of({}) == {}

@@ -56,7 +56,7 @@ def run(broker: Broker, *args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(["hall", *args, "-o", f"hall.port={broker.port}",
-                         "-o", 'hall.host="127.0.0.1"'])
+                         "-o", 'hall.host="127.0.0.1"', "-o", "hall.allow_anonymous=true"])
     for text in (out.getvalue(), err.getvalue()):
         text.encode()  # a terminal or a file takes it: no lone surrogate
     return code, out.getvalue(), err.getvalue()
@@ -139,6 +139,26 @@ def test_fake_tables_published_first_cannot_hide_a_table_of_the_schedule(
             assert f"{MAX_TABLES + 1} of {MAX_TABLES + 1} tables online" in lines[0]
             assert (f"warning: the desk follows at most {MAX_TABLES} tables: 5 more table ids "
                     "on the broker are ignored") in shown.stdout
+    finally:
+        observer.close()
+
+
+def test_fake_tables_published_first_cannot_hide_a_real_table_without_a_schedule(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """Issue 41 item 5. Fails on the old code: without a loaded schedule, 1000 retained fake
+    ids (a status, no state) taken first left the real table out of `hall status` and the
+    board (first come, first served)."""
+    observer = Observer(mosquitto.port)
+    try:
+        sent = [observer.client.publish(f"timerd/hall/tables/fake{number:04}/status",
+                                        b"online", qos=1, retain=True)
+                for number in range(MAX_TABLES + 5)]
+        sent[-1].wait_for_publish(30)  # all of them at the broker before the real table
+        with running_tables(mosquitto, tmp_path, ("a1",), period_s=60, lead_s=0.3):
+            shown = desk(mosquitto, "status", "--once", "--json")
+            assert shown.returncode == 0, shown.stderr
+            assert "a1" in json.loads(shown.stdout), shown.stdout[:300]
+            assert "a1" in [row["table"] for row in board_document(mosquitto)["tables"]]
     finally:
         observer.close()
 

@@ -66,7 +66,7 @@ def round_load(path: Path) -> tuple[int, str]:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = cli.main(["hall", "round", "load", str(path), "-o", "hall.port=9",
-                         "-o", 'hall.host="127.0.0.1"'])
+                         "-o", 'hall.host="127.0.0.1"', "-o", "hall.allow_anonymous=true"])
     return code, err.getvalue()
 
 

@@ -397,6 +397,72 @@ def test_an_image_from_a_checkout_where_timerd_ran_skips_lgpios_fifo(tmp_path: P
     assert not (image / "opt/timerd/src/.lgd-nfy0").exists()
 
 
+def test_an_image_with_links_pointing_out_is_written_inside_it_alone(machine: Path,
+                                                                    tmp_path: Path) -> None:
+    """A card's absolute links name the Pi's own files; the laptop that mounts the card
+    follows them into its own. Issue 43 item 1: fails on the old code, which wrote the
+    first-boot unit, its enable link, the config and the source tree in `laptop`."""
+    image, laptop = card(tmp_path), tmp_path / "laptop"
+    for folder in ("etc/systemd/system/multi-user.target.wants", "etc/timerd", "opt"):
+        (laptop / folder).mkdir(parents=True)
+    (image / "etc/systemd").mkdir()
+    (image / "etc/systemd/system").symlink_to(laptop / "etc/systemd/system")  # absolute
+    (image / "opt").symlink_to(laptop / "opt")
+    (image / "etc/timerd").symlink_to("../../../laptop/etc/timerd")  # climbs out by ..
+    result = timerd("install", "--root", str(image), "--user", "alice")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [p for p in laptop.rglob("*") if not p.is_dir()] == []
+    # Where the Pi finds them: its /etc/systemd/system is the link's target on the card.
+    units = image / laptop.relative_to("/") / "etc/systemd/system"
+    assert "ExecStart=" in (units / "timerd-firstboot.service").read_text()
+    assert os.readlink(units / "multi-user.target.wants/timerd-firstboot.service") == (
+        "/etc/systemd/system/timerd-firstboot.service")
+    assert (image / laptop.relative_to("/") / "opt/timerd/src/pyproject.toml").is_file()
+    # `..` stops at the card's root, as it stops at the Pi's /.
+    assert config_mod.load(image / "laptop/etc/timerd/timerd.toml").web.token
+
+
+def test_an_image_with_a_loop_of_links_is_refused_naming_it(machine: Path,
+                                                            tmp_path: Path) -> None:
+    image = card(tmp_path)
+    (image / "opt").symlink_to("/opt")
+    result = timerd("install", "--root", str(image), "--user", "alice")
+    assert result.returncode == 2
+    assert f"{image / 'opt'}: more than 40 links" in result.stdout
+    assert not (image / "etc/timerd").exists()  # refused before anything was done
+
+
+def test_inside_follows_links_as_the_system_under_the_root_would(tmp_path: Path) -> None:
+    (tmp_path / "usr/lib").mkdir(parents=True)
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/os-release").symlink_to("/usr/lib/os-release")
+    (tmp_path / "etc/up").symlink_to("../../../..")
+    assert install.inside(tmp_path, Path("/etc/os-release")) == tmp_path / "usr/lib/os-release"
+    assert install.inside(tmp_path, Path("/etc/os-release"), follow_last=False) == (
+        tmp_path / "etc/os-release")  # a link to replace, not what it points to
+    assert install.inside(tmp_path, Path("/etc/up/etc/passwd")) == tmp_path / "etc/passwd"
+    assert install.inside(tmp_path, Path("/../x")) == tmp_path / "x"
+
+
+def test_an_image_gets_the_package_and_not_the_checkouts_caches(tmp_path: Path) -> None:
+    """Fails on the old code, which copied .hypothesis/ (8.8 MB), the tests and the rest."""
+    source = tmp_path / "checkout"
+    shutil.copytree(REPO / "systemd", source / "systemd")
+    (source / "pyproject.toml").write_text("[project]\nname = 'timerd'\n")
+    for junk in (".hypothesis/examples/a", ".venv/bin/python", "timerd/__pycache__/a.pyc",
+                 "tests/test_a.py", ".mypy_cache/a", "timerd.egg-info/PKG-INFO"):
+        (source / junk).parent.mkdir(parents=True, exist_ok=True)
+        (source / junk).write_text("x")
+    (source / "timerd/__init__.py").write_text("")
+    image = card(tmp_path)
+    result = timerd("install", "--root", str(image), "--source", str(source), "--user", "alice")
+    assert result.returncode == 0, result.stdout + result.stderr
+    src = image / "opt/timerd/src"
+    assert sorted(str(p.relative_to(src)) for p in src.rglob("*") if p.is_file()) == sorted(
+        ["pyproject.toml", "timerd/__init__.py",
+         *(f"systemd/{p.name}" for p in (REPO / "systemd").iterdir())])
+
+
 def test_an_image_refuses_a_user_the_card_does_not_have(machine: Path, tmp_path: Path) -> None:
     image = card(tmp_path)
     result = timerd("install", "--root", str(image), "--user", "bob")

@@ -572,7 +572,7 @@ class Speaker:
         #: LOG_EVERY_S (30 s), with a count of what was left out.
         self._log = RateLimitedLog(log, clock=loop.time)
         #: Commands beside the match's: `timerd.app` hands them to the service.
-        self.commands: dict[str, ExtraCommand] = {"mute": self.mute}
+        self.commands = {"mute": ExtraCommand(self.mute, ("args...",))}
         if player is not None:
             player.open(self._from_player)
 

@@ -4,7 +4,9 @@ One request per line, one reply per line. A request is JSON, `{"command": "pause
 or plain words, `pause` or `goal home`, for a person with `socat`. The reply is JSON:
 `{"format": 1, "ok": true, "status": {...}}` or `{"format": 1, "ok": false, "error": "why"}`
 (built in `timerd.wire`). A malformed or unknown request gets an error reply; the connection
-and the daemon carry on.
+and the daemon carry on. Beside the commands every control surface has, the socket serves
+`requests` of its own, for the machine's users alone (`desk`: the score desk's pairing),
+which `timerd.app` fills from the adapters that offer them.
 
 Limits (docs/service.md, "Limits and failure modes"): a request line is at most `MAX_LINE`
 bytes (a longer one gets an error reply, is skipped to its newline, and the requests after it
@@ -22,6 +24,8 @@ import contextlib
 import json
 import logging
 import os
+import socket
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -30,13 +34,14 @@ from typing import Any
 from timerd.config import INSTANCE_HINT, ControlConfig, InUse
 from timerd.limits import (
     MAX_DEPTH,
+    CommandRate,
     InputRefused,
     RateLimitedLog,
     fd_share,
     idle_longest,
     loads_bounded,
 )
-from timerd.ports import Control
+from timerd.ports import Control, LocalRequest
 from timerd.wire import error_reply
 
 log = logging.getLogger("timerd.control")
@@ -101,6 +106,19 @@ class _Client:
     #: None while its request is handled.
     idle_since: float | None = None
     evicted: bool = False
+    #: Who the tool runs as (`peer_user`): one user's tools share one command rate.
+    user: str = "a tool"
+
+
+def peer_user(writer: asyncio.StreamWriter) -> str:
+    """The uid of the process on the other end of a Unix socket (SO_PEERCRED)."""
+    sock = writer.get_extra_info("socket")
+    try:
+        _, uid, _ = struct.unpack("3i", sock.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    except (AttributeError, OSError):
+        return "a tool"
+    return f"uid {uid}"
 
 
 class ControlSocket:
@@ -115,7 +133,10 @@ class ControlSocket:
         #: end cleanly, and a new tool over the cap can take an idle one's place.
         self._clients: dict[asyncio.Task[Any], _Client] = {}
         self._log = RateLimitedLog(log)
+        self._rate = CommandRate(config.commands_per_s, config.command_burst)
         self._identity: tuple[int, int] | None = None  # (device, inode) of the bound socket
+        #: Requests only this socket serves, by name (`desk`), filled by `timerd.app`.
+        self.requests: dict[str, LocalRequest] = {}
 
     async def __aenter__(self) -> ControlSocket:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +192,7 @@ class ControlSocket:
             writer.close()
             return
         loop = asyncio.get_running_loop()
-        client = self._clients[task] = _Client(writer)
+        client = self._clients[task] = _Client(writer, user=peer_user(writer))
         try:
             while True:
                 client.idle_since = loop.time()
@@ -185,7 +206,7 @@ class ControlSocket:
                 client.idle_since = None
                 if line == b"" or client.evicted:
                     break
-                writer.write(json.dumps(await self._reply(line)).encode() + b"\n")
+                writer.write(json.dumps(await self._reply(line, client)).encode() + b"\n")
                 await writer.drain()
         except ConnectionError:
             pass
@@ -195,7 +216,7 @@ class ControlSocket:
                 writer.close()
                 await writer.wait_closed()
 
-    async def _reply(self, line: bytes | None) -> dict[str, Any]:
+    async def _reply(self, line: bytes | None, client: _Client) -> dict[str, Any]:
         if line is None:
             self._log.info("too_long", "control socket: refused a request line over %d bytes",
                            MAX_LINE)
@@ -203,4 +224,15 @@ class ControlSocket:
         request = parse_request(line.decode("utf-8", "replace"))
         if isinstance(request, str):
             return error_reply(request)
+        name = request.get("command") if isinstance(request, dict) else None
+        local = self.requests.get(name) if isinstance(name, str) else None
+        if local is not None:
+            args = request.get("args", [])
+            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                return error_reply("args must be a list of strings")
+            return await local(*args)
+        if over := self._rate.refused(client.user, request, self.service.now()):
+            self._log.warning("rate", "control socket: refused commands of %s over the rate",
+                              client.user)
+            return error_reply(over)
         return await self.service.acknowledge(request)  # once on disk, or says why not

@@ -82,7 +82,7 @@ def line_holder(factory: Any, pin: int) -> str:
 
         consumer = lgpio.gpio_get_line_info(factory._handle, pin)[4]
         chip = int(factory.chip)
-    except Exception:  # another factory, or no lgpio: nothing to tell
+    except Exception:  # noqa: BLE001 (another factory, or no lgpio: nothing to tell)
         return ""
     device = f"/dev/gpiochip{chip}"
     own = Path("/proc/self").resolve().name
@@ -136,7 +136,7 @@ def lgpio_chip(chip: int | str) -> int | None:
         number = int(dev.name[8:])
         try:
             handle = lgpio.gpiochip_open(number)
-        except Exception as exc:  # no access, or gone
+        except Exception as exc:  # noqa: BLE001 (no access, or gone)
             seen.append(f"{dev}: {exc}")
             continue
         try:
@@ -158,7 +158,7 @@ def chip_lines(factory: Any) -> tuple[int, str] | None:
 
         info = lgpio.gpio_get_chip_info(factory._handle)
         return int(info[1]), str(info[3])
-    except Exception:  # not lgpio
+    except Exception:  # noqa: BLE001 (not lgpio)
         return None
 
 
@@ -180,7 +180,7 @@ def pin_factory(name: str, chip: int | str = "auto") -> Any:
             if candidate == "lgpio" and (number := lgpio_chip(chip)) is not None:
                 return factory(chip=number)
             return factory()
-        except Exception as exc:  # each factory fails its own way off a Pi
+        except Exception as exc:  # noqa: BLE001 (each factory fails its own way off a Pi)
             tried.append(f"{candidate}: {exc}")
     raise NoGpio("no GPIO pin factory could be loaded (" + "; ".join(tried) + "). "
                  + (lgpio_hint() or "On a Raspberry Pi, install the lgpio factory: `sudo apt "

@@ -31,6 +31,7 @@ import contextlib
 import errno
 import logging
 import os
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -174,7 +175,7 @@ class SerialDisplay(asyncio.Protocol):
         """Send the dispatch's state if what the display shows changed; returns at once."""
         self._show(force=False, document=dispatch.document)
 
-    def _show(self, force: bool, document: dict[str, Any] | None = None) -> None:
+    def _show(self, force: bool, document: Mapping[str, Any] | None = None) -> None:
         """The state frame of `document`, or (a keep-alive, a port come back) of the status
         as it is now."""
         data = state_frame(self.service.status_dict() if document is None else document)

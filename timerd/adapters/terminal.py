@@ -93,6 +93,12 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     if status.line_change:
         countdowns.append(msg("term.line_change",
                               time=shown_clock(status.line_change["remaining_s"])))
+    # What a rule module shows in rows of its own (`Status.display`): no line here names it.
+    if status.display:
+        shown = {"teams": status.teams, **{e["key"]: getattr(status, e["key"])
+                                           for e in status.display}}
+        countdowns += [f"{label} {value}" for label, value in
+                       (msg.row(entry, shown) for entry in status.display)]
     last = [msg("term.last", signal=msg.signal(status.last_signal))] if status.last_signal else []
     room = width - 1
     for name_width in NAME_WIDTHS:

@@ -1,7 +1,13 @@
 """The effective config: the defaults (`sections.py`), then `/etc/timerd/timerd.toml` (or
-`--config PATH`), then `-o section.key=value` options, later wins. Every problem of the
-merged result is reported at once with its key path, and with the file's name when the key
-was written there; a bad config never starts a half-working daemon.
+`--config PATH`), then its drop-ins (`*.toml` in the directory beside it named as the file
+with `.d` for `.toml`, /etc/timerd/timerd.d/, in name order), then `-o section.key=value`
+options, later wins. Every problem of the merged result is reported at once with its key
+path, and with the name of the file that wrote the key; a bad config never starts a
+half-working daemon.
+
+A drop-in adds to the file's sections key by key: `timerd hall secure`'s login file
+(`[hall]` with the broker, the hall, the table and its login) goes into timerd.d/ beside a
+timerd.toml that has a `[hall]` section of its own (issue 41 item 5).
 """
 
 from __future__ import annotations
@@ -47,19 +53,48 @@ def _written_in(problem: str, table: Mapping[str, Any]) -> bool:
     return True
 
 
+def _named(problem: str, layers: list[tuple[Path, dict[str, Any]]],
+           optioned: Mapping[str, Any]) -> str:
+    """`problem` with the name of the last file that wrote its key (an `-o` option: none)."""
+    if _written_in(problem, optioned):
+        return problem
+    file = next((f for f, written in reversed(layers) if _written_in(problem, written)), None)
+    return problem if file is None else f"config file {file}: {problem}"
+
+
+def drop_ins(file: Path) -> list[Path]:
+    """The drop-ins of config `file`: `*.toml` in `<stem>.d/` beside it, in name order."""
+    directory = file.with_name(file.stem + ".d")
+    try:
+        return sorted(p for p in directory.iterdir() if p.suffix == ".toml")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise SchemaError([f"config drop-ins {directory}: cannot read: "
+                           f"{exc.strerror or exc}"]) from exc
+
+
 def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:
-    """The effective config; SchemaError lists every problem, with key paths, and the file's
-    name before a problem with a key written there (not in an `-o` option)."""
+    """The effective config; SchemaError lists every problem, with key paths, and the name
+    of the file (or drop-in) that wrote the key before a problem with it (not in an `-o`
+    option)."""
     data: dict[str, Any] = to_plain(Config())
     problems: list[str] = []
     default = system_config()
     file = path if path is not None else (default if default.is_file() else None)
-    written: dict[str, Any] = {}
+    layers: list[tuple[Path, dict[str, Any]]] = []
     if file is not None:
         try:
-            written = read_toml(file, "config file")
+            files = [file, *drop_ins(file)]
         except SchemaError as exc:
+            files = [file]
             problems.extend(exc.problems)
+        for layer in files:
+            try:
+                layers.append((layer, read_toml(layer, "config file")))
+            except SchemaError as exc:
+                problems.extend(exc.problems)
+    for _, written in layers:
         data = merge(data, written)
     optioned: dict[str, Any] = {}
     for option in overrides:
@@ -71,9 +106,7 @@ def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:
     try:
         config = build(Config, data)
     except SchemaError as exc:
-        problems.extend(f"config file {file}: {p}"
-                        if _written_in(p, written) and not _written_in(p, optioned) else p
-                        for p in exc.problems)
+        problems.extend(_named(p, layers, optioned) for p in exc.problems)
     profile = data.get("match", {}).get("profile")
     if isinstance(profile, str):
         try:

@@ -169,6 +169,8 @@ def markdown() -> str:
         "`timerd config --annotated` prints the same for the config in force (its values in "
         "place of the defaults; the secrets masked unless `--show-secrets`): a valid config "
         "file to start from. A config needs only the keys it changes; `timerd config` "
-        "reports every problem of a config at once. Examples for each use are in "
-        "[examples/](examples/).\n\n"
+        "reports every problem of a config at once. Drop-ins add to the file key by key: "
+        "every `*.toml` in `/etc/timerd/timerd.d/` (beside `--config PATH`, the directory "
+        "named as the file with `.d` for `.toml`), in name order, after the file and before "
+        "`-o`. Examples for each use are in [examples/](examples/).\n\n"
         "```toml\n" + annotated(Config()) + "```\n")

@@ -304,6 +304,17 @@ class SpeakerConfig:
             60, "the sound comes back within a minute of the device", " s", retry_s=self.retry_s)
 
 
+#: Commands one client may have applied (`[control]` and `[web]`): a burst, then a steady rate
+#: (issue 42). A scorekeeper sends a few a second; a tool catching a match up, a burst.
+COMMANDS_PER_S = 10.0
+COMMAND_BURST = 60
+
+
+def command_rate_problems(per_s: float, burst: int) -> list[str]:
+    out = [] if per_s > 0 else [f"commands_per_s = {per_s:g}: must be more than 0"]
+    return out + ([] if burst >= 1 else [f"command_burst = {burst}: must be at least 1"])
+
+
 @dataclass(frozen=True)
 class ControlConfig:
     """The control socket for timerctl and tools (limits: docs/service.md)."""
@@ -315,13 +326,18 @@ class ControlConfig:
     max_connections: int = 32
     #: A connection that sends no complete request line for this long is closed.
     idle_timeout_s: float = 60.0
+    #: Commands one user's tools may have applied: `command_burst` at once, then this many a
+    #: second; more are refused, not applied (asking for the status is not counted).
+    commands_per_s: float = COMMANDS_PER_S
+    #: Commands one user's tools may have applied at once, before `commands_per_s` holds.
+    command_burst: int = COMMAND_BURST
 
     def problems(self) -> list[str]:
         out = durations(idle_timeout_s=self.idle_timeout_s) + at_most(
             HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
             out.append(f"max_connections = {self.max_connections}: must be at least 1")
-        return out
+        return out + command_rate_problems(self.commands_per_s, self.command_burst)
 
 
 @dataclass(frozen=True)
@@ -366,6 +382,11 @@ class WebConfig:
     #: "'self' http://192.168.1.20:8000" for a stream overlay). Empty: nobody. The control
     #: page and the API are never framable.
     scoreboard_frame_ancestors: str = ""
+    #: Commands one address may have applied through POST /api/command: `command_burst` at
+    #: once, then this many a second; more get 429, not applied.
+    commands_per_s: float = COMMANDS_PER_S
+    #: Commands one address may have applied at once, before `commands_per_s` holds.
+    command_burst: int = COMMAND_BURST
 
     def control_address(self) -> tuple[str, int] | None:
         """`control` as (host, port), or None when control shares the scoreboard's port."""
@@ -379,6 +400,7 @@ class WebConfig:
             HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
             out.append(f"max_connections = {self.max_connections}: must be at least 1")
+        out += command_rate_problems(self.commands_per_s, self.command_burst)
         host, _, port = self.control.rpartition(":")
         if self.control and not (host and port.isdigit() and 0 <= int(port) <= 65535):
             out.append(f"control = {self.control!r}: write HOST:PORT (e.g. 127.0.0.1:8081), "
@@ -513,6 +535,10 @@ class HallConfig:
     username: str = ""
     #: That user's password (masked by `timerd config`); the config file is root:timerd 0640.
     password: str = ""
+    #: true: a table or desk without a login (`username`) talks to an anonymous broker, whom
+    #: anyone on the hall's network may command; false: refused, `timerd hall secure` makes
+    #: the logins (docs/hall.md, issue 41 item 5).
+    allow_anonymous: bool = False
     #: Every topic is under timerd/<hall>/.
     hall: str = "hall"
     #: This table's id in topics; empty: the machine's host name.
@@ -522,8 +548,9 @@ class HallConfig:
     heartbeat_s: float = 5.0
     #: Reconnect backoff doubles from 1 s up to this.
     reconnect_max_s: float = 30.0
-    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the state
-    #: directory. Kept on disk so a result survives a restart of the daemon.
+    #: Results waiting for the broker's acknowledgement; empty: hall-outbox in the table's
+    #: state directory (`state.directory`, per `--instance`). Kept on disk so a result
+    #: survives a restart of the daemon; one daemon's alone (a second refuses to start).
     outbox: str = ""
     #: How chrony is asked for the clock offset; "none": do not ask.
     chronyc: str = "chronyc"
@@ -538,8 +565,18 @@ class HallConfig:
     def table_id(self) -> str:
         return self.table or socket.gethostname()
 
+    def anonymous(self) -> str | None:
+        """Why this table or desk may not talk to the broker as it is configured: no login,
+        and `allow_anonymous` not set (None: it may)."""
+        if self.username or self.allow_anonymous:
+            return None
+        return ("username = '': the hall has no login, and a broker that takes anonymous "
+                "clients obeys anyone on the hall's network. Run `timerd hall secure` for "
+                "the broker's users and each table's and the desk's login (docs/hall.md, "
+                "\"Locking the broker down\"), or set hall.allow_anonymous = true")
+
     def problems(self) -> list[str]:
-        out = []
+        out = [] if not self.enabled or (why := self.anonymous()) is None else [why]
         for key in ("hall", "table"):
             value = getattr(self, key)
             if any(c in value for c in TOPIC_SPECIAL) or (key == "hall" and not value):
@@ -650,9 +687,10 @@ SECRETS = (("web", "token"), ("hall", "password"))
 MASK = "********"
 
 
-def hall_outbox(config: HallConfig) -> Path:
-    """Where hall mode keeps results not yet acknowledged: systemd's StateDirectory, else
-    the instance's XDG state directory."""
-    if config.outbox:
-        return Path(config.outbox)
-    return state_dir() / "hall-outbox"
+def hall_outbox(config: Config) -> Path:
+    """Where hall mode keeps results not yet acknowledged: `hall.outbox`, else in the table's
+    state directory (`state.directory`, else systemd's StateDirectory or the instance's XDG
+    one), so that tables on one machine, each with its own, never share it (issue 41 item 4)."""
+    if config.hall.outbox:
+        return Path(config.hall.outbox)
+    return config.state_directory() / "hall-outbox"

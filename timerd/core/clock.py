@@ -41,6 +41,10 @@ class MatchClock:
             return self
         return replace(self, elapsed_at_anchor=self.elapsed(now), anchor=None)
 
+    def shifted(self, shift: float) -> MatchClock:
+        """The same clock on a clock `shift` seconds ahead (`core.rebase`)."""
+        return self if self.anchor is None else replace(self, anchor=self.anchor + shift)
+
     def stopped_at_elapsed(self, elapsed_s: float) -> MatchClock:
         """Stop with exactly `elapsed_s` on the clock (a period ends at its length, not later)."""
         return replace(self, elapsed_at_anchor=elapsed_s, anchor=None)

@@ -10,6 +10,7 @@ from typing import Any
 from timerd.core.commands import Command
 from timerd.core.refused import CommandRefused
 from timerd.core.score import Goal
+from timerd.core.signals import SignalKind as SignalKind  # noqa: PLC0414 (its home was here)
 
 
 class Phase(StrEnum):
@@ -23,38 +24,6 @@ class Phase(StrEnum):
     BREAK = "break"  # a timed break: before overtime (ITHF 4.8), an intermission (ISBHF 410)
     SHOOTOUT = "shootout"  # ISBHF 414b: still tied after overtime; attempts are entered
     FINISHED = "finished"
-
-
-class SignalKind(StrEnum):
-    """Every sound timerd makes. Profiles place the timed ones; config says how each sounds."""
-
-    PRE_SIGNAL = "pre_signal"  # ITHF 4.4, 15 to 30 s before the start
-    START = "start"  # ITHF 5.1, the first faceoff
-    INTERVAL = "interval"  # ITHF 4.4, minutes (N beeps for N minutes left) or thirds
-    LAST_30 = "last_30"  # ITHF 4.4, the last 30 seconds
-    PERIOD_END = "period_end"  # end of a period that is not the last
-    FINAL = "final"  # ITHF 4.4, the clear final signal
-    PAUSE = "pause"  # acknowledgement: the clock stopped (ITHF 10.1)
-    RESUME = "resume"  # acknowledgement: the clock runs again
-    GOAL = "goal"  # acknowledgement: a goal entered and counted
-    GOAL_REJECTED = "goal_rejected"  # "no goal": entered but not counted (ITHF 5.6, 6.5, 10.3)
-    PASSIVE_WARNING = "passive_warning"  # ITHF 8.3: five seconds of passive play
-    BREAK_WARNING = "break_warning"  # a break ends soon (ITHF 4.8; ISBHF 410, a minute)
-    INTERMISSION_END = "intermission_end"  # ISBHF 410: the intermission is over
-    OVERTIME_START = "overtime_start"  # ITHF 4.8: overtime starts with a new faceoff
-    RECOVERED = "recovered"  # the daemon restarted and restored the match, paused (ITHF 10.2)
-    TIMEOUT_END = "timeout_end"  # ISBHF 412: the 30-s timeout is over
-    PENALTY_END = "penalty_end"  # a penalty ran out (or a power-play goal ended a minor)
-    LINE_CHANGE = "line_change"  # ISBHF 404b: a 5-s line-change stage is over (beeps = stage)
-    HALF_PERIOD = "half_period"  # ISBHF 407 !3: outdoor rinks switch ends at half-time
-    GOALIE_CHANGE_END = "goalie_change_end"  # ISBHF 408: the time to dress a goalie is over
-
-    @property
-    def acknowledges(self) -> bool:
-        """It acknowledges a press rather than marks match time (not shown as "last
-        signal")."""
-        return self in (SignalKind.PAUSE, SignalKind.RESUME, SignalKind.GOAL,
-                        SignalKind.GOAL_REJECTED)
 
 
 @dataclass(frozen=True)
@@ -156,11 +125,24 @@ class FaceoffGuardChanged:
 @dataclass(frozen=True)
 class Reopened:
     """`undo` took back goal entry `number`, which had ended the match (ITHF 6.1 with 4.8;
-    ISBHF 420 !1 with 411): its result is superseded by revision `revision` (to come, or
-    given at once when the correction leaves the match finished)."""
+    ISBHF 420 !1 with 411): its result is superseded by revision `revision`: given at once
+    when the correction leaves the match finished; else the match is in play again
+    (`in_play`), and revision `revision` says so (no winner until it ends again, issue 42),
+    the result to come being the next one."""
 
     revision: int
     number: int
+    in_play: bool = False
+
+
+@dataclass(frozen=True)
+class ResultAbandoned:
+    """RESET of a reopened match (issue 42): revision `revision` of match `match_id`'s
+    result says it was abandoned, no winner, at `score` (side name -> goals) as it stood."""
+
+    revision: int
+    match_id: str | None
+    score: Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -173,7 +155,7 @@ class ResultCorrected:
 
 #: A goal entry (`timerd.core.score.Goal`) is itself an effect: "this goal was entered".
 Effect = (Signal | PhaseChanged | Notice | Tick | Applied | Goal | FaceoffGuardChanged
-          | Reopened | ResultCorrected)
+          | Reopened | ResultCorrected | ResultAbandoned)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from timerd.core.profile import Overtime, Profile
 from timerd.core.record import Interruption, PeriodPlayed
 from timerd.core.refused import CommandRefused
 from timerd.core.refused import named as _named
-from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step
+from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step, recorded
 from timerd.core.rules import BUILT_IN, MODULES, undeclared
 from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, table_points
 from timerd.core.status import Status, snapshot
@@ -220,7 +220,7 @@ class Match:
         """Back to idle for a new match; refused while the clock runs, so play is never lost."""
         if self.phase is Phase.RUNNING:
             raise self.why_not("reset")
-        previous = self.phase
+        previous, told = self.phase, [e for rule in self.rules for e in rule.reset(now)]
         self._rewind()
         self.interruptions.clear()
         self.last_signal = None
@@ -233,7 +233,7 @@ class Match:
         self.match_id = None
         if previous is Phase.IDLE:
             return [AlreadyIdle()]
-        return [PhaseChanged(Phase.IDLE, previous)]
+        return [*told, PhaseChanged(Phase.IDLE, previous)]
 
     def restart(self, now: float) -> list[Effect]:
         """ITHF 4.5: the match again from the start, the goals kept (`replay`)."""
@@ -469,7 +469,7 @@ class Match:
 
     def records(self) -> dict[str, Any]:
         """What the rule modules keep in the result (penalties, timeouts, the shootout)."""
-        return {key: value for rule in self.rules for key, value in rule.record().items()}
+        return recorded(self.rules)
 
     def _enter_period(self, period: int) -> None:
         self.period = period
@@ -481,8 +481,8 @@ class Match:
         """Keep the current period as played, once (a shootout's end does not add one)."""
         if self.periods_played and self.periods_played[-1].period == self.period:
             return
-        kept = {key: value for rule in self.rules for key, value in rule.period_record().items()}
-        self.periods_played.append(PeriodPlayed(self.period, self.overtime, played_s, kept))
+        self.periods_played.append(
+            PeriodPlayed(self.period, self.overtime, played_s, recorded(self.rules, period=True)))
 
     def remaining_s(self, now: float) -> float:
         return self.clock.remaining(now)

@@ -70,16 +70,12 @@ def round_of(round_name: str) -> str | None:
 
 
 def periods_record(periods: list[PeriodPlayed], goals: list[Goal],
-                   absent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+                   absent: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The periods for the results, each with the goals counted in it (not the awarded ones,
-    ITHF 4.6-4.7) and what the rule modules kept of it (`absent`: every module's keys as a
-    profile without it keeps them, by default the registered modules'
-    `RuleModule.period_records`: ISBHF 407 !2's `early_intermission_left_s`)."""
-    if absent is None:
-        # Read when called: the rule modules import this module for `names`.
-        from timerd.core import rules  # noqa: PLC0415
-
-        absent = {k: v for m in rules.REGISTERED for k, v in m.period_records.items()}
+    ITHF 4.6-4.7) and what the rule modules kept of it (`absent`: every registered module's
+    keys as a profile without it keeps them, `RuleModule.period_records`: ISBHF 407 !2's
+    `early_intermission_left_s`; handed in, as the rule modules import this module for
+    `names`)."""
     out = []
     for p in periods:
         counted = dict.fromkeys((s.value for s in Side), 0)

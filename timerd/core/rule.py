@@ -13,7 +13,8 @@ per-feature branch in the phase machine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -54,6 +55,7 @@ class MatchView(Protocol):
     teams: dict[Side, str]
     round: str | None
     clock: MatchClock
+    match_id: str | None  # the service's id for the match (results, journal, hall mode)
 
     def play_s(self, now: float) -> float: ...
     def remaining_s(self, now: float) -> float: ...
@@ -84,6 +86,23 @@ class MatchView(Protocol):
         """A break of `length_s` from `at` (a `break_warning` `warning_s` before its end)."""
 
 
+@dataclass(frozen=True)
+class Shown:
+    """How every view shows one of a module's status keys (issue 44 item 5): its label in
+    each language, as catalogue entries (`{"en": "Laps", "sl": "Krogi"}`: a view in another
+    language shows the English), and its value's kind (`i18n.WORDS`' kinds: `clock` seconds
+    as the clock face, `tenths`, `score` {"home", "away"}, `player`, `shirts`; `text` as it
+    is). The desk, the scoreboard, the terminal and `timerctl status` show it without a line
+    of their own (`Status.display`)."""
+
+    label: Mapping[str, str]
+    kind: str = "text"
+
+    def entry(self, key: str) -> dict[str, Any]:
+        """The status's entry for `key`: its key, kind and labels (`Status.display`)."""
+        return {"key": key, "kind": self.kind, "label": dict(self.label)}
+
+
 class RuleModule:
     """One feature of a rulebook. Every hook does nothing unless the module overrides it."""
 
@@ -105,6 +124,9 @@ class RuleModule:
     records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     #: Its keys of each period's entry in the result (`period_record()`), likewise.
     period_records: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: How the views show its status keys, those it wants shown in a row of their own
+    #: (`Shown`): a key here needs no line in any view.
+    display: ClassVar[Mapping[str, Shown]] = MappingProxyType({})
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:
@@ -167,11 +189,21 @@ class RuleModule:
         module says of it (the corrections keep the match as it stood)."""
         return []
 
+    def reset(self, now: float) -> list[Effect]:
+        """RESET at `now`, the match as it stands, nothing of it cleared yet: what this
+        module says of it (a reopened match abandoned, `rules.corrections`)."""
+        return []
+
     def overtime_follows(self, at: float) -> None:
         """Regular time ended tied at `at` and overtime follows; nothing of it entered yet."""
 
     def finish(self, at: float) -> None:
         """The match ended at `at`: stop every clock of the module."""
+
+    def rebase(self, shift: float) -> None:
+        """Move every instant of the loop's clock it keeps by `shift` seconds: the match
+        is restored from a snapshot in a run whose clock reads otherwise (`core.rebase`).
+        Play time and durations stay."""
 
     def status(self, now: float) -> Mapping[str, Any]:
         """Its keys of the status (those of `shows`)."""
@@ -180,3 +212,24 @@ class RuleModule:
     def record(self) -> Mapping[str, Any]:
         """Its keys of the result (those of `records`)."""
         return {}
+
+
+def own(rule: RuleModule, values: Mapping[str, Any], declared: Mapping[str, Any],
+        what: str) -> Mapping[str, Any]:
+    """`values`, which `rule` returned for the status, the result or a period's entry, if each
+    of its keys is one the module declares there (`declared`: its `shows`, `records` or
+    `period_records`). Another module's key would overwrite that module's value where they are
+    composed, the last writer winning in silence: a defect, raised (issue 44 item 3)."""
+    if values.keys() <= declared.keys():
+        return values
+    strays = ", ".join(repr(key) for key in sorted(values.keys() - declared.keys()))
+    raise ValueError(f"{what} keys {strays} of rule module {rule.name!r} are not its own")
+
+
+def recorded(rules: Iterable[RuleModule], period: bool = False) -> dict[str, Any]:
+    """What `rules` keep in the result (`record()`), or of a period (`period_record()`), each
+    module's keys its own (`own`)."""
+    if period:
+        return {k: v for r in rules
+                for k, v in own(r, r.period_record(), r.period_records, "period").items()}
+    return {k: v for r in rules for k, v in own(r, r.record(), r.records, "result").items()}

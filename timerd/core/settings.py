@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Literal, Self
 
 from timerd.core.checks import at_most, hours, pattern, scores
-from timerd.core.effects import SignalKind
+from timerd.core.signals import SignalKind
 
 #: ITHF 4.4: the pre-signal sounds 15 to 30 s before the start.
 ITHF_LEAD_RANGE_S = (15.0, 30.0)
@@ -41,12 +41,26 @@ MAX_COUNT = 20
 
 #: ITHF 4.4: the cue for the last 30 seconds sounds at this much time left.
 ITHF_LAST_30_S = 30.0
+#: ITHF 4.1: a match lasts five minutes, one period.
+ITHF_MATCH_S = 300.0
 _NOT_ITHF = "(set ithf_conformant = false for a training profile)"
 
 
 def _left(seconds: float) -> str:
     whole = round(seconds)
     return f"{whole // 60}:{whole % 60:02d}"
+
+
+def ithf_4_1_length_problems(periods: int, period_s: float) -> list[str]:
+    """ITHF 4.1, checked for a profile that says it conforms (issue 42 item 3): a match lasts
+    five minutes, played as one period of 300 s. Each line names the key and the clause."""
+    out = []
+    if periods != 1:
+        out.append(f"periods = {periods}: ITHF 4.1 plays a match as one period {_NOT_ITHF}")
+    if abs(period_s - ITHF_MATCH_S) > 1e-6:
+        out.append(f"period_s = {period_s:g}: ITHF 4.1 says a match lasts five minutes, "
+                   f"{ITHF_MATCH_S:g} s {_NOT_ITHF}")
+    return out
 
 
 def ithf_4_4_signal_problems(signals: tuple[PlacedSignal, ...], period_s: float) -> list[str]:
@@ -215,6 +229,7 @@ class ProfileBase:
             out += at_most(MAX_BEEPS, "ITHF 4.4: a beep for each minute left; more cannot be "
                            "counted by ear", **{f"{where}.beeps": s.beeps})
         if self.ithf_conformant:
+            out += ithf_4_1_length_problems(self.periods, self.period_s)
             out += ithf_4_4_signal_problems(self.signals, self.period_s)
         if len(self.signals) > MAX_SIGNALS:
             out.append(f"signals: at most {MAX_SIGNALS} placed signals (one a minute of an "

@@ -24,7 +24,7 @@ from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
-from timerd.core.rule import BreakKind, RuleModule
+from timerd.core.rule import BreakKind, RuleModule, own
 from timerd.core.score import Result, ScoreSheet, Side
 
 
@@ -66,6 +66,10 @@ class StatusBase:
     #: The match's one id (`Match.match_id`: the service's, from the set-up to the reset);
     #: null while no match is set up. The results line, the journal and hall mode carry it.
     match_id: str | None
+    #: The status keys the profile's rule modules show in rows of their own
+    #: (`RuleModule.display`), each `{"key", "kind", "label": {language: text}}`: every view
+    #: shows them alike, without a line of its own (issue 44 item 5).
+    display: list[dict[str, Any]]
 
     if TYPE_CHECKING:
         def __getattr__(self, key: str) -> Any:
@@ -167,12 +171,13 @@ def snapshot(match: Shown, now: float) -> Status:
         result = match.result.to_dict() | {
             "interruptions": [i.to_dict() for i in match.interruptions],
             "replays": match.replays,
-            "periods": periods_record(match.periods_played, match.sheet.goals),
+            "periods": periods_record(match.periods_played, match.sheet.goals,
+                                      absent(registered, "period_records")),
             **absent(registered, "records"), **match.records(), "teams": teams,
             "round": match.round}
     shown = absent(registered, "shows")
     for rule in match.rules:
-        shown.update(rule.status(now))
+        shown.update(own(rule, rule.status(now), rule.shows, "status"))
     return compose_status(registered)(
         profile=match.profile.name,
         clock_rule=match.profile.clock,
@@ -201,6 +206,7 @@ def snapshot(match: Shown, now: float) -> Status:
         teams=teams,
         round=match.round,
         match_id=match.match_id,
+        display=[how.entry(key) for rule in match.rules for key, how in rule.display.items()],
         **shown,
     )
 

@@ -135,7 +135,11 @@ class Messages:
         return self.notice(told.code, told.params)
 
     def _word(self, name: str, value: Any, teams: Mapping[str, str] | None) -> Any:
-        kind = WORDS.get(name)
+        return self.value(WORDS.get(name), value, teams)
+
+    def value(self, kind: str | None, value: Any, teams: Mapping[str, str] | None = None) -> Any:
+        """`value` as the catalogue shows a value of `kind` (`WORDS`' kinds; None or `text`:
+        as it is): a notice's values, and a rule module's row (`RuleModule.display`)."""
         if kind == "player":
             return f" #{value}" if value else ""
         if kind == "shirts":
@@ -152,7 +156,16 @@ class Messages:
             return value  # a view's own text (a recovery's clock), or a value as it is
         if kind == "side":
             return self.side(value, teams)
-        return self.get(f"{kind}.{value}", value)
+        return self.get(f"{kind}.{value}", value) if kind not in (None, "text") else value
+
+    def row(self, entry: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[str, str]:
+        """A rule module's row of the status (an entry of `Status.display`): its label in
+        this language (else English, else its key) and its value as its kind shows it."""
+        labels = entry.get("label") or {}
+        label = labels.get(self.language) or labels.get(DEFAULT) or entry["key"]
+        value = status.get(entry["key"])
+        return str(label), "-" if value is None else str(
+            self.value(entry.get("kind"), value, status.get("teams")))
 
     # -- the words every surface needs --------------------------------------------------------
 

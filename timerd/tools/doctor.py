@@ -18,34 +18,18 @@ import grp
 import os
 import shutil
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from timerd import config as config_mod
 from timerd import version
-from timerd.adapters.journal.format import (
-    HEARTBEAT_NAME,
-    JOURNAL_NAME,
-    parse_journal,
-    read_heartbeat,
-    recover,
-)
 from timerd.config.schema import SchemaError
 from timerd.disk import on_ram
+from timerd.tools.checks import FAIL, OK, WARN, Check, journal_summary
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
 #: Less free space than this on the state directory's file system is worth a warning.
 LOW_SPACE_BYTES = 50 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Check:
-    level: str
-    topic: str
-    message: str
 
 
 def _member_of(group: str) -> bool:
@@ -137,7 +121,7 @@ def _check_pins(gpio: config_mod.GpioConfig, factory: Any) -> Iterator[Check]:
                                             "timerd service running? `sudo systemctl stop "
                                             "timerd` before `timerd doctor`)")
             continue
-        except Exception as exc:  # every factory words its refusals its own way
+        except Exception as exc:  # noqa: BLE001 (each factory refuses its own way)
             yield Check(FAIL, f"GPIO{pin}", f"{key}: cannot be claimed: {exc}")
             continue
         with contextlib.closing(device):
@@ -246,27 +230,6 @@ def check_state(config: config_mod.Config) -> list[Check]:
         out.append(Check(OK, "runtime directory", f"{runtime} (heartbeat and control socket)"
                                                   + (", in RAM" if ram else "")))
     return out
-
-
-def journal_summary(state: Path, runtime: Path, resume_within_s: float) -> Check:
-    """What the next start would do with the journal in `state` and the heartbeat in
-    `runtime` (without changing them)."""
-    try:
-        data = (state / JOURNAL_NAME).read_bytes()
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        return Check(FAIL, "match journal", f"cannot read it: {exc.strerror}")
-    records, warnings = parse_journal(data)
-    heartbeat = read_heartbeat(runtime / HEARTBEAT_NAME)
-    result = recover(records, heartbeat, now=0.0, wall_now=time.time(), run="doctor",
-                     resume_within_s=resume_within_s)
-    skipped = f" ({len(warnings)} damaged lines will be skipped)" if warnings else ""
-    if result.report is None:
-        return Check(WARN if warnings else OK, "match journal",
-                     f"no unfinished match{skipped}")
-    return Check(WARN if warnings else OK, "match journal",
-                 f"on the next start: {result.report['message']}{skipped}")
 
 
 def run_checks(config_path: Path | None, overrides: list[str]) -> list[Check]:

@@ -80,7 +80,12 @@ def add_parser(sub: Any, config_args: Callable[[argparse.ArgumentParser], None])
     config_args(secure_p)
     secure_p.add_argument("--tables", required=True, metavar="T1,T2,...",
                           help="the hall's table ids, comma-separated")
-    secure_p.add_argument("--out", required=True, metavar="DIR", help="where to write them")
+    secure_p.add_argument("--out", required=True, metavar="DIR", help="where to write them "
+                          "(never through a symbolic link)")
+    secure_p.add_argument("--host", metavar="NAME", help="the broker's host name or address, "
+                          "as the tables reach it (default: this machine's host name)")
+    secure_p.add_argument("--port", type=int, default=1883, help="the broker's port, in the "
+                          "logins and the snippet's listener (default 1883)")
     board_p = subcommand("board", "serve the hall board, a web page for a big screen",
                          timeout_s=None)
     board_p.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS",

@@ -8,6 +8,8 @@ one place; the page (timerd/web/hall_board.html, .js, .css: local assets, nothin
 network) only lays the cards out and colours them.
 
 - `GET /`: the page; `?kiosk=1` hides everything but the cards (a TV in kiosk mode).
+- `GET /overlay`: the round on stream: every table's names, goals and clock as a ticker or a
+  grid on a transparent page, for a streaming program's browser source (issue 45).
 - `GET /api/board`: the board document once, `{"version", "hall", "wall", "language",
   "notices", "tables": [...]}`; every sentence in it a catalogue key and its values.
 - `GET /api/i18n`: the message catalogues (as the table's web server serves them), so the
@@ -101,6 +103,7 @@ class Board:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=4096)
         app.router.add_get("/", self._page)
+        app.router.add_get("/overlay", self._overlay)
         app.router.add_static("/static/", ASSETS)
         app.router.add_get("/api/board", self._document)
         app.router.add_get("/api/i18n", self._i18n)
@@ -109,6 +112,12 @@ class Board:
 
     async def _page(self, request: web.Request) -> web.FileResponse:
         return web.FileResponse(ASSETS / "hall_board.html",
+                                headers={"Cache-Control": "no-cache"})
+
+    async def _overlay(self, request: web.Request) -> web.FileResponse:
+        """The round on stream: every table's names, goals and clock on a transparent page
+        for a streaming program's browser source (docs/hall.md)."""
+        return web.FileResponse(ASSETS / "hall_overlay.html",
                                 headers={"Cache-Control": "no-cache"})
 
     async def _document(self, request: web.Request) -> web.Response:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from timerd import i18n
 from timerd.adapters.hall.protocol import (
+    MAX_PAYLOAD_BYTES,
     HallUnavailable,
     Topics,
     broker_error,
@@ -66,6 +67,7 @@ from timerd.tools.hall_round import (
     read_schedule,
     revision_of,
     round_of,
+    withdrawn,
 )
 from timerd.tools.hall_text import terminal
 from timerd.tools.hall_text import text as said
@@ -81,15 +83,14 @@ EXIT_USAGE = 2
 QUIET_S = 0.3
 #: A table not heard from for this many heartbeats is flagged as stale.
 STALE_HEARTBEATS = 3
-#: The largest message the desk parses (a result with every goal is a few KiB).
-MAX_PAYLOAD_BYTES = 256 * 1024
 #: The most tables the desk follows; more ids are a foreign client, not a hall.
 MAX_TABLES = 1000
 #: Replies kept per table, newest last (a command waits for one; the board runs for days).
 MAX_REPLIES = 32
-#: Where a spreadsheet (Excel on Windows) separates CSV cells with ";": the languages whose
-#: decimal separator is the comma (`hall results --excel`).
-SEMICOLON_LANGUAGES = ("sl", "sk")
+#: The languages whose decimal separator is the comma: there a spreadsheet (Excel on
+#: Windows, LibreOffice) separates CSV cells with ";" and reads "48,666" as a number, "48.666"
+#: as 48666 (`hall results --excel`).
+COMMA_LANGUAGES = ("sl", "sk")
 
 
 #: A sentence of the catalogue (timerd/i18n, `hall.*`) and its values: the terminal says it
@@ -158,10 +159,12 @@ class Hall:
     """Every table's latest state, status, result and command replies, from the broker.
 
     Every message is checked on arrival (`hall_wire`): one that cannot be used never raises
-    later. At most `MAX_TABLES` tables are followed, first come first served, except the
-    tables of the desk's schedule (`scheduled`): those are always followed and listed first,
-    so fake ids published before a real table cannot hide it; the ids left out are counted
-    (`ignored`) and announced (`notices`).
+    later. At most `MAX_TABLES` tables are followed besides the tables the desk knows (its
+    schedule's and those it stored results of: `scheduled`), which are always followed and
+    listed first. Among the others a table that sent a valid state keeps its place; an id that
+    never did gives its place (the one heard from longest ago first) to a new one, so fake
+    ids published before a real table cannot hide it even without a loaded schedule (issue 41
+    item 5). The ids left out are counted (`ignored`) and announced (`notices`).
     """
 
     def __init__(self, hall: str, scheduled: Iterable[str] = ()) -> None:
@@ -169,21 +172,41 @@ class Hall:
         self.scheduled = frozenset(scheduled)
         self.tables: dict[str, TableView] = {}
         self.ignored: set[str] = set()  # ids over the cap (at most MAX_TABLES kept)
+        self._taken = 0  # messages taken; `_heard`: when each table was last heard from
+        self._heard: dict[str, int] = {}
         self.aside: list[tuple[dict[str, Any], str]] = []  # (result message, why)
         self.changed = asyncio.Event()
         self.retained = asyncio.Event()  # a retained message came (the burst on subscribing)
 
     def _view(self, table: str) -> TableView | None:
+        self._taken += 1
         view = self.tables.get(table)
-        if view is not None:
-            return view
-        if table not in self.scheduled and sum(
-                t not in self.scheduled for t in self.tables) >= MAX_TABLES:
+        if view is None and not self._room_for(table):
             if len(self.ignored) < MAX_TABLES:
                 self.ignored.add(table)
             return None
-        view = self.tables[table] = TableView(table)
+        if view is None:
+            view = self.tables[table] = TableView(table)
+        self._heard[table] = self._taken
         return view
+
+    def _room_for(self, table: str) -> bool:
+        """Whether `table`, new, is followed: a known one always; another while fewer than
+        `MAX_TABLES` others are, or in the place of the id without a valid state heard
+        from longest ago (which is then ignored)."""
+        if table in self.scheduled:
+            return True
+        others = [v for v in self.tables.values() if v.name not in self.scheduled]
+        if len(others) < MAX_TABLES:
+            return True
+        idle = [v for v in others if v.state is None]
+        if not idle:
+            return False
+        gone = min(idle, key=lambda v: self._heard[v.name]).name
+        del self.tables[gone], self._heard[gone]
+        if len(self.ignored) < MAX_TABLES:
+            self.ignored.add(gone)
+        return True
 
     def take(self, topic: str, payload: bytes, retained: bool = False) -> None:
         table = table_of(topic)
@@ -217,6 +240,8 @@ class Hall:
             if why is None and data["table"] != view.name:
                 why = said("hall.why.names_table", table=clean(data["table"], 24),
                            topic=view.name)
+            if why is None and data.get("result") is None and not withdrawn(data):
+                why = "result: an object expected, got None (and no withdrawal)"
             if why:
                 self.set_aside(data if isinstance(data, dict) else {"table": view.name}, why)
             else:
@@ -332,6 +357,17 @@ def score_text(state: dict[str, Any]) -> str:
     return ":".join(f"{v:g}" for v in score.values())
 
 
+def goals_of(state: dict[str, Any]) -> dict[str, int]:
+    """Each side's goals as numbers (the board's overlay shows them apart); a side whose
+    count from the wire is not a whole number is left out."""
+    score = state.get("score")
+    if not isinstance(score, dict):
+        return {}
+    return {side: int(n) for side in ("home", "away")
+            if isinstance(n := score.get(side), int | float) and not isinstance(n, bool)
+            and float(n).is_integer() and 0 <= n < 10_000}
+
+
 def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]:
     """What the desk shows of one table, in `timerd hall status` and on the board alike:
     every text from the wire `clean`ed (no control or bidi characters, bounded)."""
@@ -351,7 +387,7 @@ def table_row(view: TableView, now: float, config: HallConfig) -> dict[str, Any]
             "phase": clean(view.phase),
             "clock": clean(shown_time(state, now)) if state else "",
             "clock_kind": "start" if counts_to_start(state) else face.get("kind"),
-            "score": score_text(state),
+            "score": score_text(state), "goals": goals_of(state),
             "home": clean(teams.get("home") or ""), "away": clean(teams.get("away") or ""),
             "round": clean(view.round or ""),
             "seen": "" if seen_s is None else f"{seen_s:.0f} s ago", "seen_s": seen_s,
@@ -461,7 +497,9 @@ class Desk:
 
     async def __aenter__(self) -> Desk:
         self.schedule = await asyncio.to_thread(self.store.schedule)
-        self.hall.scheduled = frozenset(t for r in self.schedule.values() for t in r)
+        stored = await asyncio.to_thread(self.store.stored)
+        self.hall.scheduled = frozenset(t for r in self.schedule.values() for t in r) | {
+            s.table for s in stored}
         mqtt = import_aiomqtt()
         client = mqtt_client(mqtt, self.config, f"timerd-desk-{uuid.uuid4().hex[:8]}")
         self._client = await self._stack.enter_async_context(client)
@@ -594,14 +632,14 @@ def not_scheduled(schedule: dict[str, dict[str, dict[str, str]]],
 
 
 async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], timeout_s: float,
-                                ) -> tuple[list[Outcome], list[str]]:
+                                ) -> tuple[list[Outcome], list[tuple[dict[str, Any], str]]]:
     """Write each result message to the store (fsynced, in a worker thread), then tell its
     table the desk has it: only then may the table reset for a new round.
 
     A result is taken only from the table its topic names (`Hall.take`), for a table and
     round of the loaded schedule, and when it does not contradict what the store keeps under
     its id and revision; any other (and every message `Hall.take` set aside) is kept in the
-    store's `aside/`, not acknowledged, and reported: the sentences are the second value.
+    store's `aside/`, not acknowledged, and reported (`aside_line`): the second value.
     """
     store, now = desk.store, time.time()
     aside = list(desk.hall.aside)
@@ -610,11 +648,7 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
     def save() -> list[dict[str, Any]]:
         taken = []
         for message in messages:
-            why = not_scheduled(desk.schedule, message)
-            kept = None if why else store.conflict(message)
-            if kept is not None:
-                why = said("hall.why.differs", id=clean(message["id"]),
-                           revision=revision_of(message))
+            why = not_scheduled(desk.schedule, message) or store.conflict(message)
             if why is None and not store.save(message, now):
                 why = said("hall.why.bad_id", id=clean(message["id"], 24))
             if why:
@@ -629,13 +663,18 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
     orders = {}
     for message in stored:
         view = desk.hall.tables.get(message["table"])
-        if view is not None and view.unacknowledged() is message:
+        # A withdrawal is not acknowledged: the table waits for its match's next end.
+        if view is not None and view.unacknowledged() is message and not withdrawn(message):
             orders[view.name] = {"command": "ack", "result": message["id"],
                                  "revision": revision_of(message)}
     outcomes = await desk.ask(orders, timeout_s) if orders else []
-    return outcomes, [said("hall.term.set_aside", table=clean(mapping_of(m).get("table"), 24),
-                           id=clean(mapping_of(m).get("id"), 40), why=why)
-                      for m, why in aside]
+    return outcomes, aside
+
+
+def aside_line(message: dict[str, Any], why: str) -> str:
+    """A result set aside, as the desk reports it, in the terminal's language."""
+    return said("hall.term.set_aside", table=clean(mapping_of(message).get("table"), 24),
+                id=clean(mapping_of(message).get("id"), 40), why=why)
 
 
 # -- the subcommands ----------------------------------------------------------------------
@@ -700,8 +739,8 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
                                                    warning=say(warning))))
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
     acks, aside = await store_and_acknowledge(desk, held, args.timeout)
-    for line in aside:
-        print(said("cli.warning", warning=line))
+    for message, why in aside:
+        print(said("cli.warning", warning=aside_line(message, why)))
     for outcome in acks:
         if outcome.word == "ok":
             print(said("hall.term.stored_acked", table=outcome.table))
@@ -796,32 +835,56 @@ async def results(config: Config, args: argparse.Namespace) -> int:
         acks, aside = await store_and_acknowledge(desk, list(live().values()), args.timeout)
         found = await asyncio.to_thread(desk.store.of_round, round_id)
         got = found.results
-        if not got and not _round_known(desk, round_id):
-            for line in aside:
-                print(said("cli.warning", warning=clean(line, 400)), file=sys.stderr)
+        if not got and not found.withdrawn and not _round_known(desk, round_id):
+            for message, why in aside:
+                print(said("cli.warning", warning=clean(aside_line(message, why), 400)),
+                      file=sys.stderr)
             rounds = await asyncio.to_thread(_rounds_known, desk)
             print("timerd hall results: " + said("hall.term.round_unknown",
                                                  round=clean(round_id), rounds=few(rounds)),
                   file=sys.stderr)
             return EXIT_INCOMPLETE
         rows = [match_row(got[name]) for name in sorted(got)]
+        named = _names_from_schedule(rows, desk.schedule.get(round_id) or {})
         missing = sorted(expected - set(got))
         print(said("hall.term.round_results", round=clean(round_id), n=len(got),
                    total=len(expected | set(got))), file=human)
         if rows:
             print("\n".join(render_results(rows)), file=human)
-        if missing:
-            print(said("hall.term.missing", tables=", ".join(clean(m) for m in missing)),
+        for table in sorted(found.withdrawn):  # issue 41 item 2: taken back, not final
+            reason = clean(found.withdrawn[table].get("withdrawn"), 24)
+            print(said("hall.term.withdrawn", table=clean(table), reason=reason), file=human)
+        left = [m for m in missing if m not in found.withdrawn]
+        if left:
+            print(said("hall.term.missing", tables=", ".join(clean(m) for m in left)),
                   file=human)
-        for line in found.conflicts + aside:
+        # Held for this round (a conflict, a jump, a forgery): the round is not done.
+        held = [m for m, _ in aside if round_of(mapping_of(m)) == round_id]
+        for line in found.conflicts + [aside_line(*a) for a in aside] + named:
             print(said("cli.warning", warning=clean(line, 400)), file=human)
         for outcome in acks:
             if outcome.failed:
                 print(said("cli.warning", warning=said(
                     "hall.term.ack_failed", table=outcome.table, word=outcome.said(),
                     detail=outcome.detail).rstrip()), file=human)
-        await asyncio.to_thread(_export, args, config, round_id, rows, missing)
-        return EXIT_INCOMPLETE if missing or not got or found.conflicts else 0
+        await asyncio.to_thread(lambda: _export(args, config, round_id, rows, missing,
+                                                taken_back=sorted(found.withdrawn)))
+        return EXIT_INCOMPLETE if missing or not got or found.conflicts or held else 0
+
+
+def _names_from_schedule(rows: list[dict[str, Any]],
+                         scheduled: dict[str, dict[str, str]]) -> list[str]:
+    """Fill in the names of a result its table sent without them from the desk's schedule
+    (issue 41 item 1: a table that lost them), and say so, a sentence per table."""
+    lines = []
+    for row in rows:
+        names = scheduled.get(row["table"]) or {}
+        if row["home"] or row["away"] or not any(names.values()):
+            continue
+        row["home"], row["away"] = names.get("home", ""), names.get("away", "")
+        lines.append(said("hall.term.names_from_schedule", table=row["table"],
+                          home=row["home"], away=row["away"]))
+    return lines
 
 
 def _round_known(desk: Desk, round_id: str) -> bool:
@@ -838,15 +901,15 @@ def _rounds_known(desk: Desk) -> list[str]:
 
 
 def _export(args: argparse.Namespace, config: Config, round_id: str,
-            rows: list[dict[str, Any]], missing: list[str]) -> None:
+            rows: list[dict[str, Any]], missing: list[str], *, taken_back: list[str]) -> None:
     """`--csv FILE`, `--json FILE` (`-`: standard output), in a worker thread."""
     if args.csv:
-        separator = args.separator or (";" if args.excel and i18n.resolve(
-            config.ui.language) in SEMICOLON_LANGUAGES else ",")
-        text = csv_text(rows, separator)
+        comma = args.excel and i18n.resolve(config.ui.language) in COMMA_LANGUAGES
+        text = csv_text(rows, args.separator or (";" if comma else ","),
+                        "," if comma else ".")
         _write_out(args.csv, "\ufeff" + text if args.excel else text)
     if args.json:
-        document = export_document(config.hall.hall, round_id, rows, missing)
+        document = export_document(config.hall.hall, round_id, rows, missing, taken_back)
         _write_out(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -876,7 +939,11 @@ def main(config: Config, args: argparse.Namespace) -> int:
 
 def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -> int:
     """Run one desk command to its end, its exit code; without the MQTT client, or when the
-    broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly."""
+    broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly. A desk without a
+    login is refused unless `hall.allow_anonymous` says so (issue 41 item 5)."""
+    if (why := hall.anonymous()) is not None:
+        print(f"timerd hall: hall.{why}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         mqtt = import_aiomqtt()
     except HallUnavailable as exc:

@@ -20,14 +20,16 @@ import io
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from timerd.adapters.hall.protocol import MAX_REVISION, proof_follows, proof_position
 from timerd.core.record import NAME_MAX
 from timerd.disk import replace_file
 from timerd.tools.hall_text import text as said
+from timerd.tools.hall_wire import RESULT, clean, problem
 
 #: A round's schedule for a hall of hundreds of tables is a few tens of KiB.
 MAX_SCHEDULE_BYTES = 1 << 20
@@ -175,9 +177,45 @@ ASIDE_DIRECTORY = "aside"
 
 def revision_of(message: Mapping[str, Any]) -> int:
     """The match's revision of a result (`revision`, in the message or its results line;
-    absent: 0, the first). A correction of a finished match raises it (issue 28)."""
+    absent: 0, the first). A correction of a finished match raises it (issue 28); one past
+    MAX_REVISION is never taken (`hall_wire`), and reads as 0 here."""
     value = message.get("revision", mapping_of(message.get("result")).get("revision", 0))
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not 0 <= value <= MAX_REVISION:
+        return 0
+    return int(value)
+
+
+def withdrawn(message: Mapping[str, Any]) -> bool:
+    """A withdrawal: the table took its result back, its match reopened (issue 41 item 2)."""
+    return message.get("withdrawn") is not None
+
+
+def position_of(message: Mapping[str, Any]) -> int:
+    """The message's place on its match's proof chain (`protocol.proof_position`)."""
+    return proof_position(revision_of(message), withdrawn(message))
+
+
+def chain_problem(kept: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """Why `new` is not a revision of the match whose revision `kept` the desk holds
+    (None: it is, before or after it); the two are at other positions of the chain.
+
+    With proofs (`protocol.proof_follows`): the later one's must hash to the earlier one's,
+    so only the table that made `kept` can follow it, however many revisions the desk
+    missed in between. An older table sends none: its next revision is taken, a jump past
+    it is not (issue 41 item 3)."""
+    a, b = position_of(kept), position_of(new)
+    revision, had = revision_of(new), revision_of(kept)
+    if kept.get("proof") is None:
+        if b <= a + 2:
+            return None
+        return said("hall.why.skips", revision=revision, had=had)
+    if new.get("proof") is None:
+        return said("hall.why.no_proof", had=had)
+    later, earlier = (new, kept) if b > a else (kept, new)
+    if proof_follows(later["proof"], abs(b - a), earlier["proof"]):
+        return None
+    return said("hall.why.proof_follows" if b > a else "hall.why.proof_leads", had=had)
 
 
 def round_of(message: Mapping[str, Any]) -> Any:
@@ -209,16 +247,18 @@ class Stored:
 
     @property
     def order(self) -> tuple[int, float]:
-        return revision_of(self.message), self.received
+        return position_of(self.message), self.received
 
 
 @dataclass
 class RoundResults:
     """A round's results at the desk: one per table (the latest revision of the first match
-    the table reported), and the conflicts left out of it, each as a sentence."""
+    the table reported), and the conflicts left out of it, each as a sentence. A table whose
+    latest is a withdrawal (its match reopened, in play) is in `withdrawn`, not `results`."""
 
     results: dict[str, dict[str, Any]]
     conflicts: list[str]
+    withdrawn: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class ResultStore:
@@ -234,28 +274,44 @@ class ResultStore:
         result and revision again is not written again; one whose content differs from what
         is kept under its id and revision is a conflict, written to `aside/` (`conflict`
         says so)."""
-        result_id = message.get("id")
-        if not isinstance(result_id, str) or not _RESULT_ID.match(result_id):
+        path = self._path(message)
+        if path is None:
             return False
-        revision = revision_of(message)
-        path = self.directory / (f"{result_id}.json" if revision == 0
-                                 else f"{result_id}.r{revision}.json")
-        kept = self._read(path)
-        if kept is None:
+        if self._read(path) is None:
             replace_file(path, _stored_bytes(message, received))
         return True
 
-    def conflict(self, message: Mapping[str, Any]) -> Stored | None:
-        """What the store keeps under `message`'s id and revision when its result differs
-        (another result claims to be the same match), else None."""
-        result_id, revision = message.get("id"), revision_of(message)
+    def _path(self, message: Mapping[str, Any]) -> Path | None:
+        """Where `message` is kept: `<id>.json` (revision 0), `<id>.r<n>.json`, a withdrawal
+        `<id>.r<n>.withdrawn.json`; None for an id that is not a result id."""
+        result_id = message.get("id")
         if not isinstance(result_id, str) or not _RESULT_ID.match(result_id):
             return None
-        kept = self._read(self.directory / (f"{result_id}.json" if revision == 0
-                                            else f"{result_id}.r{revision}.json"))
-        if kept is None or kept.message.get("result") == message.get("result"):
+        revision = revision_of(message)
+        name = result_id if revision == 0 else f"{result_id}.r{revision}"
+        return self.directory / (f"{name}.withdrawn.json" if withdrawn(message)
+                                 else f"{name}.json")
+
+    def conflict(self, message: Mapping[str, Any]) -> str | None:
+        """Why `message` may not join what the store keeps of its match (None: it may): it
+        differs from what is kept at its revision (another result claims to be the same
+        match, a replay with other content), or it is no revision of the kept chain
+        (`chain_problem`: a jump, a forgery)."""
+        path = self._path(message)
+        if path is None:
             return None
-        return kept
+        same = self._read(path)
+        if same is not None:
+            if same.message.get("result") == message.get("result"):
+                return None
+            return said("hall.why.differs", id=clean(message["id"]),
+                        revision=revision_of(message))
+        # The id is a safe file name (`_RESULT_ID`): no glob pattern in it.
+        kept = [s for p in self.directory.glob(f"{message['id']}*.json")
+                if (s := self._read(p)) is not None and s.message.get("id") == message["id"]]
+        if not kept:
+            return None
+        return chain_problem(max(kept, key=lambda s: s.order).message, message)
 
     def set_aside(self, message: Mapping[str, Any], received: float, why: str) -> None:
         """Keep a result the desk did not take (fsynced), with why, under `aside/`: once
@@ -277,9 +333,13 @@ class ResultStore:
         if not isinstance(data, dict):
             return None
         if isinstance(data.get("message"), dict) and isinstance(data.get("received"), float):
-            return Stored(data["message"], data["received"])
-        # A file of the desk before its store kept the arrival: the file's time is it.
-        return Stored(data, path.stat().st_mtime) if "id" in data else None
+            stored = Stored(data["message"], data["received"])
+        elif "id" in data:  # a file of the desk before its store kept the arrival: its time
+            stored = Stored(data, path.stat().st_mtime)
+        else:
+            return None
+        # An older desk took any revision (1e308): such a file is not a result now either.
+        return None if problem(stored.message, RESULT) else stored
 
     def stored(self) -> list[Stored]:
         """Every result in the store, in the order the desk received them."""
@@ -308,8 +368,9 @@ class ResultStore:
             kept = mine.get(stored.match_id)
             if kept is None or stored.order >= kept.order:
                 mine[stored.match_id] = stored
-        results = {table: next(iter(mine.values())).message for table, mine in matches.items()}
-        return RoundResults(results, conflicts)
+        latest = {table: next(iter(mine.values())).message for table, mine in matches.items()}
+        return RoundResults({t: m for t, m in latest.items() if not withdrawn(m)}, conflicts,
+                            {t: m for t, m in latest.items() if withdrawn(m)})
 
     # -- the schedule -------------------------------------------------------------------
 
@@ -367,7 +428,9 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
         "away": teams.get("away", ""),
         "home_goals": score.get("home"),
         "away_goals": score.get("away"),
-        "how": result.get("how"),
+        # A match reset while reopened has no winner and says so (issue 42: `state`
+        # "abandoned", docs/scoring.md).
+        "how": result.get("how") or result.get("state"),
         "winner": result.get("winner"),
         "overtime_s": result.get("overtime_s"),
         "played_s": result.get("played_s"),
@@ -385,11 +448,12 @@ def match_row(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def export_document(hall: str, round_id: str | None, rows: Iterable[Mapping[str, Any]],
-                    missing: Iterable[str]) -> dict[str, Any]:
-    """The JSON export: the rows with the format's version, and the tables still missing."""
+                    missing: Iterable[str], taken_back: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON export: the rows with the format's version, the tables still missing (no
+    final result), and those of them whose result was withdrawn (a reopened match)."""
     return {"version": EXPORT_VERSION, "hall": hall, "round": round_id,
             "columns": list(MATCH_COLUMNS), "matches": [dict(r) for r in rows],
-            "missing": list(missing)}
+            "missing": list(missing), "withdrawn": list(taken_back)}
 
 
 #: A cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV
@@ -397,17 +461,22 @@ def export_document(hall: str, round_id: str | None, rows: Iterable[Mapping[str,
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: Any, decimal: str) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
+    if isinstance(value, float):  # its shortest exact digits, with the locale's separator
+        return repr(value).replace(".", decimal)
     return value
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]], separator: str = ",") -> str:
+def csv_text(rows: Iterable[Mapping[str, Any]], separator: str = ",",
+             decimal: str = ".") -> str:
     """The CSV export: a header of `MATCH_COLUMNS`, one line per match; empty for null;
-    every text cell neutralised as `FORMULA_STARTS` says (numbers are written as numbers)."""
+    every text cell neutralised as `FORMULA_STARTS` says; numbers written as numbers, a
+    fraction with `decimal` as its separator (a comma for a spreadsheet in a locale that
+    reads "48.666" as 48666 and "300.0" as text: Slovenian, Slovak; issue 41 item 6)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, MATCH_COLUMNS, delimiter=separator, lineterminator="\n")
     writer.writeheader()
-    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+    writer.writerows({k: _cell(v, decimal) for k, v in row.items()} for row in rows)
     return out.getvalue()

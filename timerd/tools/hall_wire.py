@@ -6,7 +6,10 @@ command replies only through `problem`, which checks the type of every field the
 the hall board) reads against the shapes below: a message that fails is not used, and the
 table's row says "state unreadable" and why, instead of a traceback on every run. Fields the
 desk does not read are not checked; a field that is absent is taken as absent (an older
-table), never as a wrong type.
+table), never as a wrong type. Every value is bounded too (issue 41 item 3): a number within
+`MAX_NUMBER` (no 1e308, no integer of 400 digits), a text within `TEXT_LIMIT` characters (a
+name or a round within the match's own `NAME_MAX`), a score and a revision whole numbers in
+their range; what is out of bounds sets the message aside with its reason.
 
 `clean` is the other half: text that came over the wire is shown on a terminal (`hall
 status`, `hall results`) only without control and bidi characters (no escape sequences, no
@@ -16,12 +19,22 @@ right-to-left override that reorders a line) and cut to a bounded length.
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from timerd.adapters.hall.protocol import MAX_REVISION
+from timerd.core.record import NAME_MAX
+
 #: The longest text from the wire the desk's terminal output shows (names are at most 40).
 TEXT_MAX = 64
+#: The longest text the desk takes from the wire at all (a reply's detail, a clock's).
+TEXT_LIMIT = 1000
+#: The largest number the desk takes: a wall time before the year 2286, any duration.
+MAX_NUMBER = 1e10
+#: The most goals a side's score may have (a forfeit is 5:0; 9999 is no match).
+MAX_GOALS = 9999
 
 
 @dataclass(frozen=True)
@@ -34,8 +47,9 @@ class Obj:
     required: tuple[str, ...] = ()
 
 
-#: A field's shape: "number", "integer", "text", "flag" (a JSON boolean), with "?" when null
-#: is allowed too; or an `Obj`.
+#: A field's shape: "number", "text", "name" (a side's or a round's), "flag" (a JSON
+#: boolean), "goals" (a score), "revision", "proof" (`protocol.proof_follows`'s hex), with
+#: "?" when null is allowed too; or an `Obj`.
 Shape = str | Obj
 
 _CLOCK = Obj({"synced": "flag?", "offset_ms": "number?", "detail": "text?", "source": "text?"},
@@ -45,35 +59,56 @@ _CLOCK = Obj({"synced": "flag?", "offset_ms": "number?", "detail": "text?", "sou
 STATE = Obj({
     "phase": "text", "wall": "number", "start_in_s": "number?", "remaining_s": "number",
     "clock_face": Obj({"kind": "text", "value_s": "number", "text": "text"}, null=True),
-    "score": Obj({"*": "number"}, null=True), "teams": Obj({"*": "text?"}, null=True),
-    "version": "text?", "round": "text?",
-    "hall": Obj({"round": "text?", "clock": _CLOCK,
-                 "result": Obj({"id": "text", "round": "text?", "acked": "flag"}, null=True)},
+    "score": Obj({"*": "goals"}, null=True), "teams": Obj({"*": "name?"}, null=True),
+    "version": "text?", "round": "name?",
+    "hall": Obj({"round": "name?", "clock": _CLOCK,
+                 "result": Obj({"id": "text", "round": "name?", "acked": "flag"}, null=True)},
                 null=True)})
 #: A result message on `tables/<table>/results` (timerd.adapters.hall.protocol) and the
 #: results line inside it that the export reads (docs/scoring.md).
+#: A withdrawal (`withdrawn`, issue 41 item 2) has `result` null.
 RESULT = Obj({
-    "id": "text", "table": "text", "round": "text?", "wall": "number?", "revision": "integer?",
+    "id": "text", "table": "text", "round": "name?", "wall": "number?",
+    "revision": "revision?", "proof": "proof?", "withdrawn": "text?",
     "result": Obj({
-        "teams": Obj({"*": "text?"}, null=True), "score": Obj({"*": "number"}, null=True),
-        "round": "text?", "how": "text?", "winner": "text?", "overtime_s": "number?",
+        "teams": Obj({"*": "name?"}, null=True), "score": Obj({"*": "goals"}, null=True),
+        "round": "name?", "how": "text?", "winner": "text?", "overtime_s": "number?",
         "played_s": "number?", "started": "text?", "finished": "text?", "profile": "text?",
-        "match_id": "text?", "revision": "integer?"})}, required=("id", "table"))
+        "match_id": "text?", "revision": "revision?"}, null=True)}, required=("id", "table"))
 #: A table's answer to a desk command on its `events` topic (protocol.reply_record).
 REPLY = Obj({"id": "text", "ok": "flag?", "detail": "text?", "error": "text?",
              "code": "text?"})
 
 
-def _fits(value: Any, kind: str) -> bool:
-    if kind == "text":  # and one that can be written out: no lone surrogate ("\ud800")
-        return (isinstance(value, str) and value.isascii()) or _encodable(value)
+#: The bounds of each kind of text (characters) and number.
+_TEXT_LIMITS = {"text": TEXT_LIMIT, "name": NAME_MAX, "proof": 64}
+_RANGES = {"number": (-MAX_NUMBER, MAX_NUMBER), "goals": (0, MAX_GOALS),
+           "revision": (0, MAX_REVISION)}
+
+
+def _fault(value: Any, kind: str) -> str | None:
+    """What is wrong with `value` as a `kind` ("a text expected", "out of bounds: ..."),
+    or None when nothing is."""
     if kind == "flag":
-        return isinstance(value, bool)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    if kind == "integer":
-        return isinstance(value, int) or (math.isfinite(value) and value.is_integer())
-    return math.isfinite(value)
+        return None if isinstance(value, bool) else "true or false expected"
+    if kind in _TEXT_LIMITS:  # and one that can be written out: no lone surrogate ("\ud800")
+        if not (isinstance(value, str) and (value.isascii() or _encodable(value))):
+            return "a text expected"
+        if kind == "proof" and not all(c in string.hexdigits for c in value):
+            return "hex digits expected"
+        return None if len(value) <= _TEXT_LIMITS[kind] else \
+            f"out of bounds: at most {_TEXT_LIMITS[kind]} characters"
+    whole = kind != "number"
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            whole and isinstance(value, float) and not value.is_integer()):
+        return "a whole number expected" if whole else "a finite number expected"
+    low, high = _RANGES[kind]
+    # Compared, never converted: 10**400 is no float, and NaN is within no range.
+    if low <= value <= high:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a finite number expected"
+    return f"out of bounds: {low:g} to {high:g}"
 
 
 def _encodable(value: Any) -> bool:
@@ -87,8 +122,9 @@ def _encodable(value: Any) -> bool:
 
 
 def problem(value: Any, shape: Obj, where: str = "") -> str | None:
-    """What is wrong with `value` as `shape` ("wall: a number expected, got 'yesterday'"),
-    or None when every field the desk reads has its type."""
+    """What is wrong with `value` as `shape` ("wall: a finite number expected, got
+    'yesterday'", "revision: out of bounds: 0 to 100, got 1e+308"), or None when every
+    field the desk reads has its type and is within its bounds."""
     if value is None and shape.null:
         return None
     if not isinstance(value, Mapping):
@@ -106,13 +142,9 @@ def problem(value: Any, shape: Obj, where: str = "") -> str | None:
                 if found:
                     return found
             elif not (member is None and field.endswith("?")) \
-                    and not _fits(member, field.rstrip("?")):
-                return f"{path}: {_A[field.rstrip('?')]} expected, got {_short(member)}"
+                    and (fault := _fault(member, field.rstrip("?"))):
+                return f"{path}: {fault}, got {_short(member)}"
     return None
-
-
-_A = {"text": "a text", "number": "a finite number", "integer": "a whole number",
-      "flag": "true or false"}
 
 
 def _short(value: Any) -> str:

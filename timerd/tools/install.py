@@ -18,9 +18,10 @@ Uninstall reverses it and keeps the config, the match journal and the results un
 `--purge`, which names what it deletes and asks.
 
 Every step is printed in plain words before it runs. `--dry-run` only prints. `--root DIR`
-prepares an SD card image mounted at DIR: it writes the config, a copy of the source and a
-first-boot unit there; the steps that must run on the Pi itself (apt, users, the venv) run at
-its first boot, and the installer says so. Only the standard library is used here, so that
+prepares an SD card image mounted at DIR (each path reached as the Pi would reach it:
+`inside`): it writes the config, a copy of the package's source and a first-boot unit there;
+the steps that must run on the Pi itself (apt, users, the venv) run at its first boot, and the
+installer says so. Only the standard library is used here, so that
 `sudo python3 -m timerd.tools.install` works from a fresh checkout before any dependency is there.
 """
 
@@ -37,6 +38,7 @@ import re
 import secrets
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -62,6 +64,11 @@ FIRSTBOOT_PATH = UNITS / FIRSTBOOT_NAME
 WANTS = UNITS / "multi-user.target.wants"
 #: The source copied into an image for its first boot.
 IMAGE_SOURCE = PREFIX / "src"
+#: What of the checkout is copied there: what `pip install` builds the package from
+#: (pyproject.toml, its readme and MANIFEST.in, the package) and the installer's files
+#: (systemd/). Not the tests, the benchmarks, nor any cache (issue 43 item 1: 8.8 MB of
+#: .hypothesis/ went to the card).
+PACKAGE_PARTS = ("pyproject.toml", "README.md", "MANIFEST.in", "timerd", "systemd")
 BIN = Path("/usr/local/bin")
 COMMANDS = ("timerd", "timerctl")
 CONFIG_PATH = Path("/etc/timerd/timerd.toml")
@@ -153,7 +160,7 @@ def instance_template(unit: str) -> str:
 def free_web_port(root: Path) -> int:
     """The first port from 8081 that no config in /etc/timerd names (a new instance's)."""
     taken = {8080}
-    for config in _under(root, CONFIG_PATH.parent).glob("*.toml"):
+    for config in inside(root, CONFIG_PATH.parent).glob("*.toml"):
         with contextlib.suppress(OSError):
             taken |= {int(n) for n in re.findall(r"^port\s*=\s*(\d+)", config.read_text(),
                                                  re.MULTILINE)}
@@ -198,6 +205,17 @@ class Step:
     private: bool = False  # written 0600: it holds a secret (the web token)
     done: Callable[[], bool] | None = None  # True: nothing to do (the user exists already)
 
+    def reach(self, root: Path) -> Path | None:
+        """The file this step writes, links, copies to or removes, under `root` as the system
+        there reaches it (`inside`; a written file through a link at its end, the others
+        the name itself); None for a command. Raises LinkLoop."""
+        for path, follow in ((self.write and self.write[0], True),
+                             (self.link and self.link[0], False),
+                             (self.copy and self.copy[1], False), (self.remove, False)):
+            if path:
+                return inside(root, path, follow_last=follow)
+        return None
+
 
 @dataclass
 class Plan:
@@ -237,8 +255,46 @@ def _known(lookup: Callable[[str], object], name: str) -> bool:
     return True
 
 
-def _under(root: Path, path: Path) -> Path:
-    return root / path.relative_to("/")
+#: Links followed on the way to one path before it is refused: Linux's own limit (a loop).
+MAX_LINKS = 40
+
+
+class LinkLoop(OSError):
+    """A path under --root whose links do not end (ELOOP): refused, with the link's name."""
+
+
+def inside(root: Path, path: Path, *, follow_last: bool = True) -> Path:
+    """`path`, as the system under `root` names it, as a path under `root` that reaches what
+    that system would reach (issue 43 item 1).
+
+    A Raspberry Pi OS card holds absolute links (`/etc/resolv.conf`, units enabled by
+    `systemctl enable`); the laptop that mounts it follows them out of the card, into its
+    own /etc. Here each link on the way is followed as the Pi would, with `root` as its /:
+    an absolute target from `root`, and `..` never above it (what openat2's RESOLVE_IN_ROOT
+    does; its standard-library bindings are not there in Python 3.11, and the installer runs
+    on the standard library alone). `follow_last=False` leaves the last name as it is: a link
+    to replace or remove, never what it points to. Raises LinkLoop after MAX_LINKS links."""
+    pending = list(reversed(path.relative_to("/").parts))
+    done: list[str] = []
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            del done[-1:]
+            continue
+        here = root.joinpath(*done, name)
+        if (pending or follow_last) and here.is_symlink():
+            links += 1
+            if links > MAX_LINKS:
+                raise LinkLoop(f"{here}: more than {MAX_LINKS} links on the way to {path} "
+                               "(a loop): refused")
+            target = Path(os.readlink(here))
+            if target.is_absolute():
+                done, target = [], target.relative_to("/")
+            pending.extend(reversed(target.parts))
+        else:
+            done.append(name)
+    return root.joinpath(*done)
 
 
 # -- what machine this is ---------------------------------------------------------------------
@@ -256,9 +312,9 @@ def platform(root: Path) -> Platform:
     """Read /etc/os-release and the device tree's model under `root` (an image has no model:
     Raspberry Pi OS is then known by its /etc/rpi-issue)."""
     fields: dict[str, str] = {}
-    for candidate in ("etc/os-release", "usr/lib/os-release"):
+    for candidate in ("/etc/os-release", "/usr/lib/os-release"):
         try:
-            text = (root / candidate).read_text()
+            text = inside(root, Path(candidate)).read_text()
         except OSError:
             continue
         for line in text.splitlines():
@@ -268,12 +324,12 @@ def platform(root: Path) -> Platform:
         break
     family = {fields.get("ID", ""), *fields.get("ID_LIKE", "").split()}
     try:
-        model = (root / "proc/device-tree/model").read_bytes().rstrip(b"\0").decode(
+        model = inside(root, Path("/proc/device-tree/model")).read_bytes().rstrip(b"\0").decode(
             errors="replace")
     except OSError:
         model = ""
     if "Raspberry Pi" not in model:
-        model = "Raspberry Pi OS" if (root / "etc/rpi-issue").exists() else ""
+        model = "Raspberry Pi OS" if inside(root, Path("/etc/rpi-issue")).exists() else ""
     return Platform(fields.get("PRETTY_NAME", "an unknown system"),
                     bool(family & {"debian", "raspbian", "ubuntu"}), model)
 
@@ -429,7 +485,7 @@ def _results_summary(root: Path, target: Target) -> str:
     """How many results the results file under `root` holds, for the purge question."""
     results = target.state / "results.jsonl"
     try:
-        with _under(root, results).open("rb") as file:
+        with inside(root, results).open("rb") as file:
             count = sum(1 for line in file if line.strip())
     except OSError:
         return f"{results} (none yet)"
@@ -442,7 +498,7 @@ def uninstall_plan(venv: Path, purge: bool, root: Path, target: Target) -> Plan:
     steps = [
         Step("stop timerd and no longer start it at boot",
              ("systemctl", "disable", "--now", UNIT_NAME),
-             done=lambda: not _under(root, UNIT_PATH).exists()),
+             done=lambda: not inside(root, UNIT_PATH).exists()),
         Step(f"remove the service unit {UNIT_PATH}", remove=UNIT_PATH),
         Step(f"remove the udev rule {UDEV_RULE}", remove=UDEV_RULE),
         Step("", UDEV_TRIGGER),
@@ -488,9 +544,10 @@ def passwd_users(root: Path) -> set[str]:
     Imager makes at the first boot (userconf.txt on the boot partition, mounted beside the
     root one as bootfs), who exists before timerd's first-boot install runs."""
     names = set()
-    for path in (root / "etc/passwd", root.parent / "bootfs" / "userconf.txt"):
+    for name in ("/etc/passwd", "../bootfs/userconf.txt"):  # bootfs: beside the root, not in
         try:
-            text = path.read_text()
+            text = (inside(root, Path(name)) if name.startswith("/") else root / name
+                    ).read_text()
         except OSError:
             continue
         names |= {line.split(":", 1)[0] for line in text.splitlines() if ":" in line}
@@ -500,7 +557,8 @@ def passwd_users(root: Path) -> set[str]:
 def image_problem(root: Path, user: str | None) -> str:
     """Why `root` is not a Raspberry Pi OS root to prepare (a card not mounted, the wrong
     partition, a typo), or why `user` cannot be added there; '' when all is well."""
-    if not (root / "etc/rpi-issue").is_file() or not (root / "etc/os-release").is_file():
+    if not all(inside(root, Path(name)).is_file() for name in ("/etc/rpi-issue",
+                                                                 "/etc/os-release")):
         return (f"{root} is not the root of a Raspberry Pi OS card (no etc/rpi-issue and "
                 "etc/os-release there): is the card mounted? Give its root partition "
                 "(usually /media/$USER/rootfs), not the boot one (bootfs)")
@@ -564,7 +622,8 @@ def install_plan(args: argparse.Namespace, source: Path, machine: bool) -> Plan 
 # -- carrying it out --------------------------------------------------------------------------
 
 def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO) -> bool:
-    """Do one step; False if its command failed (the message is printed)."""
+    """Do one step; False if its command or its file failed (the message is printed).
+    Every file is under `root`, reached as the system there would reach it (`inside`)."""
     if step.command:
         print(f"   $ {shlex.join(step.command)}", file=out)
         if not commands:
@@ -575,8 +634,20 @@ def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO
             print(f"timerd: that failed ({exc}); fix it and run the same command again: "
                   "finished steps are skipped or harmless to repeat", file=out)
             return False
-    elif step.write is not None:
-        path = _under(root, step.write[0])
+        return True
+    try:
+        _file_step(step, root, dry_run, out)
+    except OSError as exc:
+        print(f"timerd: that failed ({exc}); nothing was written outside {root}", file=out)
+        return False
+    return True
+
+
+def _file_step(step: Step, root: Path, dry_run: bool, out: TextIO) -> None:
+    path = step.reach(root)
+    if path is None:  # a step of words only
+        return
+    if step.write is not None:
         if step.keep_existing and path.exists():
             print(f"   kept {path}: it exists", file=out)
         else:
@@ -588,22 +659,16 @@ def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO
                     path.chmod(0o600)
                 path.write_text(step.write[1])
     elif step.link is not None:
-        path = _under(root, step.link[0])
         print(f"   link {path} -> {step.link[1]}", file=out)
         if not dry_run:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.unlink(missing_ok=True)
             path.symlink_to(step.link[1])
     elif step.copy is not None:
-        path = _under(root, step.copy[1])
-        print(f"   copy {step.copy[0]} to {path}", file=out)
+        print(f"   copy {step.copy[0]} to {path}: " + ", ".join(PACKAGE_PARTS), file=out)
         if not dry_run:
-            shutil.rmtree(path, ignore_errors=True)
-            shutil.copytree(step.copy[0], path, symlinks=True, ignore=shutil.ignore_patterns(
-                ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache",
-                ".lgd-nfy*"))  # lgpio's FIFOs, left where timerd ran on a Pi: not copyable
+            copy_package(step.copy[0], path)
     elif step.remove is not None:
-        path = _under(root, step.remove)
         if path.is_symlink() or path.exists():
             print(f"   remove {path}", file=out)
         if not dry_run:
@@ -611,7 +676,37 @@ def _run_step(step: Step, root: Path, commands: bool, dry_run: bool, out: TextIO
                 shutil.rmtree(path)
             elif path.is_symlink() or path.exists():
                 path.unlink()
-    return True
+
+
+def copy_package(source: Path, to: Path) -> None:
+    """Copy what the first boot's `pip install` and installer need (PACKAGE_PARTS) from the
+    checkout `source` to `to`, replacing what was there: regular files and folders only, no
+    caches (.hypothesis/, __pycache__, a .venv), no links, no lgpio FIFO (.lgd-nfy*)."""
+    if to.is_symlink():
+        to.unlink()
+    elif to.exists():
+        shutil.rmtree(to)
+    to.mkdir(parents=True)
+
+    def unwanted(folder: str, names: list[str]) -> set[str]:
+        return {name for name in names if name == "__pycache__" or name.endswith(".egg-info")
+                or name.startswith(".") or not _plain(Path(folder, name))}
+
+    for part in PACKAGE_PARTS:
+        here = source / part
+        if here.is_dir() and not here.is_symlink():
+            shutil.copytree(here, to / part, ignore=unwanted)
+        elif _plain(here):
+            shutil.copy2(here, to / part)
+
+
+def _plain(path: Path) -> bool:
+    """A regular file or folder, not a link (a FIFO, a socket or a link is not copied)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 def execute(steps: list[Step], root: Path, out: TextIO, *, machine: bool,
@@ -716,6 +811,12 @@ def main(args: argparse.Namespace, out: TextIO = sys.stdout,
             print(f"timerd install: {found}", file=out)
             return 2
         plan = found
+    try:  # a loop of links under --root is refused before anything is done
+        for step in plan.steps:
+            step.reach(args.root)
+    except LinkLoop as exc:
+        print(f"timerd {args.command}: {exc}", file=out)
+        return 2
     print(f"timerd {args.command} will:", file=out)
     for number, step in enumerate((s for s in plan.steps if s.what), 1):
         print(f"  {number}. {step.what}", file=out)

@@ -4,9 +4,11 @@
 // START/PAUSE, a goal per side, FACEOFF and PASSIVE for table hockey (ITHF 5.6, 8.3); scorer
 // and assists, penalties, timeouts, the line change and, in a shootout, its attempts for ball
 // hockey (ISBHF 420, 412, 404b, 414b). UNDO and RESET take a second tap: a stray touch must
-// not throw away a goal or a match. Every refusal, and a goal that did not count, is shown
-// with its reason. The rarer rulings (names, forfeit, replay...) are under "More". The token
-// is entered once and kept in this browser (localStorage).
+// not throw away a goal or a match; any other button forgives a double tap: its second tap
+// within DOUBLE_TAP_MS is ignored and said (two goals 120 ms apart are one goal). Every
+// refusal, and a goal that did not count, is shown with its reason. The rarer rulings (names, forfeit, replay...) are under "More". A phone is
+// paired by the one-time link of `timerctl desk` (issue 43), or the token is entered once;
+// either is kept in this browser (localStorage), never in an address.
 "use strict";
 
 (() => {
@@ -14,6 +16,13 @@
   const { t } = timerd;
   const SIDES = ["home", "away"];
   const CONFIRM_MS = 4000; // how long a destructive button stays armed for its second tap
+  // A second tap of the same button this soon is a double tap, not a second command: one
+  // goal, not two; PAUSE, not pause-and-resume (issue 45 item 4).
+  const DOUBLE_TAP_MS = 500;
+  // When the scorekeeper last typed or chose something on the desk: a tap after that is a new
+  // entry (the next penalty's player), never a double tap of the one before.
+  let edited = -Infinity;
+  document.addEventListener("input", () => { edited = performance.now(); }, true);
 
   let table = { commands: [], control: true }; // GET /api/commands
   let loadedFor = null; // the profile the desk was built for
@@ -54,6 +63,7 @@
         timerd.showNoGoal($("no-goal"), goal);
       } else {
         say(t("ctl.done", { what: label }), true);
+        return true;
       }
     } else if (reply.http === 401) { // wholly in the page's language, never the HTTP words
       say(t("ctl.need_token"), false);
@@ -67,24 +77,47 @@
       const why = reply.code ? timerd.said(reply.code, reply.params, now().teams) : reply.error;
       say(t("ctl.refused", { what: label, error: why }), false);
     }
+    return false; // said something else than "done"
   }
 
-  // -- the token -----------------------------------------------------------------------------
+  // -- pairing and the token -----------------------------------------------------------------
 
   function showToken(visible) { $("token-form").hidden = !visible; }
-  // A link from `timerctl desk` (its QR code) carries the token in the fragment
-  // (#token=...): kept in this browser, then dropped from the address bar and the history, so
-  // it is not shown, bookmarked or shared with the page's address.
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
-  if (fromLink) {
-    timerd.setToken(fromLink);
-    history.replaceState(null, "", location.pathname + location.search);
+  // A link from `timerctl desk` (its QR code) carries a one-time pairing code in the
+  // fragment (#code=...), dropped from the address bar at once and exchanged once
+  // (POST /api/pair) for this browser's own credential, kept here as the token is. The
+  // browser's history keeps the address it opened, code and all: a code is dead after its
+  // use or a few minutes, so what the history holds opens nothing (issue 43).
+  async function pair(code) {
+    await timerd.loadTexts(); // the answer in the page's language
+    let reply;
+    try {
+      const response = await fetch("/api/pair", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code }) });
+      reply = { ...(await response.json()), http: response.status };
+    } catch (err) {
+      say(t("ctl.unreachable", { error: err.message }), false);
+      return;
+    }
+    if (reply.ok) {
+      timerd.setToken(reply.credential);
+      showToken(false);
+      say(t("ctl.paired"), true);
+    } else {
+      say(t(reply.http === 429 ? "ctl.too_many_tries"
+        : reply.http === 403 ? "ctl.control_off" : "ctl.pair_refused"), false);
+      showToken(!timerd.token());
+    }
   }
-  $("token").value = timerd.token();
+  const code = new URLSearchParams(location.hash.slice(1)).get("code");
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  if (code) pair(code);
   showToken(!timerd.token());
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     timerd.setToken($("token").value);
+    $("token").value = ""; // kept in the browser's storage, not in the form
     showToken(false);
     say(t("ctl.token_saved"), true);
   });
@@ -92,7 +125,12 @@
 
   // -- buttons -------------------------------------------------------------------------------
 
-  // A big button whose label follows the state; `confirm` asks for a second tap.
+  // "GOAL Home counted once: tap again after 0.5 s for a second".
+  const doubleTap = (label) => t("ctl.double_tap", { what: label, s: DOUBLE_TAP_MS / 1000 });
+
+  // A big button whose label follows the state; `confirm` asks for a second tap. Another
+  // button ignores its second tap within DOUBLE_TAP_MS (with nothing entered between) and
+  // says so, also once the first tap's "done" comes back (which would otherwise hide it).
   function button(labelOf, action, { cls = "", confirm = false, data = {} } = {}) {
     const b = el("button", `act ${cls}`.trim(), labelOf(now()));
     b.type = "button";
@@ -100,6 +138,9 @@
     if (confirm) b.dataset.confirm = "";
     labels.set(b, labelOf);
     let armed = null;
+    let tapped = -Infinity; // when the last tap that sent its command was
+    let sent = ""; // its label (PAUSE: the state may have made it RESUME since)
+    let twice = false; // a double tap ignored since
     const disarm = () => {
       clearTimeout(armed);
       armed = null;
@@ -109,6 +150,12 @@
     };
     b.addEventListener("click", () => {
       const label = labelOf(now());
+      const at = performance.now();
+      if (!confirm && at - tapped < DOUBLE_TAP_MS && edited < tapped) {
+        twice = true;
+        say(doubleTap(sent), false);
+        return;
+      }
       if (confirm && armed === null) {
         // The longer "Tap again" text, smaller, in the button's own height: nothing moves.
         b.style.height = `${b.getBoundingClientRect().height}px`;
@@ -118,7 +165,10 @@
         return;
       }
       if (armed !== null) disarm();
-      action(label);
+      [tapped, sent, twice] = [at, label, false];
+      Promise.resolve(action(label)).then((done) => {
+        if (done && twice) say(doubleTap(label), false);
+      });
     });
     return b;
   }
@@ -146,7 +196,11 @@
     const row = el("div", `row pair ${cls}`.trim());
     row.append(...SIDES.map((side) => button(
       (s) => t(labelKey, { side: sideName(s, side) }),
-      (label) => { send(command, [side, ...args()], echoed(label, echo())); after(); },
+      (label) => {
+        const sent = send(command, [side, ...args()], echoed(label, echo()));
+        after();
+        return sent;
+      },
       { cls: side, data: { command, side } })));
     return row;
   }
@@ -232,10 +286,14 @@
 
   // ISBHF 412, 404b: a running timeout, by its team's name, and the line change, with their
   // time, in the desk's head (a line kept for them: nothing moves when they come and go).
+  // The timeout's time comes first: a long team name is cut ("…") at the line's end on a
+  // 360 px phone, and the countdown must stay in view (issue 45 item 4).
   function situation(s) {
     const timeout = timerd.runningTimeout(s);
-    return [timeout ? timeout[1] : "", timerd.lineChangeText(s.line_change)]
-      .filter(Boolean).join(" · ");
+    const side = timeout?.[0];
+    return [timeout ? t("ctl.timeout_running", { side: sideName(s, side),
+      time: timerd.shownClock(s.timeouts[side].remaining_s) }) : "",
+    timerd.lineChangeText(s.line_change)].filter(Boolean).join(" · ");
   }
 
   // An argument's words on the desk: the command's own (`ctl.arg.correct.number`: a goal's
@@ -385,6 +443,7 @@
     renderPenalties(s);
     const text = situation(s);
     if ($("situation").textContent !== text) $("situation").textContent = text;
+    timerd.showDisplay(s, $("situation").parentElement); // a rule module's own rows
     document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
   }
 

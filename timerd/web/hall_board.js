@@ -89,11 +89,10 @@ function connect() {
   const link = document.getElementById("link");
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${scheme}://${location.host}/api/board/stream`);
-  socket.onopen = () => { link.textContent = t("web.live"); link.className = "link up"; };
+  socket.onopen = () => timerd.showLink(link, true);
   socket.onmessage = (message) => draw(JSON.parse(message.data));
   socket.onclose = () => {
-    link.textContent = t("hall.desk_offline");
-    link.className = "link down";
+    timerd.showLink(link, false, "hall.desk_offline");
     setTimeout(connect, 1000);
   };
 }

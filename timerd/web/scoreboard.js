@@ -122,6 +122,7 @@
         setText($(side), String(score[side] ?? 0));
         setText($(`${side}-name`), timerd.sideName(side, s.teams));
       }
+      timerd.fitText(SIDES.map((side) => $(`${side}-name`))); // shrunk before it is cut
     }
     renderTimeouts(s);
     renderLineChange(s.line_change);
@@ -140,6 +141,26 @@
           time: timerd.shownClock(s.last_signal_remaining_s) })
         : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
+    timerd.showDisplay(s, $("last-signal").parentElement); // a rule module's own rows
+  }
+
+  // Hall mode: the round's other tables along the bottom of the TV, as the hall board's round
+  // on stream shows them (`timerd hall board`, its /overlay), with `?board=http://desk:8090`.
+  const board = timerd.urlOption("board", "", (x) => {
+    try {
+      const url = new URL(x);
+      return ["http:", "https:"].includes(url.protocol) ? url.origin : undefined;
+    } catch { return undefined; }
+  });
+  if (board) {
+    const round = document.createElement("iframe");
+    const lang = new URLSearchParams(location.search).get("lang");
+    round.id = "round";
+    round.className = "round-frame";
+    round.title = "round";
+    round.src = `${board}/overlay?layout=ticker&edge=bottom&scale=1.6${lang ? `&lang=${lang}` : ""}`;
+    document.body.append(round);
+    document.body.classList.add("with-round");
   }
 
   document.body.addEventListener("animationend", (e) => {

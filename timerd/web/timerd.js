@@ -94,17 +94,22 @@ const timerd = (() => {
     texts: { en: {} }, names: {}, words: {}, browser: null, fixed: "auto", language: "en", shown: false,
   };
 
-  async function loadTexts() {
-    for (;;) {
-      try {
-        const reply = await (await fetch("/api/i18n")).json();
-        Object.assign(i18n, reply);
-        break;
-      } catch {
-        await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+  // Once per page, however many ask: every caller waits for the same load.
+  let loading = null;
+  function loadTexts() {
+    loading ??= (async () => {
+      for (;;) {
+        try {
+          const reply = await (await fetch("/api/i18n")).json();
+          Object.assign(i18n, reply);
+          break;
+        } catch {
+          await new Promise((done) => { setTimeout(done, 1000); }); // the daemon restarts
+        }
       }
-    }
-    chooseLanguage();
+      chooseLanguage();
+    })();
+    return loading;
   }
 
   const chosen = () => new URLSearchParams(location.search).get("lang")
@@ -159,9 +164,13 @@ const timerd = (() => {
     select.addEventListener("change", () => setLanguage(select.value));
   }
 
-  // The connection badge: "live", or "offline – reconnecting…" in red.
-  function showLink(el, up) {
-    el.textContent = t(up ? "web.live" : "web.offline");
+  // The connection badge: "live", or "offline – reconnecting…" (`down`) in red. Its key is
+  // kept as the element's `data-i18n`, so a later change of language (the state's
+  // `[ui] language`, the switch) says it again in the new one, never the page's
+  // "connecting…" (issue 45 item 5).
+  function showLink(el, up, down = "web.offline") {
+    el.dataset.i18n = up ? "web.live" : down;
+    el.textContent = t(el.dataset.i18n);
     el.className = up ? "link up" : "link down";
   }
 
@@ -179,6 +188,57 @@ const timerd = (() => {
     noGoalTimer = setTimeout(() => { el.hidden = true; }, NO_GOAL_MS);
   }
 
+  // Shrink the texts of `els` together until each fits its box (the teams' names on the TV,
+  // in the score bug: both at one size), from their style's size down to `floor` of it,
+  // before an ellipsis or a line clamp cuts one. Each box must not grow with its text (a
+  // width set by the layout, and a height too for more than one line). Measured again only
+  // when a text, a box's width or the window changed: a TV redraws every frame.
+  function fitText(els, floor = 0.55) {
+    const key = () => [innerWidth, innerHeight, ...els.map((el) => `${el.clientWidth}`
+      + `\n${el.textContent}`)].join("\n");
+    if (els[0].dataset.fitted === key()) return;
+    for (const el of els) el.style.fontSize = "";
+    const full = parseFloat(getComputedStyle(els[0]).fontSize);
+    const over = () => els.some((el) => el.scrollWidth > el.clientWidth + 1
+      || el.scrollHeight > el.clientHeight + 1);
+    for (let size = full; over() && size > full * floor;) {
+      size = Math.max(full * floor, size * 0.95);
+      for (const el of els) el.style.fontSize = `${size}px`;
+    }
+    els[0].dataset.fitted = key();
+  }
+
+  // A URL parameter of the page, read by `read` (which gives undefined for a value it does
+  // not understand), or `fallback` when it is absent or not understood (said in the console:
+  // a stream overlay shows no error on air).
+  function urlOption(name, fallback, read) {
+    const given = new URLSearchParams(location.search).get(name);
+    if (given === null || given === "") return fallback;
+    const value = read(given);
+    if (value !== undefined) return value;
+    console.warn(`${name}=${given} is not understood; ${name}=${fallback} instead`);
+    return fallback;
+  }
+
+  // A stream overlay's frame (/overlay, the hall board's /overlay): `corner` (top-left,
+  // top-right, bottom-left, bottom-right, or tl, tr, bl, br) as the body's data-corner, and
+  // `scale` (0.25 to 4) as its --scale; both with the URL's parameters returned.
+  const CORNERS = { tl: "top-left", tr: "top-right", bl: "bottom-left", br: "bottom-right" };
+  function overlayFrame(corner = "top-left") {
+    const frame = {
+      corner: urlOption("corner", corner,
+        (x) => CORNERS[x] || (Object.values(CORNERS).includes(x) ? x : undefined)),
+      scale: urlOption("scale", 1, (x) => {
+        const n = Number(x);
+        return Number.isFinite(n) && n >= 0.25 && n <= 4 ? n : undefined;
+      }),
+      params: new URLSearchParams(location.search),
+    };
+    document.body.dataset.corner = frame.corner;
+    document.body.style.setProperty("--scale", frame.scale);
+    return frame;
+  }
+
   // A side by its team's name when `teams` gives one, else "Home"/"Away" in the language.
   const sideName = (side, teams) => (teams && teams[side]) || t(`side.${side}`);
   // Why a goal did not count, with its rule (ITHF 5.6...).
@@ -191,22 +251,52 @@ const timerd = (() => {
   // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
-    for (const [name, value] of Object.entries(params)) {
-      const kind = i18n.words[name];
-      if (kind === "player") values[name] = value ? ` #${value}` : "";
-      else if (kind === "shirts") {
-        values[name] = [].concat(value ?? []).filter((shirt) => shirt).join(", ") || "-";
-      }
-      else if (kind === "score" && value && typeof value === "object") {
-        values[name] = `${value.home ?? 0}:${value.away ?? 0}`;
-      } else if (kind === "clock" && typeof value === "number") values[name] = elapsedClock(value);
-      else if (kind === "tenths" && typeof value === "number") values[name] = value.toFixed(1);
-      else {
-        values[name] = typeof value !== "string" || !kind ? value
-          : kind === "side" ? sideName(value, teams) : textOr(`${kind}.${value}`, value);
-      }
-    }
+    for (const [name, v] of Object.entries(params)) values[name] = value(i18n.words[name], v, teams);
     return t(code, values);
+  }
+  // A value as the catalogue shows a value of `kind` (i18n.WORDS' kinds; none or "text": as
+  // it is), as timerd.i18n.Messages.value does: a notice's values and a module's row alike.
+  function value(kind, v, teams = null) {
+    if (kind === "player") return v ? ` #${v}` : "";
+    if (kind === "shirts") return [].concat(v ?? []).filter((shirt) => shirt).join(", ") || "-";
+    if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
+    if (kind === "clock" && typeof v === "number") return elapsedClock(v);
+    if (kind === "tenths" && typeof v === "number") return v.toFixed(1);
+    if (typeof v !== "string" || !kind || kind === "text") return v;
+    return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
+  }
+  // The rows the profile's rule modules show of themselves (the state's `display`: each
+  // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
+  // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
+  function displayRows(s) {
+    return (s?.display ?? []).map((entry) => {
+      const label = entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
+      const v = s[entry.key];
+      return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
+    });
+  }
+  // `displayRows` drawn into a box of its own at the end of `parent` (made at the first
+  // state): the one helper every page calls, the scoreboard, the desk and the overlay alike.
+  function showDisplay(s, parent) {
+    let box = parent.querySelector(":scope > .module-rows");
+    if (!box) {
+      box = document.createElement("dl");
+      box.className = "module-rows";
+      parent.appendChild(box);
+    }
+    const rows = displayRows(s);
+    box.hidden = rows.length === 0;
+    const text = rows.map(([label, v]) => `${label}\u0000${v}`).join("\u0001");
+    if (box.dataset.shown === text) return;
+    box.dataset.shown = text;
+    box.replaceChildren(...rows.flatMap(([label, v]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = label;
+      const dd = document.createElement("dd");
+      dd.textContent = v;
+      dd.dataset.key = label;
+      return [dt, dd];
+    }));
   }
   // Does the state's profile keep net time (ISBHF 407: the whistle stops the clock), so a
   // stopped clock is not an interruption (ITHF 10.1)? The daemon says so in `clock_rule`.
@@ -283,7 +373,9 @@ const timerd = (() => {
     let delayMs = 250;
     const open = () => {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      const ws = new WebSocket(`${scheme}//${location.host}/api/stream`);
+      // The desk's token rides in the offered subprotocols (a page cannot set a WebSocket's
+      // headers): an authenticated stream is never closed or refused for a crowd's.
+      const ws = new WebSocket(`${scheme}//${location.host}/api/stream`, streamProtocols());
       ws.onopen = () => { delayMs = 250; onLink(true); };
       ws.onmessage = (msg) => {
         const data = JSON.parse(msg.data);
@@ -335,6 +427,13 @@ const timerd = (() => {
   const TOKEN_KEY = "timerd.token";
   const token = () => localStorage.getItem(TOKEN_KEY) || "";
   const setToken = (value) => localStorage.setItem(TOKEN_KEY, value.trim());
+  // "timerd", and with a token "timerd.bearer." and the token in unpadded base64url.
+  function streamProtocols() {
+    if (!token()) return ["timerd"];
+    const bytes = new TextEncoder().encode(token());
+    const b64 = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
+    return ["timerd", `timerd.bearer.${b64.replace(/=+$/, "")}`];
+  }
 
   // POST /api/command; resolves to the reply ({ok, status} or {ok: false, error}).
   async function command(name, args = []) {
@@ -355,6 +454,7 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, profileTitle, whereText, runningTimeout, lineChangeText,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, displayRows,
+    showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();

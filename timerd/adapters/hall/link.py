@@ -45,32 +45,39 @@ import contextlib
 import json
 import logging
 import math
+import os
 import re
+import secrets
 import shutil
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from timerd.adapters.hall.protocol import (
+    CHAIN_LENGTH,
+    REOPENED,
     RESULT_VERSION,
     Topics,
     broker_error,
+    chain_proof,
     import_aiomqtt,
     internal_error,
+    match_seed,
     mqtt_client,
+    proof_position,
     reply_record,
 )
-from timerd.config import HallConfig, hall_outbox
+from timerd.config import INSTANCE_HINT, HallConfig, InUse
 from timerd.core.commands import Command, Pause, Reset, Resume
-from timerd.core.effects import Phase, Signal, Tick, refusal
+from timerd.core.effects import Phase, Reopened, Signal, Tick, refusal
 from timerd.core.refused import CommandRefused
 from timerd.core.rules.scheduled import StartIn
 from timerd.core.rules.scoring import Teams
-from timerd.disk import DiskWriter, replace_file
+from timerd.disk import DiskWriter, hold_lock, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control, Dispatch, Spawned
 from timerd.wire import event_record, refused_reply
@@ -91,6 +98,11 @@ RESULT_IDS = 100
 #: In the outbox's directory: the latest result's state (`Outbox.keep_latest`), JSON; not a
 #: result to send (those are the `*.json` files).
 LATEST_NAME = "latest-result"
+#: In the outbox's directory: held locked by the daemon that uses the outbox.
+OUTBOX_LOCK = "outbox.lock"
+#: In the outbox's directory: this table's secret, where every match's proof chain starts
+#: (`protocol.match_seed`), 32 random bytes readable by the daemon's user only.
+SECRET_NAME = "hall-secret"
 #: A match is in play here: the desk may neither reset it nor give it another round's names
 #: (at the table, a long press of RESET still can, ITHF 4.5 replays aside).
 IN_PLAY = frozenset({Phase.RUNNING, Phase.PAUSED, Phase.BREAK, Phase.SHOOTOUT})
@@ -248,16 +260,30 @@ class Outbox:
         self.writer = writer or DiskWriter()
         self._own_writer = writer is None
         self._entries: list[OutboxEntry] = []
+        self._lock_fd: int | None = None
 
     async def close(self) -> None:
-        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon)."""
+        """Let the outbox's own writer finish (the daemon's shared one stops with the daemon),
+        then let the outbox go."""
         if self._own_writer:
             await asyncio.to_thread(self.writer.stop)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def load(self) -> int:
-        """Take up the results a previous run left; returns how many."""
+        """Hold the outbox and take up the results a previous run left; returns how many.
+
+        Raises InUse when another daemon holds it: two tables sharing one outbox would
+        send each other's results and read each other's acknowledgements (issue 41 item 4).
+        """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = hold_lock(self.directory / OUTBOX_LOCK)
+            if self._lock_fd is None:
+                raise InUse(f"another timerd uses the hall outbox {self.directory}: "
+                            f"{INSTANCE_HINT}, each with its own state.directory (or "
+                            "hall.outbox)")
             files = sorted(self.directory.glob("*.json"))
         except OSError as exc:
             log.error("outbox %s unusable (%s); results are kept in memory only",
@@ -318,20 +344,51 @@ class Outbox:
         self._entries.remove(entry)
 
 
+def table_secret(directory: Path) -> bytes:
+    """This table's secret in `directory` (`SECRET_NAME`), made on first use; never through
+    a link planted there. One that cannot be kept is logged and lives for this run only: a
+    correction after a restart then does not follow the proofs sent before it, and the desk
+    holds it as a conflict instead of taking it."""
+    path = directory / SECRET_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        secret = secrets.token_bytes(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(secret)
+                file.flush()
+                os.fsync(file.fileno())
+        except OSError as exc:
+            log.error("cannot keep the table's secret in %s (%s): corrections after a "
+                      "restart will be held by the desk", path, exc)
+        return secret
+    except OSError as exc:
+        log.error("cannot read the table's secret %s (%s): corrections after a restart will "
+                  "be held by the desk", path, exc)
+        return secrets.token_bytes(32)
+    with os.fdopen(fd, "rb") as file:
+        secret = file.read(64)
+    if len(secret) < 32:
+        log.error("the table's secret %s is too short; a fresh one for this run", path)
+        return secrets.token_bytes(32)
+    return secret
+
+
 # -- the link -------------------------------------------------------------------------------
 
 class HallLink:
     """This table on the hall's broker: publishes its state, events and results; takes the
     desk's commands. An output of the service (`notify`) and an async context manager."""
 
-    def __init__(self, config: HallConfig, service: Control, outbox: Outbox | None = None, *,
-                 wall: Callable[[], float] = time.time, rate: float = 1.0,
-                 writer: DiskWriter | None = None) -> None:
+    def __init__(self, config: HallConfig, service: Control, outbox: Outbox, *,
+                 wall: Callable[[], float] = time.time, rate: float = 1.0) -> None:
         self.config = config
         self.service = service
         self.table = config.table_id()
         self.topics = Topics(config.hall, self.table)
-        self.outbox = outbox or Outbox(hall_outbox(config), writer)
+        self.outbox = outbox
         self.wall = wall
         self.rate = rate  # loop seconds per real second (`--speed`)
         self.connected = False
@@ -339,7 +396,12 @@ class HallLink:
         #: The latest result this run sent: {"id", "round", "acked"} (shown in the status).
         self.result: dict[str, Any] | None = None
         self.result_revision = 0  # its revision (issue 28: a result corrected after the end)
+        #: That result's message, sent again on every connection until the desk has it.
+        self._message: dict[str, Any] | None = None
+        self.result_withdrawn = False  # it is a withdrawal: its match reopened (issue 41)
         self._result_ids: deque[str] = deque(maxlen=RESULT_IDS)
+        #: Where the proofs of this table's results start (`table_secret`, read on entry).
+        self._secret = secrets.token_bytes(32)
         self._events: deque[dict[str, Any]] = deque()
         self._dropped = 0
         self._state_due = True
@@ -360,14 +422,19 @@ class HallLink:
     async def __aenter__(self) -> HallLink:
         mqtt = import_aiomqtt()
         left = self.outbox.load()
+        self._secret = table_secret(self.outbox.directory)
         latest = self.outbox.latest()
         if latest is not None:  # acknowledged or not, as the last run left it
             self.result = {k: latest[k] for k in ("id", "round", "acked")}
             self.result_revision = latest.get("revision", 0)
+            message = latest.get("message")
+            self._message = message if isinstance(message, dict) else None
+            self.result_withdrawn = latest.get("withdrawn") is True
             self._result_ids.append(latest["id"])
         if left:
             log.info("%d result(s) from an earlier run still to send", left)
             self._take_up(self.outbox.pending())
+        self._withdraw_lost()
         self._tasks = [self.service.spawn("hall-link", lambda: self._connect_forever(mqtt)),
                        self.service.spawn("hall-clock", self._watch_clock)]
         log.info("hall mode: table %s of hall %s, broker %s:%d", self.table, self.config.hall,
@@ -394,6 +461,10 @@ class HallLink:
         if not effects:
             return
         for effect in effects:
+            if isinstance(effect, Reopened) and dispatch.status.phase is not Phase.FINISHED \
+                    and self.result is not None \
+                    and self.result["id"] == dispatch.status.match_id:
+                self._withdraw(effect.revision)
             record = event_record(effect, dispatch.status)
             if record is None:
                 continue
@@ -425,20 +496,55 @@ class HallLink:
         is reachable, also after a restart of this daemon.
         """
         result_id = str(result["match_id"])
+        if result.get("state") == REOPENED:
+            # The line that says the match is in play again (issue 42): the desk was told
+            # when it reopened, by the withdrawal (`_withdraw`), and counts no result for it
+            # until its next end's revision, which supersedes both.
+            return result_id
         revision = int(result.get("revision") or 0)  # issue 28: a correction after the end
         # The match's own round (its results line's): journalled with the match, so a table
         # restarted mid-round still sends it (issue 30).
-        round_id = result.get("round")
+        self._queue_result(result_id, revision, result.get("round"), {"result": dict(result)})
+        return result_id
+
+    def _withdraw(self, revision: int) -> None:
+        """The finished match whose result the desk may hold is in play again (ITHF 6.1 with
+        4.8: `undo` of the golden goal): tell the desk at once, through the outbox like a
+        result, so it no longer counts that result as final (issue 41 item 2). The match's
+        next end sends revision `revision`, which supersedes the withdrawal."""
+        assert self.result is not None
+        self._queue_result(self.result["id"], revision, self.result["round"],
+                           {"withdrawn": REOPENED, "result": None})
+
+    def _withdraw_lost(self) -> None:
+        """At a start: a daemon killed right after its match reopened may have left no
+        withdrawal (nor its mark in `latest-result`), while the journal restored the match in
+        play under the id of the result sent last. Withdraw that result now."""
+        status = self.service.status()
+        if self.result is not None and not self.result_withdrawn \
+                and status.phase in IN_PLAY and status.match_id == self.result["id"]:
+            log.info("match %s is in play again (reopened before a restart): its result "
+                     "is withdrawn", status.match_id)
+            self._withdraw(self.result_revision + 1)
+
+    def _queue_result(self, result_id: str, revision: int, round_id: str | None,
+                      body: dict[str, Any]) -> None:
+        """Queue a result message (or a withdrawal) with its proof (`protocol.chain_proof`)
+        in the outbox; it is this table's latest result, not acknowledged."""
+        position = proof_position(revision, "withdrawn" in body)
         message = {"version": RESULT_VERSION, "id": result_id, "hall": self.config.hall,
-                   "table": self.table, "revision": revision,
-                   "round": round_id, "wall": self.wall(), "result": dict(result)}
+                   "table": self.table, "revision": revision, "round": round_id,
+                   "wall": self.wall(), **body}
+        if 0 <= position <= CHAIN_LENGTH:  # past MAX_REVISION: no proof, the desk holds it
+            message["proof"] = chain_proof(match_seed(self._secret, result_id), position)
         self.outbox.add(message)
+        self._message = message
         self.result = {"id": result_id, "round": round_id, "acked": False}
         self.result_revision = revision
+        self.result_withdrawn = "withdrawn" in body
         self._keep_latest()
         self._result_ids.append(result_id)
         self._state_now()
-        return result_id
 
     def _take_up(self, entries: list[OutboxEntry]) -> None:
         """Results an earlier run left unsent: this table holds the latest for the desk (and
@@ -447,11 +553,15 @@ class HallLink:
             message = json.loads(entry.payload)  # Outbox.load parsed it once already
             self.result = {"id": entry.id, "round": message.get("round"), "acked": False}
             self.result_revision = int(message.get("revision") or 0)
+            self._message = message
+            self.result_withdrawn = message.get("withdrawn") is not None
             self._result_ids.append(entry.id)
 
     def _keep_latest(self) -> None:
         if self.result is not None:
-            self.outbox.keep_latest({**self.result, "revision": self.result_revision})
+            self.outbox.keep_latest({**self.result, "revision": self.result_revision,
+                                     "withdrawn": self.result_withdrawn,
+                                     "message": self._message})
 
     @property
     def round(self) -> str | None:
@@ -508,9 +618,9 @@ class HallLink:
         except CommandRefused as exc:
             exc.command = exc.command or name
             refused = refused_reply(refusal(exc))
-        except Exception as exc:  # a bug must not take the link (or the match) down
+        except Exception:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
-            refused = internal_error(exc)
+            refused = internal_error(name)
         if refused is None:
             self._log.info("done", "%s done", name)
         else:
@@ -532,8 +642,8 @@ class HallLink:
         has acknowledged is reset first (no walk to the table); one whose result is not at
         the desk yet is refused, so a result is never lost to a new round.
         """
-        at = message.get("at")
-        if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+        at = _finite(message.get("at"))
+        if at is None:
             raise CommandRefused("start_round_at")
         round_id = message.get("round")
         if round_id is not None and not isinstance(round_id, str):
@@ -643,11 +753,19 @@ class HallLink:
                 # table online must never find it not yet listening.
                 await client.subscribe([(self.topics.hall_cmd, 1), (self.topics.table_cmd, 1)])
                 await client.publish(self.topics.status, "online", qos=1, retain=True)
+                if self._message is not None and self.result is not None \
+                        and not self.result["acked"]:
+                    # The broker acknowledged it once, but a broker restarted since (a crash,
+                    # no persistence) has lost it: sent again until the desk has stored it
+                    # (the desk stores each revision once; issue 41 item 7).
+                    await client.publish(self.topics.results, json.dumps(self._message),
+                                         qos=1, retain=True)
                 self._state_now()
                 await _first_to_end(self._send(client), self._heartbeat(),
                                     self._receive(client))
             except asyncio.CancelledError:
-                with contextlib.suppress(Exception):  # a clean stop: say so, will or not
+                # A clean stop: say so, the will or not (a broker gone, a timeout).
+                with contextlib.suppress(mqtt.MqttError, OSError):
                     await client.publish(self.topics.status, "offline", qos=1, retain=True,
                                          timeout=1.0 * self.rate)
                 raise
@@ -694,14 +812,36 @@ class HallLink:
             await asyncio.sleep(self.config.clock_check_s * self.rate)
 
 
-async def _first_to_end(*coroutines: Any) -> None:
-    """Run the coroutines together until one ends; re-raise its error, cancel the rest."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
+def _finite(value: Any) -> float | None:
+    """A JSON number as a float, or None when it is none or no float can hold it (NaN, an
+    integer of 400 digits: issue 41 item 3)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    for task in done:
-        task.result()
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+class _Ended(Exception):
+    """One of `_first_to_end`'s coroutines returned: its task group stops the others."""
+
+
+async def _first_to_end(*coroutines: Coroutine[Any, Any, None]) -> None:
+    """Run the coroutines together until one ends; cancel the rest and re-raise the first
+    error as itself (an MqttError for `_connect_forever`). In a task group (issue 44 item 4):
+    no task of them outlives the session or fails unseen."""
+
+    async def ended(coroutine: Coroutine[Any, Any, None]) -> None:
+        await coroutine
+        raise _Ended
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for coroutine in coroutines:
+                group.create_task(ended(coroutine))
+    except BaseExceptionGroup as failed:
+        errors = [e for e in failed.exceptions if not isinstance(e, _Ended)]
+        if errors:
+            raise errors[0] from failed

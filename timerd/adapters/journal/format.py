@@ -7,25 +7,36 @@ start would do with the journal), and only this one, of the journal; the daemon'
 (`timerd.adapters.journal.writer`) writes what this reads. `match-journal.jsonl` in the state
 directory holds one JSON record per line: a match header (`type` "match": the match's id,
 the run, the whole profile), then `command`, `signal` (time marks), `recovered` and `stopped`
-records, each with `t` (the writing run's loop time) and `wall`. `heartbeat.json` in the
-runtime directory holds the run, the match id, `t` and `wall` of the last sign of life.
+records, each with `t` (the writing run's loop time) and `wall`; a long match is compacted
+into a `snapshot` of it (the match its commands made) and the records after it.
+`heartbeat.json` in the runtime directory holds the run, the match id, `t` and `wall` of
+the last sign of life.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
+import io
 import json
 import logging
-from collections.abc import Iterable
+import pickle
+import types
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from timerd import __version__
 from timerd.config.schema import SchemaError, build
 from timerd.core.commands import Command, Pause
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.rebase import rebase
 from timerd.core.refused import CommandRefused
+from timerd.core.rules.corrections import Corrections
 from timerd.core.score import Goal
 from timerd.core.status import Status, check
 from timerd.i18n import LOG_TEXT
@@ -36,6 +47,9 @@ JOURNAL_NAME = "match-journal.jsonl"
 HEARTBEAT_NAME = "heartbeat.json"
 #: Longest journal line read back: a match header with its profile is about 1 kB.
 MAX_RECORD_BYTES = 64 * 1024
+#: Longest snapshot line read back: a match is 10-20 kB of it, and each interruption the
+#: match records (ITHF 10.1) about 40 bytes more.
+MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
 #: Loop times (the monotonic clock: seconds since boot) and wall times beyond these are
 #: corrupt: 300 years, and the year 2286.
 MAX_LOOP_T = 1e10
@@ -48,6 +62,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "match": {"match": str, "run": str, "profile": dict},
     "command": {"command": str, "args": list},
     "signal": {"signal": str},
+    "snapshot": {"timerd": str, "state": str, "shift": (int, float), "goal_walls": list},
     "recovered": {},
     "stopped": {},
 }
@@ -101,8 +116,9 @@ def _not_a_number(name: str) -> Any:
 
 def _record(raw: bytes, match_t: float | None) -> tuple[dict[str, Any] | None, str]:
     """One line as a record, or None and why not. `match_t`: the match header's time."""
-    if len(raw) > MAX_RECORD_BYTES:
-        return None, f"a record of {len(raw)} bytes, over the {MAX_RECORD_BYTES} limit"
+    most = MAX_SNAPSHOT_BYTES if raw.startswith(b'{"type":"snapshot"') else MAX_RECORD_BYTES
+    if len(raw) > most:
+        return None, f"a record of {len(raw)} bytes, over the {most} limit"
     try:
         record = json.loads(raw, parse_constant=_not_a_number)
     except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." deep
@@ -172,6 +188,9 @@ class Recovery:
     #: between the command that ended it and that line, docs/service.md).
     final: Status | None = None
     final_wall: float | None = None
+    #: A finished match restored (`match` set): the loop time until which it may still be
+    #: corrected (`undo` reopens it, ITHF 6.1, ISBHF 420 !1); the journal keeps it until then.
+    correctable_until: float | None = None
 
 
 def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, now: float,
@@ -197,16 +216,20 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
             and heartbeat["match"] == match_id and heartbeat["t"] > crash_t:
         crash_t, crash_wall, bound = heartbeat["t"], heartbeat["wall"], "heartbeat"
     shift = now - crash_t
-    replayed = _replay(profile, [r for r in records if r["type"] == "command"], shift, now)
+    down_s = wall_now - crash_wall
+    try:
+        base, replayed, shift = _replay_journal(records, profile, shift, now, down_s)
+    except SnapshotUnreadable as exc:
+        return Recovery("unreadable", match_id=match_id, report={
+            "outcome": "unreadable", "match": match_id, **told("unreadable", problems=str(exc))})
     warnings = replayed.warnings
     was = replayed.match.phase
     if was is Phase.PRE_SIGNAL:
         # The match had not begun: go back to before the command that sounded the pre-signal.
         applied = replayed.applied
-        replayed = _replay(profile, applied[:_entered_pre_signal(profile, applied)], shift,
+        replayed = _replay(base, applied[:_entered_pre_signal(base, applied, shift)], shift,
                            now)
     match = replayed.match
-    down_s = wall_now - crash_wall
     if down_s < 0:
         warnings.append(f"the wall clock went back {-down_s:.0f} s since the match was last "
                         "seen (no battery clock, NTP not synced yet?); resuming it anyway")
@@ -221,10 +244,8 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
         report.update(outcome=outcome, **told(outcome))
         if was is not Phase.FINISHED:
             return Recovery(outcome, match_id=match_id, report=report, warnings=warnings)
-        match.match_id = match_id or None  # its result carries the match's id
-        return Recovery(outcome, match_id=match_id, report=report, warnings=warnings,
-                        started_wall=_started_wall(records), goal_walls=replayed.goal_walls,
-                        final=match.status(now), final_wall=records[-1]["wall"])
+        return _finished(records, replayed, shift, base, now=now, run=run, report=report,
+                         warnings=warnings)
     if down_s > resume_within_s:
         report.update(outcome="abandoned", **told(
             "abandoned", down=_duration(down_s), limit=_duration(resume_within_s),
@@ -244,23 +265,189 @@ def recover(records: list[dict[str, Any]], heartbeat: dict[str, Any] | None, *, 
     report.update(outcome="restored", status=status.to_dict(), **told(
         "restored_paused" if status.phase is Phase.PAUSED else "restored",
         was=was.value, down=_duration(down_s), **_where(status)))
-    # The journal goes on in this run's time. Commands the replay refused (or undid, for a
-    # pre-signal) are dropped; time marks are kept, they hold the start signal's wall time.
+    # The journal goes on in this run's time (a snapshot's state read `shift` later). Commands
+    # the replay refused (or undid, for a pre-signal) are dropped; time marks are kept, they
+    # hold the start signal's wall time.
     accepted = {id(r) for r in replayed.applied}
     out = [{**header, "run": run, "t": now, "wall": wall_now}]
-    out += [{**r, "t": r["t"] + shift} for r in records[1:]
+    out += [{**r, "t": r["t"] + shift, **({"shift": r["shift"] + shift} if "shift" in r else {})}
+            for r in records[max(1, base.after - 1):]
             if r["type"] != "command" or id(r) in accepted]
     out += paused
     out.append({"type": "recovered", "t": now, "wall": wall_now, "was": was.value,
                 "down_s": round(down_s, 3), "bound": bound})
     return Recovery("restored", match, match_id, out, report, warnings,
-                    _started_wall(records), replayed.goal_walls)
+                    _started_wall(records, base), replayed.goal_walls)
 
 
-def _started_wall(records: list[dict[str, Any]]) -> float | None:
-    """The wall time of the match's (last) start signal, from its time mark."""
+def _replay_journal(records: list[dict[str, Any]], profile: Profile, shift: float, now: float,
+                    down_s: float) -> tuple[_Base, _Replayed, float]:
+    """The journal's match replayed from its last snapshot (or its start) `shift` seconds on;
+    a finished one `down_s` less, since its window for corrections (ITHF 6.1, ISBHF 420 !1)
+    runs on the wall clock: the time timerd was down counts, as it does not for match time.
+    SnapshotUnreadable: a snapshot this timerd cannot read."""
+    base = _base(records, profile, shift)
+    commands = [r for r in records[base.after:] if r["type"] == "command"]
+    replayed = _replay(base, commands, shift, now)
+    if replayed.match.phase is Phase.FINISHED and down_s > 0:
+        shift -= down_s
+        base = _base(records, profile, shift)
+        replayed = _replay(base, commands, shift, now)
+    return base, replayed, shift
+
+
+def _finished(records: list[dict[str, Any]], replayed: _Replayed, shift: float, base: _Base,
+              *, now: float, run: str, report: dict[str, Any], warnings: list[str]) -> Recovery:
+    """A finished match found: its result (for the results file, which may lack it) and,
+    while it may still be reopened (issue 42 item 1), the match itself, finished, to go on
+    with its journal in this run's time until RESET, the next match or `correctable_until`."""
+    header, match = records[0], replayed.match
+    match.match_id = header["match"] or None  # its result carries the match's id
+    found = Recovery("finished", match_id=header["match"], report=report, warnings=warnings,
+                     started_wall=_started_wall(records, base), goal_walls=replayed.goal_walls,
+                     final=match.status(now), final_wall=records[-1]["wall"])
+    until = correctable_until(match)
+    if header["match"] and until is not None and until >= now:
+        accepted = {id(r) for r in replayed.applied}
+        found.match, found.correctable_until = match, until
+        report.update(told("finished_correctable", left=_duration(until - now)))
+        found.records = [{**header, "run": run, "t": header["t"] + shift}] + [
+            _moved(r, shift) for r in records[1:]
+            if r["type"] != "command" or id(r) in accepted]
+    return found
+
+
+def _moved(record: dict[str, Any], shift: float) -> dict[str, Any]:
+    """A record of a finished match kept into this run's time: its instant `shift` seconds on,
+    and a snapshot's own move with it (it is thawed that much further on)."""
+    moved = {**record, "t": record["t"] + shift}
+    if record["type"] == "snapshot":
+        moved["shift"] = record["shift"] + shift
+    return moved
+
+
+def correctable_until(match: Match) -> float | None:
+    """The loop time until which `match`, finished, may be corrected (None: not finished)."""
+    for rule in match.rules:
+        if isinstance(rule, Corrections):
+            return rule.correctable_until()
+    return None
+
+
+def _started_wall(records: list[dict[str, Any]], base: _Base) -> float | None:
+    """The wall time of the match's (last) start signal, from its time mark (or as the
+    snapshot kept it, when the mark went with the records before it)."""
     starts = [r["wall"] for r in records if r.get("signal") == SignalKind.START.value]
-    return starts[-1] if starts else None
+    return starts[-1] if starts else base.started_wall
+
+
+# -- snapshots -----------------------------------------------------------------------------------
+
+
+class SnapshotUnreadable(ValueError):
+    """A snapshot this timerd cannot read back (another version's, damaged): the match is
+    closed as unreadable, never a start refused."""
+
+
+@dataclass
+class _Base:
+    """Where a replay begins: a new match, or the journal's last snapshot of it."""
+
+    make: Callable[[], Match]
+    after: int = 1  # the index of the first record the replay reads
+    goal_walls: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    started_wall: float | None = None
+
+
+def _base(records: list[dict[str, Any]], profile: Profile, shift: float) -> _Base:
+    """The last snapshot in `records`, moved `shift` seconds on (`core.rebase`), with what it
+    kept of the records it replaced; else a new match for `profile`."""
+    last = max((i for i, r in enumerate(records) if r["type"] == "snapshot"), default=None)
+    if last is None:
+        return _Base(lambda: Match(profile))
+    record = records[last]
+    if record["timerd"] != __version__:
+        raise SnapshotUnreadable(f"a snapshot written by timerd {record['timerd']}, not "
+                                 f"{__version__}")
+    make = functools.partial(_thaw, record, profile, record["shift"] + shift)
+    make()  # read once here: an unreadable one is reported, not found in mid-replay
+    walls = [(goal, wall) for goal, wall in record["goal_walls"]]
+    started = record.get("started_wall")
+    return _Base(make, last + 1, walls, started if isinstance(started, int | float) else None)
+
+
+def snapshot_record(match: Match, goal_walls: list[tuple[dict[str, Any], float]],
+                    started_wall: float | None) -> dict[str, Any] | None:
+    """A snapshot of `match` for the journal (its `t` and `wall` added where it is written):
+    the match pickled, with the goals' entry times and the start signal's wall time of the
+    records it replaces. None when the match holds a step due at once (a callable, between
+    a final and its end): the next command tries again.
+
+    Pickle, the standard library's serializer of an object graph: a match is one, with cycles
+    (each rule module sees the match; the state kept for a reopen shares them). The profile is
+    the header's, not repeated. It is read back by this version of timerd only, into classes
+    of `timerd.core` only (`_Thaw`), which does no I/O.
+    """
+    out = io.BytesIO()
+    try:
+        _Freeze(out).dump(match)
+    except pickle.PicklingError:
+        return None
+    return {"type": "snapshot", "timerd": __version__,
+            "state": base64.b64encode(out.getvalue()).decode("ascii"), "shift": 0.0,
+            "goal_walls": [list(pair) for pair in goal_walls], "started_wall": started_wall}
+
+
+class _Freeze(pickle.Pickler):
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=5)
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "profile" if isinstance(obj, Profile) else None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.MappingProxyType):  # no name pickle can find: as a call
+            return dict, (dict(obj),)  # of `dict`, which `_Thaw` reads back as a proxy
+        if callable(obj) and not isinstance(obj, type):
+            raise pickle.PicklingError(f"a callable in the match: {obj!r:.80}")
+        return NotImplemented
+
+
+class _Thaw(pickle.Unpickler):
+    """Reads a snapshot: only classes of `timerd.core` (which does no I/O, by its wall) and
+    `dict` (a mapping proxy, `_Freeze`) are looked up; anything else is refused."""
+
+    def __init__(self, file: io.BytesIO, profile: Profile) -> None:
+        super().__init__(file)
+        self.profile = profile
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid != "profile":
+            raise pickle.UnpicklingError(f"unknown reference {pid!r:.40}")
+        return self.profile
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("builtins", "dict"):
+            return types.MappingProxyType
+        found = super().find_class(module, name) if module.startswith("timerd.core.") \
+            and name.isidentifier() else None
+        if not isinstance(found, type) or found.__module__ != module:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class of timerd.core")
+        return found
+
+
+def _thaw(record: dict[str, Any], profile: Profile, shift: float) -> Match:
+    """The snapshot's match, its instants `shift` seconds on."""
+    try:
+        data = base64.b64decode(record["state"], validate=True)
+        match = _Thaw(io.BytesIO(data), profile).load()
+    except (binascii.Error, pickle.UnpicklingError, EOFError, AttributeError, TypeError,
+            ValueError, IndexError, KeyError) as exc:
+        raise SnapshotUnreadable(f"a damaged snapshot ({exc!r:.120})") from None
+    if not isinstance(match, Match):
+        raise SnapshotUnreadable("a snapshot that holds no match")
+    rebase(vars(match), shift)
+    return match
 
 
 @dataclass
@@ -271,13 +458,14 @@ class _Replayed:
     goal_walls: list[tuple[dict[str, Any], float]]  # each goal entered, with its record's wall
 
 
-def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
+def _replay(base: _Base, commands: Iterable[dict[str, Any]], shift: float,
             now: float) -> _Replayed:
-    """Replay `commands` into a new match. A record the match refuses is skipped; so is one
+    """Replay `commands` into a new match (or the snapshot's). A record the match refuses is
+    skipped; so is one
     it raises on or cannot live with (`core.status.check`: a journal written by an older timerd,
     which took `start_in 1e308`, issue 34), and the match is made again from the records
     before it: recovery never dies on a record, it restores the rest."""
-    out = _Replayed(Match(profile), [], [], [])
+    out = _Replayed(base.make(), [], [], list(base.goal_walls))
     for record in commands:
         at = record["t"] + shift
         words = " ".join([record["command"], *record["args"]])[:120]
@@ -288,10 +476,10 @@ def _replay(profile: Profile, commands: Iterable[dict[str, Any]], shift: float,
             out.warnings.append(f"command `{words}` refused in the replay "
                                 f"({LOG_TEXT.refusal(exc)}), skipped")
             continue
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (a defect: said in the recovery report)
             out.warnings.append(f"command `{words}` failed in the replay ({exc!r:.200}), "
                                 "skipped")
-            again = _replay(profile, out.applied, shift, at)
+            again = _replay(base, out.applied, shift, at)
             out.match, out.goal_walls = again.match, again.goal_walls
             continue
         out.applied.append(record)
@@ -305,14 +493,18 @@ def _command(match: Match, record: dict[str, Any]) -> Command:
     return match.parse(record["command"], *record["args"])
 
 
-def _entered_pre_signal(profile: Profile, applied: list[dict[str, Any]]) -> int:
-    """The index of the last command that took a match from idle into the pre-signal."""
-    probe = Match(profile)
+def _entered_pre_signal(base: _Base, applied: list[dict[str, Any]], shift: float) -> int:
+    """The index of the last command that took a match from idle towards its start: into
+    the pre-signal (START), or into a scheduled start whose pre-signal came by the clock
+    (`start-in`, hall mode's `start_round`). What came before it (the names and the round
+    the desk loaded) is kept (issue 41: a table killed in such a pre-signal came back
+    without them)."""
+    probe = base.make()
     entered = 0
     for i, record in enumerate(applied):
         before = probe.phase
-        probe.handle(_command(probe, record), record["t"])
-        if before is Phase.IDLE and probe.phase is Phase.PRE_SIGNAL:
+        probe.handle(_command(probe, record), record["t"] + shift)
+        if before is Phase.IDLE and probe.phase in (Phase.PRE_SIGNAL, Phase.SCHEDULED):
             entered = i
     return entered
 

@@ -8,12 +8,20 @@ journalled match is not set up yet, e.g. only named, and filled in by rewriting 
 when it is), the run (this process) and the whole rule profile. Signals that sounded are
 appended too: they are not replayed, they only prove that the match was alive at that instant
 (after a power loss the last durable line is all there is) and keep the start signal's wall
-time. The journal is compacted (emptied) when the match finishes or is reset, so a tournament
-day writes a few dozen short lines per match and nothing per second: the SD card is spared. The
-command that ends a match (a golden goal) is journalled before the compaction, so a crash in
-between finds the match finished. A finished match is compacted only once its results line
-(or its pending copy) is fsynced (`result_on_disk`): until then the journal keeps it, and a
-start that finds it gives its result to the results file (issue 36: nothing acknowledged is
+time. The journal is compacted (emptied) when a match is reset, when the next one begins and
+when a finished match can no longer be corrected, so a tournament day writes a few dozen short
+lines per match and nothing per second: the SD card is spared. A finished match stays while
+`undo` may reopen it (`reopen_within_s` after its end, ITHF 6.1, ISBHF 420 !1; issue 42): a
+restart in that window restores it finished and correctable, and a correction after the end
+is journalled with it. A match that piles up commands (a control client pausing and resuming
+in a loop) is compacted as it goes: once COMPACT_LINES lines follow its header (or its last
+snapshot), and they outweigh that snapshot, the journal is rewritten as the header, a
+`snapshot` of the match (the live match pickled on the loop, `format.snapshot_record`; its
+write, as every other, on the disk writer's thread) and nothing after it. A start then reads
+one snapshot and at most a few thousand lines, however many commands the match took
+(bench/journal_recovery.py). A finished match is compacted only once its results line (or its
+pending copy) is fsynced (`result_on_disk`) in any case: until then the journal keeps it, and
+a start that finds it gives its result to the results file (issue 36: nothing acknowledged is
 only in RAM).
 
 Once a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
@@ -56,7 +64,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -70,12 +77,14 @@ from typing import Any
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
+    MAX_SNAPSHOT_BYTES,
     Recovery,
     is_fresh,
     parse_journal,
     read_heartbeat,
     recover,
     signal_record,
+    snapshot_record,
     told,
 )
 from timerd.config import INSTANCE_HINT, InUse
@@ -93,8 +102,11 @@ from timerd.core.effects import (
 )
 from timerd.core.match import Match
 from timerd.core.profile import Profile
+from timerd.core.rules.corrections import CorrectionSettings
+from timerd.core.rules.scoring import Teams
+from timerd.core.score import Goal, Side
 from timerd.core.status import Status
-from timerd.disk import DiskWriter, LineFile, Write, describe, on_ram
+from timerd.disk import DiskWriter, LineFile, Write, describe, hold_lock, on_ram
 from timerd.ports import Dispatch
 
 log = logging.getLogger("timerd.journal")
@@ -113,9 +125,15 @@ HEARTBEAT_S = 1.0
 #: A tick writes the heartbeat when the last one is at least this old: every tick of a clock
 #: that ticks each second, every eighth of one that shows tenths (the last 10 s).
 BEAT_ON_TICK_S = 0.75 * HEARTBEAT_S
-#: Longest journal read at a start: a match writes a few dozen lines, and each match starts
-#: the file afresh; a longer file is not a journal timerd wrote, and is set aside.
-MAX_JOURNAL_BYTES = 4 * 1024 * 1024
+#: Lines after a match's header (or its last snapshot) that make the journal compact it into
+#: a snapshot, once they also outweigh the snapshot before: a snapshot costs the loop in
+#: proportion to the match (5 ms with 1,000 interruptions, 24 ms with 10,000 on a busy VM,
+#: bench/journal_recovery.py), paid at most once per COMPACT_LINES commands.
+COMPACT_LINES = 1000
+#: Longest journal read at a start: a match writes a few dozen lines, a long one a snapshot
+#: and at most about COMPACT_LINES lines; a longer file is not a journal timerd wrote, and is
+#: set aside.
+MAX_JOURNAL_BYTES = 4 * 1024 * 1024 + MAX_SNAPSHOT_BYTES
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
 _UNMARKED = frozenset({SignalKind.PAUSE, SignalKind.RESUME, SignalKind.RECOVERED})
@@ -164,10 +182,22 @@ class Journal:
         #: Finished matches kept, by id, until their result is on disk: their lines stay at the
         #: journal's head (every rewrite writes them first).
         self._held: dict[str, list[bytes]] = {}
-        #: The match that finished last and its lines, until a reset or the next match: an
-        #: `undo` of the entry that ended it reopens it (issue 28), and the journal takes it
-        #: up again from those lines, so the reopen is as crash-safe as any command.
+        #: The match that finished last and its lines, until a reset, the next match or the
+        #: end of its window for corrections: an `undo` of the entry that ended it reopens it
+        #: (issue 28), and the journal takes it up again from those lines, so the reopen is as
+        #: crash-safe as any command. The lines stay on disk (`_whole`) for as long: a restart
+        #: restores the match finished and still correctable (issue 42 item 1).
         self._finished: tuple[str, list[bytes]] | None = None
+        #: The end of the finished match's window (`reopen_within_s` after its end).
+        self._window: asyncio.TimerHandle | None = None
+        self._finished_on_disk = False
+        #: The open match's goal entries with the wall time of their command, and the wall time
+        #: of its start signal: what a snapshot keeps of the lines it replaces.
+        self._walls: list[tuple[dict[str, Any], float]] = []
+        self._started_wall: float | None = None
+        self._snapshot_bytes = 0  # the open match's last snapshot line (0: none)
+        #: The live match, for a snapshot (app.py wires the service's); None: no compaction.
+        self.match_of: Callable[[], Match | None] = lambda: None
         #: Whether the result of a match is not on disk yet (app.py wires the results file's).
         self.result_off_disk: Callable[[str], bool] = lambda match_id: False
         #: Whether the journal closes a finished match itself, at the end of the dispatch
@@ -205,7 +235,8 @@ class Journal:
             self.heartbeat_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self._lock(self.path.parent / LOCK_NAME):
+            self._lock_fd = hold_lock(self.path.parent / LOCK_NAME)
+            if self._lock_fd is None:
                 raise InUse(f"another timerd runs with the state directory "
                             f"{self.path.parent}: {INSTANCE_HINT}, each with its own "
                             "state.directory (two daemons never share a journal)")
@@ -250,7 +281,8 @@ class Journal:
             level = logging.WARNING if self.recovery.outcome != "restored" else logging.INFO
             log.log(level, "recovery: %s", report["message"])
         if self.recovery.match is not None:
-            self.match_id = self.recovery.match_id
+            if self.recovery.correctable_until is None:  # else finished: kept, not open
+                self.match_id = self.recovery.match_id
             self._profile = self.recovery.match.profile
             return self.recovery.match
         return Match(profile)
@@ -289,17 +321,6 @@ class Journal:
         """The next match is played under `profile` (a restored match under another was reset)."""
         self._profile = profile
 
-    def _lock(self, path: Path) -> bool:
-        """Hold `path` locked while this daemon runs; False if another process holds it."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
-
     async def __aenter__(self) -> Journal:
         if not self.enabled:
             return self
@@ -310,7 +331,18 @@ class Journal:
             if done.final is not None and self.result_off_disk(done.match_id or ""):
                 records = self._records if done is self.recovery else done.records
                 self._held[done.match_id or ""] = [_line(r) for r in records]
-        self._lines = [_line(r) for r in self.recovery.records]
+        lines = [_line(r) for r in self.recovery.records]
+        self._walls = list(self.recovery.goal_walls)
+        self._started_wall = self.recovery.started_wall
+        if self.recovery.correctable_until is not None:  # a finished match, still correctable
+            self._keep_finished(self.recovery.match_id or "", lines,
+                                self.recovery.correctable_until - self.loop.time())
+            if self.recovery.match_id in self._held:  # one list: a correction goes to both
+                self._held[self.recovery.match_id or ""] = lines
+        else:
+            self._lines = lines
+            self._snapshot_bytes = next((len(line) for line in self._lines[1:2]
+                                         if line.startswith(b'{"type":"snapshot"')), 0)
         if self._found:
             await self._rewrite(self._whole()).reply
         self._beating = True
@@ -325,6 +357,7 @@ class Journal:
         self._beating = False
         if self._beat is not None:
             self._beat.cancel()
+        self._cancel_window()  # a finished match kept stays in the journal for the next start
         if self.match_id is not None:
             self._append({"type": "stopped"})
         self.match_id = None  # closed: a compaction still due must not follow the stop
@@ -348,24 +381,29 @@ class Journal:
         that ended it included."""
         if not self.enabled:
             return
+        goals: list[Goal] = []
         for effect in dispatch.effects:
-            self._effect(effect, dispatch.status)
+            self._effect(effect, dispatch.status, goals)
         ending = self.match_id
         if self.closes_itself and ending is not None and dispatch.status.phase is Phase.FINISHED \
                 and any(isinstance(e, PhaseChanged) and e.phase is Phase.FINISHED
                         for e in dispatch.effects):
             self.close_finished(ending, dispatch.status)
 
-    def _effect(self, effect: Effect, status: Status) -> None:
-        if isinstance(effect, Applied):
-            self._applied(effect, status)
+    def _effect(self, effect: Effect, status: Status, goals: list[Goal]) -> None:
+        if isinstance(effect, Goal):
+            goals.append(effect)  # entered by the command the dispatch ends with (`Applied`)
+        elif isinstance(effect, Applied):
+            self._applied(effect, status, goals)
         elif isinstance(effect, Signal) and effect.kind not in _UNMARKED \
                 and self.match_id is not None:
             self._append(signal_record(effect), wait=False)
+            if effect.kind is SignalKind.START:
+                self._started_wall = time.time()
         elif isinstance(effect, Tick | PhaseChanged):
             self._beat_on_tick(status.phase, tick=isinstance(effect, Tick))
 
-    def _applied(self, effect: Applied, status: Status) -> None:
+    def _applied(self, effect: Applied, status: Status, goals: list[Goal]) -> None:
         """Journal a command; open a match at its first one, close it when it is over.
 
         The command that ends a match is journalled before its result is written and the
@@ -376,28 +414,68 @@ class Journal:
         profile = self._profile
         if profile is None:
             raise RuntimeError("Journal.recover() must run before the journal is used")
+        match_id = status.match_id or ""  # "": named, not set up yet
+        kept = self._finished is not None and self._finished[0] == match_id \
+            and self.match_id is None
         if is_fresh(status, profile, effect.at):
-            self._finished = None
+            self._drop_finished("reset")
             if self.match_id is not None:
                 self._close("reset", status)
             return
         if status.phase is Phase.FINISHED and self.match_id is None:
-            return  # after the end, e.g. a goal after the final signal: no match to restore
-        match_id = status.match_id or ""  # "": named, not set up yet
-        if self.match_id is None and self._finished is not None \
-                and self._finished[0] == match_id:
+            if kept:  # a correction after the end (names, an entry after it): kept with it
+                self._append_finished(effect)
+            return  # else after the end of a match not kept: nothing to restore
+        if kept:
             self._reopen()
         elif self.match_id is None:
+            self._drop_finished("the next match")
             self.match_id = match_id
             self.recovery.report = None  # a new match: the last recovery is history
+            self._walls, self._started_wall, self._snapshot_bytes = [], None, 0
             self._append({"type": "match", "match": self.match_id, "run": self.run,
                           "profile": to_plain(profile)}, effect.at)
+            self._carried_names(effect, status)
             log.info("match %s begins: journalled to %s", self.match_id or "(not set up)",
                      self.path)
         elif match_id != self.match_id:
             self._relabel(match_id)
-        self._append({"type": "command", "command": effect.command.name,
-                      "args": list(effect.command.words())},
+        wall = self._append({"type": "command", "command": effect.command.name,
+                             "args": list(effect.command.words())},
+                            effect.at)
+        self._walls += [(goal.to_dict(), wall) for goal in goals]
+        self._compact(effect.at)
+
+    def _compact(self, at: float) -> None:
+        """A match long in lines becomes its header and a snapshot (the module's docstring):
+        recovery reads the snapshot and replays only what follows it."""
+        tail = self._lines[2 if self._snapshot_bytes else 1:]
+        if len(tail) < COMPACT_LINES or sum(map(len, tail)) < self._snapshot_bytes:
+            return
+        match = self.match_of()
+        if match is None or (match.match_id or "") != self.match_id:
+            return
+        record = snapshot_record(match, self._walls, self._started_wall)
+        if record is None:
+            return  # a step due at once: the next command tries again
+        line = _line({**record, "t": at, "wall": time.time()})
+        self._lines = [self._lines[0], line]
+        self._snapshot_bytes = len(line)
+        self._last = self._rewrite(self._whole())
+        log.info("match %s: %d journal lines compacted into a snapshot of %d bytes",
+                 self.match_id, len(tail), len(line))
+
+    def _carried_names(self, effect: Applied, status: Status) -> None:
+        """The names and round a new match took over from the one before (`teams` given
+        to a finished match, then a reset: the desk's next round loaded onto a finished
+        table, then `start_round`) are its first command: a restart restores them with it
+        (issue 41 item 1). The opening command's own names need no line of their own."""
+        if isinstance(effect.command, Teams) or not (any(status.teams.values())
+                                                     or status.round):
+            return
+        names = Teams(status.teams.get(Side.HOME.value, ""),
+                      status.teams.get(Side.AWAY.value, ""), status.round or "")
+        self._append({"type": "command", "command": names.name, "args": list(names.words())},
                      effect.at)
 
     def _reopen(self) -> None:
@@ -407,6 +485,8 @@ class Journal:
         assert self._finished is not None
         self.match_id, lines = self._finished
         self._finished = None
+        self._finished_on_disk = False
+        self._cancel_window()
         self._held.pop(self.match_id, None)
         self._lines = list(lines)
         self._last = self._rewrite(self._whole())
@@ -429,17 +509,60 @@ class Journal:
         (docs/service.md)."""
         if self.match_id != match_id:  # closed already (a revision after the end)
             return
-        self._finished = (match_id, list(self._lines))
-        # Kept only by a journal that has every line of it (a full card lost some: then
-        # the copy in RAM is all there is, and the journal is emptied as before).
-        if match_id and "journal" not in self.writer.faults and self.result_off_disk(match_id):
-            log.info("match %s finished at %s: the journal keeps it until its result is on "
-                     "disk", match_id, shown_clock(status.remaining_s))
-            self._held[match_id] = self._lines
-            self.match_id = None
-            self._lines = []
+        lines = self._lines
+        # Kept on disk only by a journal that has every line of it (a full card lost some:
+        # then the copy in RAM is all there is); a match with no id has no results to correct.
+        on_disk = bool(match_id) and "journal" not in self.writer.faults
+        window_s = CorrectionSettings.of(self._profile).reopen_within_s \
+            if self._profile is not None else 0.0
+        self._keep_finished(match_id, lines, window_s if on_disk else None)
+        held = on_disk and self.result_off_disk(match_id)
+        if held:  # issue 36: until its result is on disk, whatever the window
+            self._held[match_id] = lines  # the same list: a correction goes to both
+        if not (held or self._finished_on_disk):
+            self._close("finished", status)
             return
-        self._close("finished", status)
+        log.info("match %s finished at %s: the journal keeps it (on disk already) until its "
+                 "result is on disk and for %g s after its end, for corrections", match_id,
+                 shown_clock(status.remaining_s), window_s)
+        self.match_id = None
+        self._lines = []
+
+    def _keep_finished(self, match_id: str, lines: list[bytes],
+                       window_s: float | None) -> None:
+        """Keep the finished match `match_id` (its `lines`) for an `undo` that reopens it:
+        on disk for `window_s` (its window for corrections, ITHF 6.1, ISBHF 420 !1; None: in
+        RAM only), and until a reset or the next match in any case."""
+        self._cancel_window()
+        self._finished = (match_id, lines)
+        self._finished_on_disk = window_s is not None and window_s > 0
+        if self._finished_on_disk and window_s is not None:
+            self._window = self.loop.call_later(window_s, self._drop_finished, "window")
+
+    def _drop_finished(self, why: str) -> None:
+        """The finished match can no longer be reopened (`why`: a reset, the next match, the
+        end of its window): the journal lets go of it."""
+        self._cancel_window()
+        kept, self._finished = self._finished, None
+        if kept is not None and self._finished_on_disk:
+            self._finished_on_disk = False
+            log.info("match %s: no longer correctable (%s); journal compacted", kept[0], why)
+            self._last = self._rewrite(self._whole())
+
+    def _cancel_window(self) -> None:
+        if self._window is not None:
+            self._window.cancel()
+            self._window = None
+
+    def _append_finished(self, effect: Applied) -> None:
+        """A command after the end of the kept finished match (`correct`, an entry after the
+        final signal): journalled with it, so a restart restores the correction too."""
+        assert self._finished is not None
+        line = self._stamp({"type": "command", "command": effect.command.name,
+                            "args": list(effect.command.words())}, effect.at)
+        self._finished[1].append(line)
+        if self._finished_on_disk or self._finished[0] in self._held:
+            self._write_line(line)
 
     def result_on_disk(self, match_id: str) -> None:
         """The result of `match_id` is on disk: a finished match kept for it is compacted."""
@@ -455,18 +578,39 @@ class Journal:
         self._last = self._rewrite(self._whole())
 
     def _whole(self) -> bytes:
-        """All the journal should hold: the finished matches kept, then the open one."""
-        return b"".join(line for lines in self._held.values() for line in lines) \
-            + b"".join(self._lines)
+        """All the journal should hold: the finished matches kept for their results, the
+        one kept for corrections, then the open one."""
+        return b"".join(self._parts())
+
+    def _parts(self) -> list[bytes]:
+        """The lines of `_whole`, as a list of its own (the lines are not copied)."""
+        kept = self._finished if self._finished_on_disk else None
+        return [line for lines in self._held.values() for line in lines] \
+            + (list(kept[1]) if kept is not None and kept[0] not in self._held else []) \
+            + self._lines
+
+    def _stamp(self, record: dict[str, Any], at: float | None,
+               wall: float | None = None) -> bytes:
+        t = self.loop.time() if at is None else at
+        return _line({**record, "t": t, "wall": time.time() if wall is None else wall})
 
     def _append(self, record: dict[str, Any], at: float | None = None,
-                wait: bool = True) -> None:
-        """Queue one line; `wait`: a command's reply waits for it (`synced`)."""
-        t = self.loop.time() if at is None else at
-        line = _line({**record, "t": t, "wall": time.time()})
+                wait: bool = True) -> float:
+        """Queue one line; `wait`: a command's reply waits for it (`synced`). Returns its
+        wall time."""
+        wall = time.time()
+        line = self._stamp(record, at, wall)
         self._lines.append(line)
-        whole = self._whole()  # a few dozen short lines
-        write = self.writer.submit("journal", lambda: self._file.append(line, whole))
+        self._write_line(line, wait)
+        return wall
+
+    def _write_line(self, line: bytes, wait: bool = True) -> None:
+        """Queue `line`, the journal's last, to the end of the file. All the journal should
+        hold is joined on the writer thread and only after a failed write: a compacted match's
+        snapshot is not copied for every line (`_parts`)."""
+        parts = self._parts()
+        write = self.writer.submit("journal",
+                                   lambda: self._file.append(line, lambda: b"".join(parts)))
         if wait:
             self._last = write
 

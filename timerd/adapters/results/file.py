@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -51,8 +52,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from timerd.adapters.results.format import results_line
-from timerd.core.effects import Phase, PhaseChanged, ResultCorrected, Signal, SignalKind
+from timerd.adapters.results.format import ABANDONED, REOPENED, results_line
+from timerd.core.effects import (
+    Phase,
+    PhaseChanged,
+    Reopened,
+    ResultAbandoned,
+    ResultCorrected,
+    Signal,
+    SignalKind,
+)
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
@@ -109,6 +118,10 @@ class ResultsFile:
         self._goal_walls: dict[int, float] = {}  # a goal entry's number -> its wall time
         self._goals: list[dict[str, Any]] = []
         self._recorded: str | None = None  # the result (`result_key`) recorded last
+        #: The wall time of the match's end (its last): a correction keeps it (issue 42).
+        self._end_wall: float | None = None
+        #: The status of the last dispatch: the match as it stood before a RESET.
+        self._before: Status | None = None
 
     def notify(self, dispatch: Dispatch) -> None:
         status = dispatch.status
@@ -117,20 +130,40 @@ class ResultsFile:
                 self._started_wall = self.wall()  # a replay (ITHF 4.5) restarts it
             elif isinstance(effect, Goal):
                 self._goal_walls[effect.number] = self.wall()
-            elif (isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED) or (
-                    isinstance(effect, ResultCorrected) and status.phase is Phase.FINISHED):
-                self._finished(status)  # the end, or a corrected result after it (a revision)
+            elif isinstance(effect, PhaseChanged) and effect.phase is Phase.FINISHED:
+                self._end_wall = self.wall()
+                self._finished(status)  # the end (again, after a reopen: a revision)
+            elif isinstance(effect, ResultCorrected) and status.phase is Phase.FINISHED:
+                self._finished(status)  # a corrected result after the end (a revision)
+            elif isinstance(effect, Reopened) and effect.in_play:
+                self._unfinished(status, effect.revision, REOPENED)
+            elif isinstance(effect, ResultAbandoned):  # the match as it stood before RESET
+                before = self._before
+                if before is None or before.match_id != effect.match_id:
+                    before = dataclasses.replace(status, match_id=effect.match_id,
+                                                 score=dict(effect.score))
+                self._unfinished(before, effect.revision, ABANDONED)
             elif isinstance(effect, PhaseChanged) and effect.phase is Phase.IDLE \
                     and effect.previous is not Phase.RUNNING:
                 self._forget()  # a reset (a replay passes through idle from running or paused)
         self._goals = status.goals
+        self._before = status
 
     def resume(self, started_wall: float | None,
-               goal_walls: Iterable[tuple[dict[str, Any], float]]) -> None:
+               goal_walls: Iterable[tuple[dict[str, Any], float]],
+               finished: Status | None = None, finished_wall: float | None = None) -> None:
         """A match restored after a restart (from the journal): its start and its goals keep
-        the wall times they had (its id comes back with the match itself)."""
+        the wall times they had (its id comes back with the match itself); one `finished`
+        keeps its end's (a correction keeps it, issue 42), as its results line has it, else
+        `finished_wall` (the journal's)."""
         self._started_wall = started_wall
         self._goal_walls.update((_goal_key(entry), wall) for entry, wall in goal_walls)
+        if finished is None:
+            return
+        self._end_wall = finished_wall
+        line = None if self.path is None else latest_line(self.path, finished.match_id or "")
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            self._end_wall = datetime.fromisoformat(line["finished"]).timestamp()  # type: ignore[index]
 
     def status_extra(self) -> dict[str, Any]:
         """For `Service.status_extras`: `goal_wall_times`, one entry per goal of the status's
@@ -153,16 +186,20 @@ class ResultsFile:
             out.append(_with_wall_time(entry, None if wall is None else iso(wall)))
         return out
 
-    def record(self, status: Status, finished: float | None = None) -> dict[str, Any]:
+    def record(self, status: Status, finished: float | None = None,
+               state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The results line for a finished match's status; `finished`: its end's wall time
-        (None: now)."""
-        finished = self.wall() if finished is None else finished
+        (None: the end seen last, or now); `state`: a line that is no result (`_unfinished`).
+        A revision is stamped with the instant it is made (`corrected_at`)."""
+        now = self.wall()
+        finished = finished or self._end_wall or now
         return results_line(
             match_id=status.match_id, profile=status.profile, teams=status.teams,
-            score=status.score, result=status.result or {},
+            score=status.score, result=state or status.result or {},
             started=None if self._started_wall is None else iso(self._started_wall),
-            finished=iso(finished),
-            goals=self.with_wall_times(status.goals, awarded_at=finished))
+            finished=iso(finished), corrected_at=iso(now),
+            goals=self.with_wall_times(status.goals, awarded_at=finished),
+            state=(state or {}).get("state", "final"))
 
     def _finished(self, status: Status) -> None:
         """Record the result once per revision; the start and goal wall times are kept
@@ -174,6 +211,14 @@ class ResultsFile:
         self._save(record, True)
         for step in self.ended:
             step(status.match_id or "", status)
+
+    def _unfinished(self, status: Status, revision: int, state: str) -> None:
+        """Issue 42 item 2: revision `revision` of the result of `status`'s match says it
+        is no result (`state`: REOPENED, in play again; ABANDONED, reset while reopened): no
+        winner, the score as it stands. Written, and told, as a result is."""
+        self._save(self.record(status, state={"revision": revision, "state": state,
+                                              "teams": status.teams, "round": status.round}),
+                   True)
 
     def write_recovered(self, final: Status, started_wall: float | None,
                         goal_walls: Iterable[tuple[dict[str, Any], float]],
@@ -286,7 +331,7 @@ class ResultsFile:
                 log.exception("results listener %r failed", listener)
 
     def _forget(self) -> None:
-        self._started_wall = None
+        self._started_wall = self._end_wall = None
         self._goal_walls.clear()
         self._recorded = None
 
@@ -307,6 +352,19 @@ def _goal_key(entry: dict[str, Any]) -> int:
     return int(entry["number"])
 
 
+def latest_line(path: Path, match_id: str) -> dict[str, Any] | None:
+    """The last line of match `match_id` in the end of the results file (TAIL_BYTES), if any:
+    a match restored after a restart, which the file holds already."""
+    mark = f'"match_id":{json.dumps(match_id)},'.encode()
+    for raw in reversed(_tail(path).splitlines()):
+        if mark in raw:
+            with contextlib.suppress(ValueError):
+                found = json.loads(raw)
+                if isinstance(found, dict):
+                    return found
+    return None
+
+
 def result_key(record: dict[str, Any]) -> str:
     """A result's identity in the file: its match id, and `.rN` for a correction (revision
     N, issue 28); also the name of its pending copy."""
@@ -317,12 +375,17 @@ def result_key(record: dict[str, Any]) -> str:
 def _holds(path: Path, match_id: str, revision: int) -> bool:
     """Whether the end of the results file already holds revision `revision` of the result
     of `match_id` (a line of format 1, before revisions, is revision 0)."""
-    try:
-        with path.open("rb") as results:
-            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
-            tail = results.read()
-    except FileNotFoundError:
-        return False
+    tail = _tail(path)
     mark = f'"match_id":{json.dumps(match_id)},'
     return f'{mark}"revision":{revision},'.encode() in tail or (
         revision == 0 and f'{mark}"profile"'.encode() in tail)
+
+
+def _tail(path: Path) -> bytes:
+    """The last TAIL_BYTES of the results file (none: empty)."""
+    try:
+        with path.open("rb") as results:
+            results.seek(max(0, results.seek(0, os.SEEK_END) - TAIL_BYTES))
+            return results.read()
+    except FileNotFoundError:
+        return b""

@@ -11,6 +11,14 @@ Format 2 (issue 28): a result corrected after the end (a reopened match, ISBHF 4
 is a new line with the same `match_id`, the next `revision` (0 for the first result) and
 `supersedes` (the revision it replaces); the file stays append-only. A reader shows the
 latest revision of each match (`recent_results`); a line of format 1 is revision 0.
+
+Format 3 (issue 42): `state` says what a line is: `final` (a result: the match ended),
+`reopened` (the entry that ended the match was taken back and the match is in play again: no
+winner, `how` and `finished` null, the score as it stands, until a later revision) or
+`abandoned` (RESET of a reopened match: no winner, `how` and `finished` null, the score as it
+stood). `finished` is the match's end, kept by a correction (ISBHF 420 !3 names); a revision
+has `corrected_at`, when it was made (null in revision 0). A line without `state` (formats 1
+and 2) is `final`.
 """
 
 from __future__ import annotations
@@ -24,16 +32,21 @@ from typing import Any
 log = logging.getLogger("timerd.results")
 
 #: The version of a results line's shape (docs/scoring.md); raised when a key changes meaning.
-RESULT_FORMAT = 2
+RESULT_FORMAT = 3
+#: What a results line says (`state`): a result, a match in play again, a match abandoned.
+FINAL, REOPENED, ABANDONED = "final", "reopened", "abandoned"
 
 
 def results_line(*, match_id: str | None, profile: str, teams: Mapping[str, str],
                  score: Mapping[str, int], result: Mapping[str, Any], started: str | None,
-                 finished: str, goals: list[dict[str, Any]]) -> dict[str, Any]:
-    """The results line of a finished match: who, when (ISO 8601 wall times, which the
-    core does not know) and the score, then every key of the core's `result` (the phase
-    machine's and each registered rule module's record, `RuleModule.records`: a new rule's
-    key reaches the file with no change here), and the goals with their wall times last."""
+                 finished: str | None, goals: list[dict[str, Any]], state: str = FINAL,
+                 corrected_at: str | None = None) -> dict[str, Any]:
+    """The results line of a finished match (`state` FINAL; REOPENED or ABANDONED: a match
+    that has none, `result` only its revision): who, when (ISO 8601 wall times, which the
+    core does not know: `finished` the match's end, `corrected_at` the revision's) and the
+    score, then every key of the core's `result` (the phase machine's and each registered
+    rule module's record, `RuleModule.records`: a new rule's key reaches the file with no
+    change here), and the goals with their wall times last."""
     revision = int(result.get("revision", 0))
     line: dict[str, Any] = {
         "format": RESULT_FORMAT,
@@ -41,13 +54,17 @@ def results_line(*, match_id: str | None, profile: str, teams: Mapping[str, str]
         # Issue 28: a correction after the end is a new line; readers take the latest.
         "revision": revision,
         "supersedes": revision - 1 if revision else None,
+        "state": state,
         "profile": profile,
         "teams": result.get("teams", teams),  # "" for a side nobody named
         "round": result.get("round"),
         "started": started,
-        "finished": finished,
+        "finished": finished if state == FINAL else None,
+        "corrected_at": corrected_at if revision else None,
         "score": dict(score),
     }
+    if state != FINAL:  # issue 42: no winner until the match ends again
+        line.update(how=None, winner=None, side=None, points=None)
     line.update((key, value) for key, value in result.items() if key not in line)
     line["goals"] = goals
     return line

@@ -4,17 +4,22 @@ A hall watches the clock on a TV (the Pi's HDMI port, a browser in kiosk mode), 
 on tournament screens; tools read the state and send commands. Everything is served from the
 package (`timerd/web/`), nothing from the network. docs/api.md describes every endpoint.
 
-- `GET /`, `/control`, `/static/...`: the scoreboard page, the control page, their assets.
+- `GET /`, `/overlay`, `/control`, `/static/...`: the scoreboard page, the stream overlay
+  (public like the scoreboard: no token, no control), the control page, their assets.
 - `GET /api/state`: `service.status_dict()`, the state `timerctl status --json` prints.
 - `GET /api/results`, `GET /api/commands`: finished matches; the commands the profile has
   (`timerd.core.offered`: a table hockey match lists no penalties, ball hockey no faceoff).
 - `GET /api/i18n`: the message catalogues (`timerd.i18n`) and the language the browser's
   Accept-Language asks for; the pages choose as `[ui] language` (in the state) says.
-- `POST /api/command`: `{"command": ..., "args": [...]}` with `Authorization: Bearer TOKEN`,
-  through `service.command()` like every control surface. Without a configured token HTTP
-  control is off (403); a missing or wrong token is a 401; a body that is not JSON, an unknown
-  command, bad arguments or a command the phase refuses are a 400 with the reason, and never
-  reach the match.
+- `POST /api/command`: `{"command": ..., "args": [...]}` with `Authorization: Bearer TOKEN`
+  (the table's `web.token`, or a paired device's credential: `authenticated`), through
+  `service.command()` like every control surface. Without a configured token HTTP control is
+  off (403); a missing or wrong token is a 401; a body that is not JSON, an unknown command,
+  bad arguments or a command the phase refuses are a 400 with the reason, and never reach the
+  match.
+- `POST /api/pair`: `{"code": ...}`, a one-time code of `timerctl desk`, exchanged for a
+  device credential (`pairing.py`, issue 43); a code unknown, used or expired is a 401 and
+  counts as a wrong token.
 - `GET /api/stream`: a WebSocket that pushes the full state on connect and after every change,
   and the event records of the event stream (`timerd.adapters.events`).
 
@@ -33,13 +38,18 @@ most 64 KiB and 32 levels of JSON deep, WebSocket messages from a browser 4 KiB.
 tokens within a minute a peer gets 429 for a minute. Log lines about bad requests, refusals
 and wrong tokens are written at most once per 30 s each, with a count.
 
-With `web.control = "HOST:PORT"` the control page and `POST /api/command` are served only
-there; `host:port` then serves the scoreboard and the read-only API.
+With `web.control = "HOST:PORT"` the control page, `POST /api/command` and `POST /api/pair`
+are served only there; `host:port` then serves the scoreboard and the read-only API.
+
+On the control socket (the machine's own users: `requests`), `desk` makes a pairing code,
+`desk list` lists the paired devices and `desk revoke ID` revokes one (`timerctl desk`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import errno
 import hmac
@@ -50,7 +60,7 @@ import re
 import stat
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import resources
@@ -60,6 +70,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from timerd import i18n
+from timerd.adapters.web.pairing import CODE_TTL_S, DEVICES_NAME, Pairing, label_of
 from timerd.adapters.web.server import (
     Answer,
     Handler,
@@ -72,8 +83,12 @@ from timerd.adapters.web.server import (
     forwarded_client,
 )
 from timerd.config import INSTANCE_HINT, InUse, WebConfig
+from timerd.config.sections import MIN_TOKEN
 from timerd.core.effects import Tick
+from timerd.disk import DiskWriter, replace_file
+from timerd.i18n import LOG_TEXT
 from timerd.limits import (
+    CommandRate,
     InputRefused,
     RateLimitedLog,
     TokenGuard,
@@ -81,7 +96,15 @@ from timerd.limits import (
     loads_bounded,
 )
 from timerd.ports import Control, Dispatch
-from timerd.wire import commands_document, error_reply, event_record, i18n_document
+from timerd.wire import (
+    commands_document,
+    devices_reply,
+    error_reply,
+    event_record,
+    i18n_document,
+    paired_reply,
+    pairing_code_reply,
+)
 
 #: How many finished matches `GET /api/results` gives at most: the last ones.
 RESULTS_SHOWN = 1000
@@ -106,6 +129,8 @@ WRONG_TOKENS_TOTAL = 20
 #: Every answer but the scoreboard's: no page may show the desk in a frame (clickjacking).
 NOT_FRAMABLE = [("X-Frame-Options", "DENY"),
                 ("Content-Security-Policy", "frame-ancestors 'none'")]
+#: The pages a spectator or a stream may show: the scoreboard and the stream overlay.
+PUBLIC_PAGES = frozenset({"/", "/overlay"})
 #: Largest WebSocket message taken from a browser (the stream is one-way; it sends none).
 MAX_WS_MESSAGE = 4096
 #: The share of the process's file descriptors each listener's connections may take.
@@ -119,6 +144,7 @@ CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; c
                  ".png": "image/png", ".svg": "image/svg+xml", ".ico": "image/x-icon",
                  ".woff2": "font/woff2"}
 JSON = ("Content-Type", "application/json; charset=utf-8")
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -131,11 +157,33 @@ def command_table(service: Control) -> list[dict[str, Any]]:
             for name, usage in service.offered().items()]
 
 
+def bearer(header: str) -> str | None:
+    """What an `Authorization: Bearer ...` header carries, or None for another scheme."""
+    scheme, _, given = header.strip().partition(" ")
+    return given.strip() if scheme.lower() == "bearer" else None
+
+
 def bearer_ok(header: str, token: str) -> bool:
     """Does an `Authorization` header carry `token` (compared in constant time)?"""
-    scheme, _, given = header.strip().partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode(), token.encode())
+    given = bearer(header)
+    return given is not None and hmac.compare_digest(given.encode(), token.encode())
+
+
+#: The stream's subprotocol that carries the desk's token (a page cannot set a WebSocket's
+#: headers): this prefix and the token in unpadded base64url (`web/timerd.js`).
+BEARER_PROTOCOL = "timerd.bearer."
+
+
+def offered_token(headers: dict[str, str]) -> bytes | None:
+    """The token a WebSocket handshake offers as its subprotocol, if any."""
+    for offered in headers.get("sec-websocket-protocol", "").split(","):
+        encoded = offered.strip().removeprefix(BEARER_PROTOCOL)
+        if encoded != offered.strip():
+            try:
+                return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+            except (binascii.Error, ValueError):
+                return None
+    return None
 
 
 def json_response(value: Any, status: int = 200,
@@ -210,12 +258,15 @@ class WebServer:
     uses it to run its clock between pushes, and real-time limits are scaled by it. `t0` is
     the daemon's start on the loop clock, so stream events carry the event stream's `t`.
     If the port cannot be bound the error is logged and the daemon runs on without the web
-    (the buzzer matters more than the scoreboard).
+    (the buzzer matters more than the scoreboard). The paired devices are kept in
+    `state_directory` (none given: in memory only), written through `writer` (none: inline).
     """
 
     def __init__(self, config: WebConfig, service: Control, *, rate: float = 1.0,
                  t0: float = 0.0,
-                 results: Callable[[int], list[dict[str, Any]]] | None = None) -> None:
+                 results: Callable[[int], list[dict[str, Any]]] | None = None,
+                 state_directory: Path | None = None, writer: DiskWriter | None = None
+                 ) -> None:
         self.config = config
         self.service = service
         self.rate = rate
@@ -229,14 +280,26 @@ class WebServer:
         self.max_connections = fd_share(config.max_connections, FD_SHARE, "web")
         self._servers: list[HttpServer] = []
         self._log = RateLimitedLog(log)
+        self._command_rate = CommandRate(config.commands_per_s, config.command_burst)
         self._tokens = TokenGuard(lambda: self.service.loop.time() / self.rate,
                                   max_total=WRONG_TOKENS_TOTAL)
+        #: The pairing codes and the paired devices, kept in the state directory (if given)
+        #: through `writer`, off the loop.
+        self.pairing = Pairing(None if state_directory is None else
+                               state_directory / DEVICES_NAME,
+                               lambda: self.service.loop.time() / self.rate, time.time)
+        self._writer = writer or DiskWriter(inline=True)
+        #: Where the control page listens once started: (host as bound, port).
+        self.control_bound: tuple[str, int] | None = None
+        #: What only the control socket serves (the machine's own users): the pairing.
+        self.requests = {"desk": self.desk}
 
     def app(self, *, control: bool = True) -> Router:
         """The routes: all of them, or (`control=False`) the scoreboard and the read-only
         API, where the control routes say where control is served instead."""
         router = Router(_error)
         router.add("GET", "/", self._page("index.html"))
+        router.add("GET", "/overlay", self._page("overlay.html"))
         router.add("GET", "/control", self._page("control.html") if control
                    else self._control_elsewhere)
         router.add_prefix("/static/", self._static)
@@ -246,6 +309,7 @@ class WebServer:
                    else self._commands_read_only)
         router.add("POST", "/api/command", self._command if control
                    else self._control_elsewhere)
+        router.add("POST", "/api/pair", self._pair if control else self._control_elsewhere)
         router.add("GET", "/api/i18n", self._i18n)
         router.add("GET", "/api/stream", self._stream)
         return router
@@ -256,28 +320,34 @@ class WebServer:
 
     async def __aenter__(self) -> WebServer:
         control = self.config.control_address()
-        self.url = await self._listen(self.app(control=control is None),
-                                      self.config.host, self.config.port, "web scoreboard")
-        self.control_url = self.url
+        self.url, bound = await self._listen(self.app(control=control is None),
+                                             self.config.host, self.config.port,
+                                             "web scoreboard")
+        self.control_url, self.control_bound = self.url, bound
         if control is not None:
-            self.control_url = await self._listen(self.app(), *control, "web control")
+            self.control_url, self.control_bound = await self._listen(
+                self.app(), *control, "web control")
         if self.url is not None:
             log.info("web scoreboard at %s (control %s)", self.url,
                      "off: no web.token" if not self.config.token else
                      f"at {self.control_url}control" if self.control_url else "off")
         return self
 
-    async def _listen(self, app: Router, host: str, port: int, what: str) -> str | None:
-        """Serve `app` on host:port with the connection cap; its URL, or None if the port
-        cannot be bound (logged: the daemon runs on, the buzzer matters more). A port in use
-        raises InUse instead: a second daemon on one port refuses to start (issue 30)."""
+    async def _listen(self, app: Router, host: str, port: int,
+                      what: str) -> tuple[str | None, tuple[str, int] | None]:
+        """Serve `app` on host:port with the connection cap; its URL and (host, port) as
+        bound, or None if the port cannot be bound (logged: the daemon runs on, the buzzer
+        matters more). A port in use raises InUse instead: a second daemon on one port
+        refuses to start (issue 30)."""
         server = HttpServer(self._framing(app), error=_error, log=self._log,
                             max_connections=self.max_connections,
                             idle_timeout_s=self.config.idle_timeout_s * self.rate,
                             max_body=MAX_BODY, max_ws_message=MAX_WS_MESSAGE,
                             heartbeat_s=HEARTBEAT_S * self.rate, rate=self.rate,
                             client=partial(forwarded_client,
-                                           proxies=frozenset(self.config.trusted_proxies)))
+                                           proxies=frozenset(self.config.trusted_proxies)),
+                            trusted=lambda request: self.authenticated(
+                                request.headers) is not None)
         try:
             bound_host, bound_port = await server.listen(host, port)
         except OSError as exc:
@@ -286,21 +356,21 @@ class WebServer:
                             f" with its own web.port, or -o web.port=N") from None
             log.error("%s off: cannot listen on %s port %d: %s", what, host, port,
                       exc.strerror or exc)
-            return None
+            return None, None
         self._servers.append(server)
-        return f"http://{bound_host}:{bound_port}/"
+        return f"http://{bound_host}:{bound_port}/", (bound_host, bound_port)
 
     def _framing(self, app: Router) -> Handler:
         """`app` with the headers that keep its answers out of other sites' frames: none may
         frame the control page or the API; the scoreboard (`/`) only as
-        `web.scoreboard_frame_ancestors` allows (a stream overlay)."""
-        overlay = self.config.scoreboard_frame_ancestors
+        `web.scoreboard_frame_ancestors` allows (a stream's page), and the overlay alike."""
+        ancestors = self.config.scoreboard_frame_ancestors
 
         async def framed(request: Request) -> Answer:
             answer = await app(request)
             if isinstance(answer, Response):
-                answer.headers += [("Content-Security-Policy", f"frame-ancestors {overlay}")] \
-                    if overlay and request.path == "/" else NOT_FRAMABLE
+                answer.headers += [("Content-Security-Policy", f"frame-ancestors {ancestors}")] \
+                    if ancestors and request.path in PUBLIC_PAGES else NOT_FRAMABLE
             return answer
         return framed
 
@@ -342,7 +412,7 @@ class WebServer:
             client.push_state(message)
             client.flush()
 
-    def _state_message(self, state: dict[str, Any] | None = None) -> bytes:
+    def _state_message(self, state: Mapping[str, Any] | None = None) -> bytes:
         """A state push: `state` (a dispatch's document), or the status now."""
         return _encode({"type": "state", "state": state or self.service.status_dict(),
                         "rate": self.rate})
@@ -386,18 +456,44 @@ class WebServer:
     async def _control_elsewhere(self, request: Request) -> Response:
         return _error(403, "control is not served on this port (see web.control)")
 
+    def authenticated(self, headers: Mapping[str, str]) -> str | None:
+        """Who a request says it is, by `Authorization: Bearer ...` (a tool, the desk's
+        commands) or by the credential its WebSocket handshake offers as the stream's
+        subprotocol (`offered_token`: a page cannot set a WebSocket's headers): "token" for the
+        table's `web.token`, "device ID" for a paired device's credential (not revoked); None
+        for neither, or when HTTP control is off (no token). The one test of authentication:
+        every route that asks whether a client may control asks this, and the limits on a
+        crowd (server.py) never close or refuse such a client's stream for others."""
+        token, header = self.config.token, headers.get("authorization", "")
+        if not token:
+            return None
+        if bearer_ok(header, token):
+            return "token"
+        given = bearer(header)
+        if given is None and (offered := offered_token(dict(headers))) is not None:
+            if hmac.compare_digest(offered, token.encode()):
+                return "token"
+            given = offered.decode("utf-8", "replace")
+        device = None if given is None else self.pairing.device_of(given)
+        return None if device is None else f"device {device.id}"
+
+    def _locked(self, request: Request) -> Response | None:
+        """A 429 for a peer locked out after wrong tokens or codes, else None."""
+        if locked_s := self._tokens.locked_for(request.peer):
+            self._log.warning("429", "web %s refused: %s is locked out after wrong tokens",
+                              request.path, request.peer)
+            return _error(429, "too many wrong tokens; try again later",
+                          [("Retry-After", str(max(1, round(locked_s))))])
+        return None
+
     async def _command(self, request: Request) -> Response:
         if not self.config.token:
             return _error(403, "HTTP control is off: set web.token in the config")
         peer = request.peer
-        if locked_s := self._tokens.locked_for(peer):
-            self._log.warning("429", "web command refused: %s is locked out after wrong "
-                              "tokens", peer)
-            return _error(429, "too many wrong tokens; try again later",
-                          [("Retry-After", str(max(1, round(locked_s))))])
-        given = request.headers.get("authorization")
-        if not bearer_ok(given or "", self.config.token):
-            if given is not None:  # a guess (no header at all is a page without its token)
+        if locked := self._locked(request):
+            return locked
+        if self.authenticated(request.headers) is None:
+            if "authorization" in request.headers:  # a guess (none: a page not paired yet)
                 self._tokens.failed(peer)
             self._log.info("401", "web command refused: missing or wrong token from %s", peer)
             return _error(401, "missing or wrong token (Authorization: Bearer TOKEN)",
@@ -407,8 +503,78 @@ class WebServer:
             payload = loads_bounded(await request.read(), MAX_BODY)
         except InputRefused as exc:
             return _error(400, str(exc))
+        if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
+            self._log.warning("rate", "web command refused: %s is over the command rate", peer)
+            return _error(429, over, [("Retry-After", "1")])
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
+
+    async def _pair(self, request: Request) -> Response:
+        """A one-time code exchanged for a device credential (issue 43): the code dies, the
+        device is kept on disk before the page is told its credential."""
+        if not self.config.token:
+            return _error(403, "HTTP control is off: set web.token in the config")
+        if locked := self._locked(request):
+            return locked
+        try:
+            payload = loads_bounded(await request.read(), MAX_BODY)
+        except InputRefused as exc:
+            return _error(400, str(exc))
+        code = payload.get("code") if isinstance(payload, dict) else None
+        if not isinstance(code, str):
+            return _error(400, 'expected {"code": CODE}')
+        paired = self.pairing.redeem(code, request.peer,
+                                     label_of(request.headers.get("user-agent", "")))
+        if paired is None:
+            self._tokens.failed(request.peer)
+            self._log.info("pair-401", "web pairing refused: an unknown, used or expired "
+                           "code from %s", request.peer)
+            return _error(401, "this pairing code is unknown, used or expired: run "
+                               "`timerctl desk` for a new one")
+        device, credential = paired
+        if problem := await self._keep_devices():
+            self.pairing.forget(device.id)
+            return _error(503, f"the paired device cannot be kept: {problem}")
+        log.info("web: paired device %s (%s) from %s", device.id, device.label or "?",
+                 device.address)
+        return json_response(paired_reply(device.id, credential))
+
+    async def _keep_devices(self) -> str | None:
+        """Write the paired devices' file (0600) on the disk writer; None once it is on
+        disk, else why not."""
+        path = self.pairing.path
+        if path is None:
+            return None
+        data = self.pairing.file_bytes()
+        return await self._writer.submit("devices", lambda: replace_file(path, data, 0o600)
+                                         ).reply
+
+    async def desk(self, *args: str) -> dict[str, Any]:
+        """The control socket's `desk` (`timerctl desk`): a new pairing code and where the
+        control page listens; `desk list`: the paired devices; `desk revoke ID`: one
+        revoked, and the devices left."""
+        if args[:1] == ("list",) and len(args) == 1:
+            return devices_reply(self.pairing.listing())
+        if args[:1] == ("revoke",) and len(args) == 2:
+            if self.pairing.forget(args[1]) is None:
+                return error_reply(f"no paired device {args[1]!r} (`timerctl desk --list` "
+                                   "lists them)")
+            if problem := await self._keep_devices():
+                log.error("web: device %s is revoked until the daemon stops, but the file "
+                          "cannot be written: %s", args[1], problem)
+                return error_reply(f"revoked until timerd stops, but not on disk: {problem}")
+            log.info("web: revoked device %s", args[1])
+            return devices_reply(self.pairing.listing())
+        if args:
+            return _desk_problem("cli.desk.usage")
+        if not self.config.token:
+            return _desk_problem("cli.desk.no_token", least=MIN_TOKEN)
+        if self.control_bound is None:
+            return _desk_problem("cli.desk.not_listening")
+        host, port = self.control_bound
+        if self.config.control and host in LOOPBACK:
+            return _desk_problem("cli.desk.pi_only", control=self.config.control)
+        return pairing_code_reply(self.pairing.new_code(), CODE_TTL_S, host, port)
 
     async def _stream(self, request: Request) -> Response | Upgrade:
         """The stream, for the page's own origin: a browser says which page opens a WebSocket
@@ -496,3 +662,9 @@ def _dumps(value: Any) -> str:
 def _encode(value: Any) -> bytes:
     """A stream message as the bytes of a WebSocket text frame (UTF-8 JSON)."""
     return _dumps(value).encode()
+
+
+def _desk_problem(key: str, **params: Any) -> dict[str, Any]:
+    """What `timerctl desk` is told when no phone can pair (the config's problem): English in
+    `error`, and the catalogue's key and values for timerctl to say it in its language."""
+    return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}

@@ -17,11 +17,16 @@ routing by method and path, and the limits every input surface has (docs/service
   nothing for two of them is gone);
 - one host cannot take the server (issue 36): WebSockets at most WS_PER_PEER per address and
   `max_connections` less a reserve in all (the rest is kept for requests: the control API,
-  a page), else a 503; the stream is one-way, so a peer's frames (pings included) are taken
-  at FRAMES_PER_S with a burst of FRAME_BURST, pings answered at most PONGS_PER_S: a peer over
-  that is closed (1008) and refused WebSockets for FLOOD_LOCKOUT_S. Its frames are parsed
-  lazily, one read at a time, so a flood costs the loop at most FRAME_BURST frames' parsing
-  before the close; `bench/run`'s stream-flood phase measures what it costs the signals.
+  a page), else a 503; and a crowd cannot take it either (issue 43): at that cap a new
+  WebSocket takes the place of an unauthenticated one of the address that holds the most,
+  when that address holds at least two more than the newcomer's (so the streams are shared
+  evenly among addresses), and always when the newcomer is authenticated (`trusted`: the
+  desk): an authenticated one is never closed or refused for unauthenticated ones. The stream
+  is one-way, so a peer's frames (pings included) are taken at FRAMES_PER_S with a burst of
+  FRAME_BURST, pings answered at most PONGS_PER_S: a peer over that is closed (1008) and
+  refused WebSockets for FLOOD_LOCKOUT_S. Its frames are parsed lazily, one read at a time,
+  so a flood costs the loop at most FRAME_BURST frames' parsing before the close;
+  `bench/run`'s stream-flood phase measures what it costs the signals.
 
 Why not aiohttp (until issue 16): importing it cost the daemon 12.6 MB of its 46 MB peak RSS
 and 0.2-0.28 s of its start (it loads its HTTP client and builds SSL contexts), measured with
@@ -69,8 +74,15 @@ REASONS = {101: b"Switching Protocols", 200: b"OK", 304: b"Not Modified",
            429: b"Too Many Requests", 431: b"Request Header Fields Too Large",
            500: b"Internal Server Error", 501: b"Not Implemented",
            503: b"Service Unavailable"}
-#: WebSockets at once from one address (a hall's TV, a few phones of one household).
+#: WebSockets at once from one address (a hall's TV, a few phones of one household), each of
+#: unauthenticated and authenticated ones.
 WS_PER_PEER = 8
+#: The WebSocket close code for a stream closed to make room for another (RFC 6455 registry:
+#: Try Again Later); the page reconnects by itself.
+MAKE_ROOM = 1013
+#: The subprotocol the stream is served under, when the page offers it (a page that offers
+#: any must be answered one); beside it the desk offers its credentials (adapter.py).
+STREAM_PROTOCOL = "timerd"
 #: The share of each listener's connections never taken by WebSockets (at least one): room
 #: for requests (the control API, a page), whatever the streams hold.
 WS_RESERVE = 1 / 8
@@ -200,12 +212,14 @@ class HttpServer:
     """One listener: its connections (at most `max_connections`) and their requests, each
     answered by `app`. `rate` is daemon seconds per real second: real-time limits scale by it.
     Errors the peer caused are logged once per 30 s each through `log`, with a count.
-    `client` names the peer of a request (its address, or the one a trusted proxy gives)."""
+    `client` names the peer of a request (its address, or the one a trusted proxy gives);
+    `trusted` says whether a request is authenticated (the adapter's one test of it)."""
 
     def __init__(self, app: Handler, *, error: ErrorPage, log: RateLimitedLog,
                  max_connections: int, idle_timeout_s: float, max_body: int,
                  max_ws_message: int, heartbeat_s: float, rate: float = 1.0,
-                 client: Callable[[str, dict[str, str]], str] | None = None) -> None:
+                 client: Callable[[str, dict[str, str]], str] | None = None,
+                 trusted: Callable[[Request], bool] = lambda request: False) -> None:
         self.app = app
         self.error = error
         self.report = log
@@ -216,9 +230,10 @@ class HttpServer:
         self.heartbeat_s = heartbeat_s
         self.rate = rate
         self.client = client or (lambda peer, headers: peer)
+        self.trusted = trusted
         self.max_websockets = max(1, max_connections - max(1, int(max_connections * WS_RESERVE)))
-        #: The open WebSockets by the client's address.
-        self.websockets: dict[str, int] = {}
+        #: The open WebSockets, oldest first: each one's client and whether it is trusted.
+        self.streams: dict[_Connection, tuple[str, bool]] = {}
         self.flooders = TokenGuard(self.real_time, max_failures=1, lockout_s=FLOOD_LOCKOUT_S)
         #: The open connections, oldest first.
         self.connections: dict[_Connection, None] = {}
@@ -231,21 +246,43 @@ class HttpServer:
         """Real seconds, on the loop's clock (which runs `rate` times faster in a test)."""
         return asyncio.get_running_loop().time() / self.rate
 
-    def take_websocket(self, client: str) -> str | None:
-        """Count a new WebSocket of `client`; None, or why it is refused (a 503)."""
+    def take_websocket(self, connection: _Connection, client: str, trusted: bool) -> str | None:
+        """Count a new WebSocket of `client` (`trusted`: authenticated) on `connection`,
+        making room for it at the cap (`_room_for`); None, or why it is refused (a 503)."""
         if self.flooders.locked_for(client):
             return "refused for a while after a flood of frames"
-        if self.websockets.get(client, 0) >= WS_PER_PEER:
+        mine = sum(held == (client, trusted) for held in self.streams.values())
+        if mine >= WS_PER_PEER:
             return f"at most {WS_PER_PEER} WebSockets from one address"
-        if sum(self.websockets.values()) >= self.max_websockets:
-            return f"at most {self.max_websockets} WebSockets"
-        self.websockets[client] = self.websockets.get(client, 0) + 1
+        if len(self.streams) >= self.max_websockets:
+            victim = self._room_for(trusted, mine)
+            if victim is None:
+                return f"at most {self.max_websockets} WebSockets"
+            self.report.warning("ws-room", "web: at the cap of %d WebSockets; closed one of "
+                                "%s to make room for %s", self.max_websockets,
+                                self.streams[victim][0],
+                                "an authenticated client" if trusted else "another address")
+            self.release_websocket(victim)
+            victim.make_room()
+        self.streams[connection] = (client, trusted)
         return None
 
-    def release_websocket(self, client: str) -> None:
-        left = self.websockets.pop(client, 1) - 1
-        if left > 0:
-            self.websockets[client] = left
+    def _room_for(self, trusted: bool, mine: int) -> _Connection | None:
+        """The stream a newcomer that holds `mine` takes the place of: the newest
+        unauthenticated one of the address that holds the most of them, if that address
+        holds at least two more than the newcomer (an authenticated newcomer: any more);
+        never an authenticated one. None: the newcomer is refused."""
+        held: dict[str, list[_Connection]] = {}
+        for connection, (client, authenticated) in self.streams.items():
+            if not authenticated:
+                held.setdefault(client, []).append(connection)
+        most = max(held.values(), key=len, default=[])
+        if not most or (not trusted and len(most) < mine + 2):
+            return None
+        return most[-1]
+
+    def release_websocket(self, connection: _Connection) -> None:
+        self.streams.pop(connection, None)
 
     async def listen(self, host: str, port: int) -> tuple[str, int]:
         """Start listening (OSError if the port cannot be bound); the bound host and port."""
@@ -364,6 +401,7 @@ class _Connection:
         self.busy = False  # handling a request, or a WebSocket
         self.idle_since = self.loop.time()
         self.task: asyncio.Task[None] | None = None
+        self.websocket: WebSocket | None = None  # once it is one
         self.ended = False  # the peer's side is closed
         peer = writer.get_extra_info("peername")
         self.peer = str(peer[0]) if isinstance(peer, tuple) else "?"
@@ -372,6 +410,12 @@ class _Connection:
         """Close now (at the cap, or when the server stops); the task ends on its own."""
         self.server.connections.pop(self, None)
         self.writer.close()
+
+    def make_room(self) -> None:
+        """Close this WebSocket for another (MAKE_ROOM: the page comes back later)."""
+        if self.websocket is not None:
+            self.websocket.close_now(MAKE_ROOM, "making room for another client")
+        self.drop()
 
     async def serve(self) -> None:
         try:
@@ -441,14 +485,14 @@ class _Connection:
             close = True
         except (_TooSlow, ConnectionError):
             raise
-        except Exception:  # a bug of ours: the request gets a 500, the daemon runs on
+        except Exception:  # noqa: BLE001 (a bug of ours: a 500, logged; the daemon runs on)
             self.server.report.log(logging.ERROR, "500", "web: %s %s failed (500)",
                                    request.method, request.path, exc_info=True)
             answer = self.server.error(500, "internal error")
             close = True
         if isinstance(answer, Upgrade):
             if _websocket_request(event):
-                await self._websocket(event, answer, request.peer)
+                await self._websocket(event, answer, request.peer, self.server.trusted(request))
                 return False
             answer = self.server.error(400, "expected a WebSocket upgrade")
         # A body the handler did not read is not read now: the connection ends after this.
@@ -489,8 +533,9 @@ class _Connection:
         with contextlib.suppress(h11.LocalProtocolError, _TooSlow, ConnectionError):
             await self._send(self.server.error(status, message), close=True)
 
-    async def _websocket(self, event: h11.Request, upgrade: Upgrade, client: str) -> None:
-        refused = self.server.take_websocket(client)
+    async def _websocket(self, event: h11.Request, upgrade: Upgrade, client: str,
+                         trusted: bool) -> None:
+        refused = self.server.take_websocket(self, client, trusted)
         if refused is not None:
             self.server.report.warning("ws-cap", "web: refused a WebSocket from %s (503): %s",
                                        client, refused)
@@ -499,7 +544,7 @@ class _Connection:
         try:
             await self._open_websocket(event, upgrade, client)
         finally:
-            self.server.release_websocket(client)
+            self.server.release_websocket(self)
 
     async def _open_websocket(self, event: h11.Request, upgrade: Upgrade, client: str) -> None:
         connection = WSConnection(ConnectionType.SERVER)
@@ -513,8 +558,11 @@ class _Connection:
             await self._refuse(400, f"WebSocket handshake: {exc}")
             return
         trailing, closed = self.h11.trailing_data
-        ws = WebSocket(self, connection, client)
-        await self._write(connection.send(AcceptConnection()))
+        ws = self.websocket = WebSocket(self, connection, client)
+        offered = {p.strip() for name, value in event.headers if name == b"sec-websocket-protocol"
+                   for p in value.decode("latin-1").split(",")}
+        await self._write(connection.send(AcceptConnection(
+            subprotocol=STREAM_PROTOCOL if STREAM_PROTOCOL in offered else None)))
         if trailing:
             connection.receive_data(trailing)
         if closed:
@@ -565,6 +613,11 @@ class WebSocket:
     def abort(self) -> None:
         """Drop the connection at once (a peer that takes no data)."""
         self._connection.writer.transport.abort()
+
+    def close_now(self, code: int, reason: str) -> None:
+        """Write a close frame and go: nothing waits for the peer."""
+        if self._ws.state is ConnectionState.OPEN:
+            self._connection.writer.write(self._ws.send(CloseConnection(code, reason)))
 
     async def close(self, code: int, reason: str) -> None:
         """Send a close frame; `serve` returns when the peer answers it (or goes)."""

@@ -17,7 +17,9 @@ match, and `correct` of a goal's scorer and assists (ITHF 6.1 with 4.8; ISBHF 42
 
 A result that changes after the end is a new revision (`revision`: 0 for the first result,
 1, 2... for each correction); the result records it, the results file appends it as a new
-line and every reader shows the latest (docs/scoring.md). The match as it stood when it
+line and every reader shows the latest (docs/scoring.md). A match has at most
+MAX_REVISIONS: a correction after the end that could go past it is refused (issue 42 item 5:
+each is a results line, fsynced, and a message to the hall desk). The match as it stood when it
 ended is kept (a deep copy of its state, taken as it ends) so that a reopen restores every
 rule module's clocks exactly as they were.
 """
@@ -33,7 +35,16 @@ from typing import Any
 
 from timerd.core.checks import hours
 from timerd.core.commands import Command, arg
-from timerd.core.effects import Effect, Notice, Phase, Reopened, ResultCorrected, SignalKind
+from timerd.core.effects import (
+    Effect,
+    Notice,
+    Phase,
+    Reopened,
+    ResultAbandoned,
+    ResultCorrected,
+    SignalKind,
+)
+from timerd.core.rebase import rebase
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.rules.scoring import Goal as GoalCommand
@@ -47,6 +58,11 @@ def entry_number(word: str) -> int:
     if not (word.isascii() and word.isdigit() and str(int(word)) == word):
         raise CommandRefused("no_goal_number", number=word[:8])
     return int(word)
+
+
+#: The most revisions a match's result may have after the first (issue 42 item 5): a referee
+#: corrects a result a few times at most; a script that loops writes no unbounded file.
+MAX_REVISIONS = 20
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,11 @@ class Corrections(RuleModule):
         #: The match's state as it ended, when it ended by a goal or the final signal; its
         #: end instant and the entries numbered by then.
         self.ended: tuple[dict[str, Any], float, int] | None = None
+        #: The instant the match ended last, however it ended.
+        self.ended_at: float | None = None
+        #: Reopened and in play again: the revision that said so was given (`Reopened`
+        #: `in_play`); the match has no winner until it ends again (issue 42 item 2).
+        self.reopened = False
 
     def commands(self) -> CommandTable:
         table: CommandTable = {Undo: lambda _, now: self.undo(now), Correct: self.correct}
@@ -134,10 +155,24 @@ class Corrections(RuleModule):
     def ending(self, how: Ending, at: float) -> list[Effect]:
         """Keep the match as it ends (play and the final signal only: a ruling or a
         shootout is not undone by taking back a goal entry); a corrected result says so."""
-        self.ended = None
+        self.ended, self.ended_at = None, at
         if how in (Ending.REGULAR, Ending.OVERTIME):
             self.ended = (self._state(), at, self.match.sheet.entered)
+        if self.reopened:  # the revision that said "reopened" is superseded by this one
+            self.reopened = False
+            self.revision += 1
         return [ResultCorrected(self.revision)] if self.revision else []
+
+    def reset(self, now: float) -> list[Effect]:
+        """RESET of a reopened match (issue 42 item 2): its result is superseded by one
+        that says it was abandoned: no winner, the score as it stands."""
+        if not self.reopened:
+            return []
+        self.reopened = False
+        self.revision += 1
+        score = {side.value: n for side, n in self.match.sheet.score().items()}
+        return [ResultAbandoned(self.revision, self.match.match_id, score),
+                AbandonedNotice(self.revision, self.match.sheet.score())]
 
     def overtime_follows(self, at: float) -> None:
         """Keep the match as regular time ended tied: a goal of its last second entered in
@@ -146,6 +181,23 @@ class Corrections(RuleModule):
 
     def record(self) -> Mapping[str, Any]:
         return {"revision": self.revision}
+
+    def correctable_until(self) -> float | None:
+        """The instant until which the finished match may be corrected (None: it is not
+        finished): `reopen_within_s` after its end. The journal keeps it until then, and a
+        restart restores it, correctable (issue 42 item 1)."""
+        if self.ended_at is None or self.match.phase is not Phase.FINISHED:
+            return None
+        return self.ended_at + CorrectionSettings.of(self.match.profile).reopen_within_s
+
+    def rebase(self, shift: float) -> None:
+        """The match as it ended moves with the match (its copy shares this module)."""
+        if self.ended is not None:
+            state, at, entered = self.ended
+            rebase(state, shift, keep=self)
+            self.ended = (state, at + shift, entered)
+        if self.ended_at is not None:
+            self.ended_at += shift
 
     # -- undo --------------------------------------------------------------------------------
 
@@ -200,7 +252,8 @@ class Corrections(RuleModule):
             effects += match.goto(Phase.PAUSED)
         else:  # the final result with the corrected score, or overtime (its `ResultCorrected`)
             effects += match.regular_time_over(now)
-        return [Reopened(self.revision, goal.number),
+        self.reopened = match.phase is not Phase.FINISHED  # in play: no winner for now
+        return [Reopened(self.revision, goal.number, self.reopened),
                 ReopenedNotice(self.revision, match.sheet.score()),
                 *effects]
 
@@ -213,11 +266,21 @@ class Corrections(RuleModule):
         within_s = CorrectionSettings.of(match.profile).reopen_within_s
         if now - end_at > within_s:
             raise CommandRefused("reopen_too_late", after=within_s)
+        if correction:  # a reopened match takes two: in play again, then its end
+            self._bounded(2)
         shown = Phase.FINISHED if correction else match.phase
+        match_id = match.match_id  # the service's, given after a restart's replay too
         vars(match).update(state)
+        match.match_id = match_id
         match.phase = shown  # as seen from outside, until what follows
         self.ended = None
         self.revision += 1 if correction else 0
+
+    def _bounded(self, needed: int) -> None:
+        """Refuse a correction after the end that could take the result past MAX_REVISIONS
+        (`needed`: the revisions it may give)."""
+        if self.revision + needed > MAX_REVISIONS:
+            raise CommandRefused("too_many_corrections", most=MAX_REVISIONS)
 
     def _state(self) -> dict[str, Any]:
         """A deep copy of the match's state; the profile and this module are shared, not
@@ -271,6 +334,8 @@ class Corrections(RuleModule):
                  if g.number == command.number and g.reason not in AWARDS]
         if not found:
             raise CommandRefused("no_goal_number", number=command.number)
+        if match.phase is Phase.FINISHED:
+            self._bounded(1)
         goal = match.sheet.goals[found[0]]
         sheets = [match.sheet] + ([self.ended[0]["sheet"]] if self.ended else [])
         for sheet in sheets:  # the kept end too: a later reopen keeps the correction
@@ -310,6 +375,16 @@ class ReopenedNotice(Notice):
     result revision `revision` is to come, the score now `score`."""
 
     code = "notice.reopened"
+    revision: int
+    score: Mapping[Side, int]
+
+
+@dataclass(frozen=True)
+class AbandonedNotice(Notice):
+    """RESET of a reopened match: result revision `revision` says it was abandoned, no
+    winner, at `score` (issue 42 item 2)."""
+
+    code = "notice.abandoned"
     revision: int
     score: Mapping[Side, int]
 

@@ -167,10 +167,12 @@ class GivenPenalty:
         return max(0.0, end - play_s)
 
     def shown(self, play_s: float) -> dict[str, Any]:
-        """As the status lists it (the scoreboard and serial display read this shape)."""
+        """As the status lists it (the scoreboard and serial display read this shape);
+        `short_handed`: its team plays a player short while it runs (the power play a
+        stream overlay shows), which a misconduct does not."""
         return {"number": self.number, "side": self.side.value, "kind": self.kind,
                 "player": self.player, "remaining_s": round(self.remaining_s(play_s), 3),
-                "running": self.running}
+                "running": self.running, "short_handed": self.rule.short_handed}
 
     def record(self) -> dict[str, Any]:
         """As the results file keeps it."""

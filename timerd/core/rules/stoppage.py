@@ -169,6 +169,10 @@ class LineChanges(RuleModule):
         self.running = LineChange(self.rule, now)
         return [LineChangeStarted(len(self.rule.stages), self.rule.stage_s)]
 
+    def rebase(self, shift: float) -> None:
+        if self.running is not None:
+            self.running.started_at += shift
+
     def next_step(self) -> Step | None:
         at = None if self.running is None else self.running.next_end()
         return None if at is None else (at, self._stage_over)
@@ -224,6 +228,10 @@ class GoalieChanges(RuleModule):
             raise self.match.why_not("goalie-change")
         self.countdowns.begin(side, now)
         return [GoalieChangeStarted(side, self.countdowns.length_s)]
+
+    def rebase(self, shift: float) -> None:
+        ends = self.countdowns.ends_at
+        ends.update({side: at + shift for side, at in ends.items()})
 
     def next_step(self) -> Step | None:
         due = self.countdowns.next_end()

@@ -113,6 +113,13 @@ class Timeouts:
         self.running = None
         return done
 
+    def shifted(self, shift: float) -> None:
+        """Every timeout's start `shift` seconds later (`core.rebase`)."""
+        taken = [replace(t, started_at=t.started_at + shift) for t in self.taken]
+        if self.running is not None:
+            self.running = taken[next(i for i, t in enumerate(self.taken) if t is self.running)]
+        self.taken = taken
+
     def play_started(self, now: float) -> Timeout | None:
         """The clock started: the stoppage is over, and with it a timeout still running."""
         self._this_stoppage = None
@@ -149,6 +156,9 @@ class TeamTimeouts(RuleModule):
 
     def commands(self) -> CommandTable:
         return {TakeTimeout: self.timeout}
+
+    def rebase(self, shift: float) -> None:
+        self.timeouts.shifted(shift)
 
     def timeout(self, command: TakeTimeout, now: float) -> list[Effect]:
         """`side` takes its timeout: only while the clock is stopped, one per team per match,

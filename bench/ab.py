@@ -1,0 +1,88 @@
+"""`bench/run --ab A B`: two commits' daemons side by side on one machine (issue 44 item 8).
+
+Each commit's tree is taken out of this repository (`git archive`, into a scratch directory)
+and its daemon (`python -m timerd run --simulate`, run from that tree) plays the same match
+as the footprint's CPU budget names it (the control socket, the event stream and the web page
+open: `CPU_BUDGET_SWITCHES`), one daemon at a time, A and B alternately (A B, B A, A B, ...),
+so a machine whose load drifts through the run weighs on both alike. Reported: each run's
+CPU seconds per match minute, each commit's median, and B's median over A's (below 1: B costs
+less). Figures are for one machine at one time; a loaded machine spreads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import subprocess
+import tarfile
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from bench.footprint import (
+    CPU_BUDGET_SWITCHES,
+    REPO,
+    Daemon,
+    WebPage,
+    adapter_config,
+    compile_bytecode,
+)
+from timerd.config import profiles
+
+
+def tree_of(commit: str, into: Path) -> Path:
+    """`commit`'s files, out of this repository, in a directory of `into`."""
+    tree = into / commit.replace("/", "_")
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPO,
+                             capture_output=True, check=True).stdout
+    with tempfile.TemporaryFile() as tar:
+        tar.write(archive)
+        tar.seek(0)
+        with tarfile.open(fileobj=tar) as files:
+            files.extractall(tree, filter="data")
+    compile_bytecode(tree)
+    return tree
+
+
+def cpu_per_match_minute(tree: Path, workdir: Path, profile: str) -> float:
+    """The CPU seconds per match minute of `tree`'s daemon playing one match of `profile`."""
+    workdir.mkdir()
+    config, _ = adapter_config(workdir, profile, CPU_BUDGET_SWITCHES, repo=tree)
+    port: int | None = tomllib.loads(config.read_text()).get("web", {}).get("port")
+    daemon = Daemon(config, workdir, repo=tree)
+    played = profiles.load(profile)
+    length_s = played.pre_signal_lead_s + played.period_s
+    try:
+        daemon.wait_ready()
+        with contextlib.ExitStack() as stack:
+            if port:
+                stack.enter_context(WebPage(port))
+            started, cpu0 = time.monotonic(), daemon.cpu_s()
+            daemon.command("start")
+            ended = daemon.wait_signal("final", timeout_s=length_s + 30)
+            cpu1 = daemon.cpu_s()
+    finally:
+        stopped = daemon.stop()
+    if stopped["exit_code"] != 0:
+        raise RuntimeError(f"{tree.name}: timerd exited {stopped['exit_code']}:\n"
+                           + "\n".join(daemon.log[-20:]))
+    return sum(cpu1[part] - cpu0[part] for part in cpu0) / ((ended - started) / 60)
+
+
+def ab(a: str, b: str, pairs: int, profile: str) -> dict[str, Any]:
+    """`pairs` runs of each commit, alternately (A B, B A, ...); each run printed."""
+    runs: dict[str, list[float]] = {a: [], b: []}
+    with tempfile.TemporaryDirectory(prefix="timerd-ab-") as tmp:
+        trees = {commit: tree_of(commit, Path(tmp)) for commit in (a, b)}
+        for pair in range(pairs):
+            for commit in (a, b) if pair % 2 == 0 else (b, a):
+                cpu = cpu_per_match_minute(trees[commit],
+                                           Path(tmp) / f"run-{pair}-{commit}", profile)
+                runs[commit].append(cpu)
+                print(f"  {commit}: {cpu:.4f} CPU-s per match minute", flush=True)
+    medians = {commit: statistics.median(found) for commit, found in runs.items()}
+    return {"profile": profile, "pairs": pairs, "runs": runs, "medians": medians,
+            "ratio_b_over_a": medians[b] / medians[a]}
