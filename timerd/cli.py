@@ -18,7 +18,7 @@ from timerd import version
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
 from timerd.core.effects import SignalKind
-from timerd.i18n import Messages, resolve
+from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.tools import completion, desk_link, hall_args, install
 
 EXIT_REFUSED = 1
@@ -45,24 +45,33 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _version_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action=_Version)
+def _version_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
+    parser.add_argument("--version", action=_Version, help=msg("cli.help.version"))
 
 
-def _instance_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--instance", metavar="NAME",
-                        help="one of several timerds on this machine: its own config "
-                             "(/etc/timerd/NAME.toml), socket, state and runtime directory")
+def _instance_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
+    parser.add_argument("--instance", metavar="NAME", help=msg("cli.help.instance"))
 
 
-def _set_instance(name: str | None) -> str | None:
+def _set_instance(name: str | None, msg: Messages = LOG_TEXT) -> str | None:
     """Select the instance for the path functions (and any child process); an error text."""
     if name is None:
         return None
-    if problem := install.check_instance_name(name):
-        return problem
+    if install.check_instance_name(name):
+        return msg("cli.instance_name", name=repr(name))
     os.environ[config_mod.INSTANCE_ENV] = name
     return None
+
+
+def terminal_messages() -> Messages:
+    """The terminal's language where no daemon's status says it (an error before any reply,
+    a refusal, the desk's link): the config's `[ui] language`, its "auto" (or a config this
+    user cannot read) the locale's (LC_ALL, LC_MESSAGES, LANG), as the desk pages'."""
+    try:
+        setting = config_mod.load().ui.language
+    except SchemaError:  # not readable by this user (root:timerd 0640), or broken
+        setting = "auto"
+    return Messages(resolve(setting))
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
@@ -210,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         return _results(args.file or config.results_path(), args.n, args.json)
     if args.command == "sound-test":
         return _sound_test(config, args)
+    if args.command == "hall":  # its commands speak the desk's language (issue 46)
+        from timerd.tools import hall_text  # noqa: PLC0415
+
+        hall_text.speak(config.ui.language)
     if args.command == "hall" and args.hall_command == "secure":
         from timerd.tools import hall_secure  # noqa: PLC0415
 
@@ -342,16 +355,13 @@ def find_socket(flag: Path | None) -> Path:
     return config_mod.runtime_dir() / "control.sock"
 
 
-def _unreachable(path: Path, exc: OSError) -> str:
+def _unreachable(path: Path, exc: OSError, msg: Messages = LOG_TEXT) -> str:
     """Why timerctl cannot talk to `path`, and what to do about it."""
     if isinstance(exc, PermissionError):
-        return (f"not allowed to use {path}: add yourself to the timerd group (`sudo usermod "
-                "-aG timerd $USER`, then log in again; `timerd install` does it for the "
-                "user who ran it)")
+        return msg("cli.not_allowed", path=path)
     if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
-        return (f"no timerd is listening at {path} (is it running? `systemctl status "
-                "timerd`; give another socket with --socket PATH or $TIMERD_SOCKET)")
-    return f"cannot reach timerd at {path}: {exc}"
+        return msg("cli.not_listening", path=path)
+    return msg("cli.cannot_reach", path=path, error=exc)
 
 
 def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -> dict[str, Any]:
@@ -370,11 +380,11 @@ def request(path: Path, command: str, args: list[str], timeout_s: float = 5.0) -
     return reply
 
 
-def _refusal(reply: dict[str, Any]) -> str:
+def _refusal(reply: dict[str, Any], msg: Messages) -> str:
     """Why the daemon refused, in this terminal's language when the reply gives its code."""
     code, params = reply.get("code"), reply.get("params")
     if isinstance(code, str) and isinstance(params, dict):
-        return Messages(resolve("auto")).notice(code, params)
+        return msg.notice(code, params)
     return str(reply.get("error"))
 
 
@@ -427,17 +437,16 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
         lines.append(row("st.sound", msg("st.speaker", state=state)
                          + (f" ({msg('st.muted')})" if status["speaker_muted"] else "")
                          + (f", {msg('st.buzzer_muted')}" if status["buzzer_muted"] else "")))
-    return "\n".join(lines + _storage_lines(status))
+    return "\n".join(lines + _storage_lines(status, msg))
 
 
-def _storage_lines(status: dict[str, Any]) -> list[str]:
+def _storage_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     """What the card cannot keep (a full or failing state directory): every reply shows it."""
     storage = status.get("storage") or {"ok": True}
-    lines = [f"STORAGE   {what} cannot be written: {why}"
+    lines = [msg("cli.storage_fault", what=msg.get(f"storage.{what}", what), why=why)
              for what, why in (storage.get("faults") or {}).items()]
     if storage.get("pending_results") and not storage["ok"]:
-        lines.append(f"STORAGE   {storage['pending_results']} result(s) not written yet, "
-                     "kept and retried")
+        lines.append(msg("cli.storage_pending", n=storage["pending_results"]))
     return lines
 
 
@@ -462,7 +471,7 @@ def action_line(command: str, reply: dict[str, Any], msg: Messages | None = None
     if result := status.get("result"):
         where += ", " + _result_said(result, teams, msg)
     said = [s for s in said if s] or [command]  # the command itself when nothing else says
-    return "\n".join(["; ".join(said) + f" - {where}", *_storage_lines(status)])
+    return "\n".join(["; ".join(said) + f" - {where}", *_storage_lines(status, msg)])
 
 
 def _event_said(event: dict[str, Any], teams: dict[str, str], msg: Messages) -> str:
@@ -568,26 +577,27 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
     return lines
 
 
-def _desk(path: Path, args: argparse.Namespace) -> int:
+def _desk(path: Path, args: argparse.Namespace, msg: Messages) -> int:
     """`timerctl desk`: a one-time pairing link of the running daemon, as a QR code and as
-    text; `--list` the paired devices, `--revoke ID` one unpaired (issue 43)."""
+    text; `--list` the paired devices, `--revoke ID` one unpaired (issue 43); in the
+    terminal's language."""
     words = ["list"] if args.list else ["revoke", args.revoke] if args.revoke else []
     try:
-        reply = _ask(path, "desk", words)
+        reply = _ask(path, "desk", words, msg)
     except CannotAsk as exc:
         print(f"timerctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not reply.get("ok"):
         unknown = reply.get("code") == "refused.unknown"  # a daemon without a web server
-        print(f"timerctl: {desk_link.WEB_OFF if unknown else _refusal(reply)}",
+        print(f"timerctl: {msg('cli.desk.web_off') if unknown else _refusal(reply, msg)}",
               file=sys.stderr)
         return EXIT_USAGE if unknown else EXIT_REFUSED
     if args.json:
         print(json.dumps(reply, indent=2))
     elif "devices" in reply:
-        print(desk_link.format_devices(reply["devices"]))
+        print(desk_link.format_devices(reply["devices"], msg=msg))
     else:
-        desk_link.print_desk(reply, sys.stdout)
+        desk_link.print_desk(reply, sys.stdout, msg=msg)
     return 0
 
 
@@ -599,17 +609,18 @@ class CannotAsk(Exception):
         self.down = down
 
 
-def _ask(path: Path, command: str, words: list[str]) -> dict[str, Any]:
-    """The daemon's reply to `command` over the socket `path`, or CannotAsk."""
+def _ask(path: Path, command: str, words: list[str], msg: Messages) -> dict[str, Any]:
+    """The daemon's reply to `command` over the socket `path`, or CannotAsk (why, in `msg`'s
+    language)."""
     try:
         config_mod.trusted_socket(path)
         return request(path, command, words)
     except config_mod.UnsafePath as exc:
-        raise CannotAsk(str(exc)) from None
+        raise CannotAsk(msg(exc.key, **exc.params) if exc.key else str(exc)) from None
     except OSError as exc:
-        raise CannotAsk(_unreachable(path, exc), down=True) from None
+        raise CannotAsk(_unreachable(path, exc, msg), down=True) from None
     except ValueError as exc:
-        raise CannotAsk(f"cannot reach timerd at {path}: {exc}") from None
+        raise CannotAsk(msg("cli.cannot_reach", path=path, error=exc)) from None
 
 
 def _usage(name: str, args: list[str]) -> str:
@@ -644,40 +655,31 @@ def _argument_said(name: str, msg: Messages) -> str:
     return msg.get(f"arg.{name}", name)
 
 
-def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None) -> argparse.ArgumentParser:
-    """timerctl's parser; with `commands` (for completion), a subcommand per command with its
-    arguments instead of any word the daemon may take."""
-    top = argparse.ArgumentParser(
-        prog="timerctl", add_help=False,
-        description="Control a running timerd: start, pause, resume, toggle, reset, status, "
-        "and the commands its profile adds (`timerctl help` lists them with their "
-        "arguments).")
-    top.add_argument("-h", "--help", action="store_true",
-                     help="show this help and the running timerd's commands, and exit")
-    _version_arg(top)
-    top.add_argument("--socket", type=Path, metavar="PATH",
-                     help="the daemon's control socket (default: $TIMERD_SOCKET, the config's "
-                          "control.socket, /run/timerd/control.sock, then the per-user one)")
-    _instance_arg(top)
-    top.add_argument("--json", action="store_true", help="print the reply as JSON")
-    top.add_argument("--list", action="store_true",
-                     help="with desk: list the phones paired with the score desk")
-    top.add_argument("--revoke", metavar="ID",
-                     help="with desk: unpair the phone ID (of --list): it controls no more")
+def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None,
+                msg: Messages = LOG_TEXT) -> argparse.ArgumentParser:
+    """timerctl's parser, its help in `msg`'s language; with `commands` (for completion), a
+    subcommand per command with its arguments instead of any word the daemon may take."""
+    top = argparse.ArgumentParser(prog="timerctl", add_help=False,
+                                  description=msg("cli.help.about"))
+    top.add_argument("-h", "--help", action="store_true", help=msg("cli.help.help"))
+    _version_arg(top, msg)
+    top.add_argument("--socket", type=Path, metavar="PATH", help=msg("cli.help.socket"))
+    _instance_arg(top, msg)
+    top.add_argument("--json", action="store_true", help=msg("cli.help.json"))
+    top.add_argument("--list", action="store_true", help=msg("cli.help.list"))
+    top.add_argument("--revoke", metavar="ID", help=msg("cli.help.revoke"))
     if commands is not None:
         completion.add_commands(top, commands)
         return top
-    top.add_argument("command", nargs="?",
-                     help="help | status | start | pause | resume | toggle | reset | ... "
-                     "(desk: a one-time link and QR code that pairs a phone with the score "
-                     "desk)")
-    top.add_argument("args", nargs="*", help="the command's arguments")
+    top.add_argument("command", nargs="?", help=msg("cli.help.command"))
+    top.add_argument("args", nargs="*", help=msg("cli.help.args"))
     return top
 
 
 @quiet_pipe
 def timerctl(argv: list[str] | None = None) -> int:
-    top = _ctl_parser()
+    msg = terminal_messages()
+    top = _ctl_parser(msg=msg)
     args = top.parse_args(argv)
     if "--json" in args.args:  # `timerctl status --json` reads naturally; accept it there too
         args.args.remove("--json")
@@ -686,21 +688,21 @@ def timerctl(argv: list[str] | None = None) -> int:
         top.print_help()
         print()
     elif args.command is None:
-        top.error("give a command (`timerctl help` lists them)")
-    if problem := _set_instance(args.instance):
+        top.error(msg("cli.give_command"))
+    if problem := _set_instance(args.instance, msg):
         print(f"timerctl: {problem}", file=sys.stderr)
         return EXIT_USAGE
     path = find_socket(args.socket)
     if (args.list or args.revoke) and args.command != "desk":
-        top.error("--list and --revoke go with desk: `timerctl desk --list`")
+        top.error(msg("cli.list_with_desk"))
     if args.command == "desk":
-        return _desk(path, args)
+        return _desk(path, args, msg)
     listing = args.help or args.command == "help"
     try:
-        reply = _ask(path, "commands" if listing else args.command, args.args)
+        reply = _ask(path, "commands" if listing else args.command, args.args, msg)
     except CannotAsk as exc:
         if args.help and exc.down:  # the help above stands; its commands need a daemon
-            print(f"(its commands: {exc})")
+            print(msg("cli.its_commands", error=exc))
             return 0
         print(f"timerctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -717,9 +719,9 @@ def timerctl(argv: list[str] | None = None) -> int:
     elif reply.get("ok"):  # an action: what it did, in one line
         print(action_line(args.command, reply))
     if reply.get("warning"):  # applied, but not on disk (docs/service.md)
-        print(f"timerctl: warning: {reply['warning']}", file=sys.stderr)
+        print(f"timerctl: {_warning(reply, msg)}", file=sys.stderr)
     if not reply.get("ok"):
-        print(f"timerctl: {_refusal(reply)}", file=sys.stderr)
+        print(f"timerctl: {_refusal(reply, msg)}", file=sys.stderr)
         return EXIT_REFUSED
     return EXIT_NOT_COUNTED if not_counted else 0
 
@@ -733,3 +735,12 @@ def _not_counted(command: str, reply: dict[str, Any]) -> str:
         return ""
     msg = Messages(resolve(str(status.get("language") or "auto")))
     return msg("st.no_goal", reason=msg.reason(goals[-1]["reason"]))
+
+
+def _warning(reply: dict[str, Any], msg: Messages) -> str:
+    """A command applied but not on disk, in the terminal's language: the reply's `problem`
+    (a storage fault as the daemon describes it) where it gives one, else its `warning`."""
+    warning = str(reply["warning"])
+    if reply.get("durable") is False and "problem" in reply:
+        warning = msg("reply.not_durable", problem=reply["problem"])
+    return msg("cli.warning", warning=warning)

@@ -261,7 +261,8 @@ class Service:
     async def acknowledge(self, request: Any) -> dict[str, Any]:
         """`command`, with the reply held until the command is on disk (the loop goes on).
 
-        A reply that cannot promise that says so: `"durable": false` and a `warning` (a full
+        A reply that cannot promise that says so: `"durable": false`, a `warning` and its
+        `problem` (for timerctl to say it in the terminal's language) (a full
         or failing card, no journal, a device slower than the writer's SLOW_S): the command
         is applied all the same and the match goes on (docs/service.md, "Limits and failure
         modes"). For the control socket and HTTP, whose tools read the reply.
@@ -270,9 +271,8 @@ class Service:
         if reply["ok"] and self.durability is not None and request.get("command") != "status":
             problem = await self.durability()
             if problem is not None:  # and the status as it is now, with `storage`
-                reply.update(durable=False, status=self.status_dict(),
-                             warning=f"not durable: {problem}; a crash now would lose this "
-                                     "command")
+                reply.update(durable=False, status=self.status_dict(), problem=problem,
+                             warning=LOG_TEXT("reply.not_durable", problem=problem))
         return reply
 
     def button_edge(self, name: str, pressed: bool, at: float) -> None:

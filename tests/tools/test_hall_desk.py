@@ -295,7 +295,7 @@ def test_a_round_from_the_schedule_to_the_results_without_walking(
     table = got.stdout.splitlines()
     assert table[1].split() == ["TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME",
                                 "DURATION"]
-    assert table[2].startswith("a1     Åsa Müller   Jiří Novák     0:0    regular  -")
+    assert table[2].startswith("a1     Åsa Müller   Jiří Novák     0:0    regular time  -")
     assert "missing" not in got.stdout
     assert got.returncode == 0, got.stdout + got.stderr
     check_export_against_the_docs(export_csv.read_text(encoding="utf-8"),

@@ -11,6 +11,9 @@ import pwd
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from timerd.i18n import LOG_TEXT
 
 #: The config file read without `--config` (`system_config()`: one per instance).
 SYSTEM_CONFIG = Path("/etc/timerd/timerd.toml")
@@ -69,7 +72,18 @@ def state_dir() -> Path:
 
 
 class UnsafePath(RuntimeError):
-    """A directory or socket that another user could have made or may change."""
+    """A directory or socket that another user could have made or may change; `key` and
+    `params`, where given, are its sentence in the catalogue, for timerctl to say it in its
+    reader's language (issue 46)."""
+
+    def __init__(self, text: str, key: str = "", **params: Any) -> None:
+        super().__init__(text)
+        self.key, self.params = key, params
+
+
+def _unsafe(key: str, **params: Any) -> UnsafePath:
+    """An UnsafePath of the catalogue's sentence `key` (English in its text)."""
+    return UnsafePath(LOG_TEXT(key, **params), key, **params)
 
 
 class InUse(RuntimeError):
@@ -143,20 +157,18 @@ def trusted_socket(path: Path) -> None:
         return
     ours = info.st_uid in (me, 0)
     if not ours and not _made_by_root(directory):
-        raise UnsafePath(f"{directory} belongs to {_owner(info.st_uid)}, not to you or root: "
-                         "the socket in it could be anyone's, so timerctl does not use it")
+        raise _unsafe("cli.unsafe.owner", directory=directory, owner=_owner(info.st_uid))
     shared = bool(info.st_mode & 0o022)
     if shared and not (ours and info.st_mode & stat.S_ISVTX):
-        raise UnsafePath(f"{directory} may be written by other users (mode "
-                         f"{stat.S_IMODE(info.st_mode):04o}): the socket in it could be "
-                         "anyone's, so timerctl does not use it")
+        raise _unsafe("cli.unsafe.shared", directory=directory,
+                      mode=f"{stat.S_IMODE(info.st_mode):04o}")
     try:
         sock = os.lstat(directory / path.name)
     except FileNotFoundError:
         return
     if not stat.S_ISSOCK(sock.st_mode):
-        raise UnsafePath(f"{directory / path.name} is not a socket")
+        raise _unsafe("cli.unsafe.not_socket", path=directory / path.name)
     allowed = {me, 0} if shared else {me, 0, info.st_uid}
     if sock.st_uid not in allowed:
-        raise UnsafePath(f"{directory / path.name} belongs to {_owner(sock.st_uid)}: not "
-                         "timerd's, so timerctl does not use it")
+        raise _unsafe("cli.unsafe.socket_owner", path=directory / path.name,
+                      owner=_owner(sock.st_uid))

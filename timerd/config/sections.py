@@ -495,10 +495,11 @@ class TableConfig:
 
 @dataclass(frozen=True)
 class UiConfig:
-    """What people read: the scoreboard, the control page, the terminal, `timerctl status`."""
+    """What people read: the scoreboard, the control page, the terminal, `timerctl`."""
 
     #: en, sl or sk; "auto": the web page follows the browser's languages, the terminal and
-    #: timerctl the locale (LANG). Texts come from timerd/i18n/ (timerd.i18n).
+    #: timerctl (its replies, errors and help) and `timerd hall` the locale (LC_ALL,
+    #: LC_MESSAGES, LANG). Texts come from timerd/i18n/ (timerd.i18n).
     language: Literal["auto", "en", "sl", "sk"] = "auto"
 
 

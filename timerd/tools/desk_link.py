@@ -22,9 +22,8 @@ import time
 from typing import Any, TextIO
 from urllib.parse import quote
 
-#: What the daemon answers when it has no web server (a `desk` it does not know).
-WEB_OFF = ("this timerd has no score desk: its web server is off ([web] enabled = false in "
-           "its config)")
+from timerd.i18n import LOG_TEXT, Messages
+
 #: A host the daemon reports for "every address of the machine".
 WILDCARDS = ("0.0.0.0", "::", "")
 
@@ -54,29 +53,27 @@ def desk_links(reply: dict[str, Any], addresses: list[str], hostname: str) -> li
 
 
 def print_desk(reply: dict[str, Any], out: TextIO, addresses: list[str] | None = None,
-               hostname: str | None = None) -> None:
+               hostname: str | None = None, *, msg: Messages = LOG_TEXT) -> None:
     """The QR code of the first link (the first IP address: every phone opens it), then every
-    link as text, and how long the code is good."""
+    link as text, and how long the code is good, in `msg`'s language."""
     import segno  # noqa: PLC0415 (only this command draws a QR code)
 
     links = desk_links(reply, local_addresses() if addresses is None else addresses,
                        socket.gethostname() if hostname is None else hostname)
     minutes = max(1, round(float(reply["expires_s"]) / 60))
-    print("Scan this with the phone's camera to open the score desk and pair it:", file=out)
+    print(msg("cli.desk.scan"), file=out)
     segno.make(links[0], error="m").terminal(out=out, compact=True)
-    print("Or open one of these on the phone:", file=out)
+    print(msg("cli.desk.or_open"), file=out)
     for link in links:
         print(f"  {link}", file=out)
-    print(f"The code pairs one phone, within {minutes} minutes; run `timerctl desk` again for "
-          "another. `timerctl desk --list` lists the paired phones, `--revoke ID` unpairs one.",
-          file=out)
+    print(msg("cli.desk.expires", minutes=minutes), file=out)
 
 
-def format_devices(devices: list[dict[str, Any]]) -> str:
+def format_devices(devices: list[dict[str, Any]], *, msg: Messages = LOG_TEXT) -> str:
     """`timerctl desk --list`: one paired device a line, paired longest ago first."""
     if not devices:
-        return "no device is paired (`timerctl desk` pairs one)"
-    rows = [("id", "paired", "last used", "from", "browser")]
+        return msg("cli.desk.none_paired")
+    rows = [tuple(msg(f"cli.desk.col.{k}") for k in ("id", "paired", "used", "from", "browser"))]
     rows += [(str(d["id"]), _when(d.get("paired")), _when(d.get("last_used")),
               str(d.get("address") or "-"), str(d.get("label") or "-")) for d in devices]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

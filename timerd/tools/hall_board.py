@@ -42,6 +42,7 @@ from aiohttp import web
 from timerd import i18n
 from timerd.config import Config, HallConfig
 from timerd.tools.hall_desk import Desk, run_command, table_row
+from timerd.tools.hall_text import text as said
 from timerd.wire import i18n_document
 
 log = logging.getLogger("timerd.hall.board")
@@ -173,8 +174,8 @@ async def serve(config: HallConfig, args: argparse.Namespace, language: str = "a
         await runner.setup()
         try:
             await web.TCPSite(runner, args.bind, args.port).start()
-            print(f"hall board of {config.hall!r} on http://{args.bind}:{args.port}/ "
-                  f"(?kiosk=1 for a screen)", flush=True)
+            print(said("hall.term.board", hall=repr(config.hall),
+                       url=f"http://{args.bind}:{args.port}/"), flush=True)
             tasks = {asyncio.create_task(board.run()), asyncio.create_task(desk.lost())}
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in tasks:

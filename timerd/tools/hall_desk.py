@@ -55,7 +55,6 @@ from timerd.adapters.hall.protocol import (
 )
 from timerd.config import Config, HallConfig, state_dir
 from timerd.core.display import elapsed_clock, shown_clock
-from timerd.i18n import LOG_TEXT
 from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 from timerd.tools.hall_round import (
     ResultStore,
@@ -70,6 +69,8 @@ from timerd.tools.hall_round import (
     round_of,
     withdrawn,
 )
+from timerd.tools.hall_text import terminal
+from timerd.tools.hall_text import text as said
 from timerd.tools.hall_wire import REPLY, RESULT, STATE, clean, problem
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ COMMA_LANGUAGES = ("sl", "sk")
 
 
 #: A sentence of the catalogue (timerd/i18n, `hall.*`) and its values: the terminal says it
-#: in English (`say`), the board in the page's language.
+#: in its language (`say`, hall_text), the board in the page's language.
 Note = dict[str, Any]
 
 
@@ -102,8 +103,8 @@ def note(key: str, **params: Any) -> Note:
 
 
 def say(told: Note) -> str:
-    """A note as the desk's terminal prints it (English, like its other output)."""
-    return LOG_TEXT(told["key"], **told["params"])
+    """A note as the desk's terminal prints it, in its language (hall_text)."""
+    return said(told["key"], **told["params"])
 
 
 # -- what the desk knows about each table -------------------------------------------------
@@ -237,7 +238,8 @@ class Hall:
             view.unreadable = why
         elif kind == "results":
             if why is None and data["table"] != view.name:
-                why = f"it names table {clean(data['table'], 24)} (topic of {view.name})"
+                why = said("hall.why.names_table", table=clean(data["table"], 24),
+                           topic=view.name)
             if why is None and data.get("result") is None and not withdrawn(data):
                 why = "result: an object expected, got None (and no withdrawal)"
             if why:
@@ -289,7 +291,7 @@ def parse_duration(text: str) -> float:
     """`60`, `60s`, `2m`, `1m30s` as seconds."""
     found = _DURATION.match(text.strip())
     if not text.strip() or found is None:
-        raise ValueError(f"{text!r} is not a duration like 60s, 2m or 1m30s")
+        raise ValueError(said("hall.term.not_duration", text=repr(text)))
     return int(found["m"] or 0) * 60 + float(found["s"] or 0)
 
 
@@ -298,15 +300,15 @@ def start_instant(in_text: str | None, at_text: str | None, now: float) -> float
     if in_text is not None:
         return now + parse_duration(in_text)
     if at_text is None:
-        raise ValueError("give --in or --at")
+        raise ValueError(said("hall.term.in_or_at"))
     try:
         clock = dt.time.fromisoformat(at_text)
     except ValueError:
-        raise ValueError(f"--at {at_text!r}: write HH:MM:SS or HH:MM") from None
+        raise ValueError(said("hall.term.at_format", text=repr(at_text))) from None
     today = dt.datetime.fromtimestamp(now).date()
     at = dt.datetime.combine(today, clock).timestamp()
     if at <= now:
-        raise ValueError(f"--at {at_text}: that time has passed today")
+        raise ValueError(said("hall.term.at_passed", text=at_text))
     return at
 
 
@@ -316,13 +318,16 @@ def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, N
     """The clock-sync cell, and a warning if the table's clock cannot be trusted."""
     synced, offset = clock.get("synced"), clock.get("offset_ms")
     if synced is None:
-        return "unknown", note("hall.warn.sync_unknown",
-                               detail=clean(clock.get("detail") or "no chrony"))
+        return said("hall.sync.unknown"), note(
+            "hall.warn.sync_unknown",
+            detail=clean(clock.get("detail") or said("hall.sync.no_chrony")))
     if not synced:
-        return "NOT SYNCED", note("hall.warn.not_synced")
+        return said("hall.sync.not_synced"), note("hall.warn.not_synced")
     if offset is not None and abs(offset) > max_offset_ms:
-        return f"OFF {offset:+.1f} ms", note("hall.warn.offset", offset=f"{offset:+.1f}")
-    return f"ok {offset:+.1f} ms" if offset is not None else "ok", None
+        return said("hall.sync.off", offset=f"{offset:+.1f}"), note(
+            "hall.warn.offset", offset=f"{offset:+.1f}")
+    return said("hall.sync.ok_by", offset=f"{offset:+.1f}") if offset is not None \
+        else said("hall.sync.ok"), None
 
 
 def shown_time(state: dict[str, Any], now: float) -> str:
@@ -399,14 +404,19 @@ def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 def render_status(hall: Hall, now: float, config: HallConfig) -> tuple[list[str], list[str]]:
     """The status table's lines and the warnings below it."""
-    rows: list[tuple[str, ...]] = [("TABLE", "LINK", "PHASE", "CLOCK", "SCORE", "ROUND", "SEEN",
-                                    "CLOCK SYNC", "VERSION")]
+    rows: list[tuple[str, ...]] = [tuple(said(f"hall.col.{k}") for k in (
+        "table", "link", "phase", "clock", "score", "round", "seen", "sync", "version"))]
     warnings: list[str] = []
     for name in hall.names():
         row = table_row(hall.tables[name], now, config)
         warnings.extend(f"{row['table']}: {say(w)}" for w in row["warnings"])
         if row["clock_kind"] == "start":
-            row["clock"] = f"start in {row['clock']}"
+            row["clock"] = said("hall.term.start_in", clock=row["clock"])
+        row["link"] = terminal().get(f"hall.link.{row['link']}", row["link"])
+        row["phase"] = terminal().get(f"term.phase.{row['phase']}", row["phase"]) \
+            if row["phase"] != "unreadable" else said("hall.unreadable")
+        row["seen"] = "" if row["seen_s"] is None else said("hall.term.ago",
+                                                              s=f"{row['seen_s']:.0f}")
         rows.append(tuple(str(row[k] or "-" if k == "version" else row[k]) for k in (
             "table", "link", "phase", "clock", "score", "round", "seen", "sync", "version")))
     return format_table(rows), [*map(say, hall.notices()), *warnings]
@@ -418,17 +428,23 @@ def _mmss(seconds: Any) -> str:
 
 def render_results(rows: list[dict[str, Any]]) -> list[str]:
     """The results table: one line per match (`match_row`s), wire text `clean`ed."""
-    lines = [("TABLE", "HOME", "AWAY", "SCORE", "ENDED", "OVERTIME", "DURATION")]
+    lines = [tuple(said(f"hall.col.{k}") for k in (
+        "table", "home", "away", "score", "ended", "overtime", "duration"))]
     lines += [(clean(r["table"]), clean(r["home"] or "-"), clean(r["away"] or "-"),
                f"{r['home_goals']}:{r['away_goals']}",
-               clean(r["how"] or "?") + (f", corrected (revision {r['revision']})"
-                                         if r["revision"] else ""),
+               terminal().get(f"how.{r['how']}", clean(r["how"] or "?"))
+               + (", " + said("reply.corrected", revision=r["revision"])
+                  if r["revision"] else ""),
                _mmss(r["overtime_s"]), _mmss(r["duration_s"] or r["played_s"]))
               for r in rows]
     return format_table(lines)
 
 
 # -- the tables' answers ------------------------------------------------------------------
+
+#: The outcome words (`hall.outcome.*`) whose column the outcome lines share.
+COLUMN_WORDS = ("ok", "REFUSED", "OFFLINE", "UNKNOWN")
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -444,8 +460,16 @@ class Outcome:
     def failed(self) -> bool:
         return self.word not in ("ok", "-")
 
+    def said(self) -> str:
+        """The word in the terminal's language ("-": not asked)."""
+        return terminal().get(f"hall.outcome.{self.word}", self.word)
+
     def line(self) -> str:
-        return f"{self.table:12} {self.word:8} {self.detail}".rstrip()
+        """The table, the word in a column as wide as the language's longest of the words
+        that name a state (ok, REFUSED, OFFLINE, UNKNOWN: 8 in English; "no answer" pushes
+        its detail on), then the detail."""
+        width = max(8, *(len(terminal()(f"hall.outcome.{w}")) for w in COLUMN_WORDS))
+        return f"{self.table:12} {self.said():{width}} {self.detail}".rstrip()
 
 
 def report(outcomes: list[Outcome]) -> int:
@@ -551,15 +575,20 @@ class Desk:
             view = tables.get(name)
             reply = None if view is None else view.replies.get(command_id)
             if view is None:
-                out.append(Outcome(name, "UNKNOWN", f"never seen in hall {self.config.hall}"))
+                out.append(Outcome(name, "UNKNOWN", said("hall.term.never_seen",
+                                                         hall=self.config.hall)))
             elif name not in online:
-                out.append(Outcome(name, "OFFLINE", f"last state {view.phase}"))
+                out.append(Outcome(name, "OFFLINE", said(
+                    "hall.term.last_state",
+                    phase=terminal().get(f"term.phase.{view.phase}", view.phase))))
             elif reply is None:
-                out.append(Outcome(name, "no answer", f"within {timeout_s:g} s"))
+                out.append(Outcome(name, "no answer", said("hall.term.within",
+                                                           s=f"{timeout_s:g}")))
             elif reply.get("ok"):
-                out.append(Outcome(name, "ok", clean(reply.get("detail") or "", 160)))
+                detail = clean(reply.get("detail") or "", 160)  # the phase it is in now
+                out.append(Outcome(name, "ok", terminal().get(f"term.phase.{detail}", detail)))
             else:
-                out.append(Outcome(name, "REFUSED", clean(reply.get("error") or "", 160),
+                out.append(Outcome(name, "REFUSED", _refused(reply),
                                    clean(reply.get("code") or "")))
         return out
 
@@ -569,8 +598,17 @@ class Desk:
         known = sorted(self.hall.tables)
         if not asked:
             return known, []
-        return sorted(set(asked)), [Outcome(t, "-", "not asked") for t in known
+        return sorted(set(asked)), [Outcome(t, "-", said("hall.term.not_asked")) for t in known
                                     if t not in asked]
+
+
+def _refused(reply: dict[str, Any]) -> str:
+    """Why a table refused, in the terminal's language when its reply gives the refusal's
+    catalogue key and values, else as the table said it."""
+    code, params = reply.get("code"), reply.get("params")
+    if isinstance(code, str) and isinstance(params, dict):
+        return clean(terminal().notice(code, params), 160)
+    return clean(reply.get("error") or "", 160)
 
 
 def default_store(config: HallConfig) -> Path:
@@ -586,9 +624,10 @@ def not_scheduled(schedule: dict[str, dict[str, dict[str, str]]],
         return None
     round_id, table = round_of(message), message["table"]
     if round_id not in schedule:
-        return f"round {clean(round_id, 40)} is not in the schedule loaded"
+        return said("hall.why.round_unknown", round=clean(round_id, 40))
     if table not in schedule[round_id]:
-        return f"table {clean(table, 24)} has no match in round {clean(round_id, 40)}"
+        return said("hall.why.table_unscheduled", table=clean(table, 24),
+                    round=clean(round_id, 40))
     return None
 
 
@@ -611,7 +650,7 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
         for message in messages:
             why = not_scheduled(desk.schedule, message) or store.conflict(message)
             if why is None and not store.save(message, now):
-                why = f"its id {clean(message['id'], 24)} is not a result id"
+                why = said("hall.why.bad_id", id=clean(message["id"], 24))
             if why:
                 aside.append((message, why))
             else:
@@ -633,9 +672,9 @@ async def store_and_acknowledge(desk: Desk, messages: list[dict[str, Any]], time
 
 
 def aside_line(message: dict[str, Any], why: str) -> str:
-    """A result set aside, as the desk reports it."""
-    return (f"{clean(mapping_of(message).get('table'), 24)}: result "
-            f"{clean(mapping_of(message).get('id'), 40)} set aside, not acknowledged: {why}")
+    """A result set aside, as the desk reports it, in the terminal's language."""
+    return said("hall.term.set_aside", table=clean(mapping_of(message).get("table"), 24),
+                id=clean(mapping_of(message).get("id"), 40), why=why)
 
 
 # -- the subcommands ----------------------------------------------------------------------
@@ -652,11 +691,12 @@ async def status(config: HallConfig, args: argparse.Namespace) -> int:
             lines, warnings = render_status(desk.hall, now, config)
             if not args.once:
                 sys.stdout.write("\x1b[H\x1b[2J")  # redraw in place
-            print(f"hall {config.hall!r} on {config.host}:{config.port}, "
-                  f"{len(desk.hall.online())} of {len(desk.hall.tables)} tables online")
+            print(said("hall.term.header", hall=repr(config.hall), host=config.host,
+                       port=config.port, online=len(desk.hall.online()),
+                       total=len(desk.hall.tables)))
             print("\n".join(lines))
             for warning in warnings:
-                print(f"warning: {warning}")
+                print(said("cli.warning", warning=warning))
             if args.once:
                 return 0
             sys.stdout.flush()
@@ -670,10 +710,11 @@ async def command(config: HallConfig, args: argparse.Namespace,
     async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
         for notice in desk.hall.notices():
-            print(f"warning: {say(notice)}")
+            print(said("cli.warning", warning=say(notice)))
         targets, left_out = desk.targets(args.table)
         if not targets:
-            print(f"timerd hall: no table of hall {config.hall} is known", file=sys.stderr)
+            print(f"timerd hall: {said('hall.term.no_table', hall=config.hall)}",
+                  file=sys.stderr)
             return EXIT_INCOMPLETE
         if args.hall_command == "start-round":  # before the instant is fixed: acks take time
             await _collect_before_start(desk, args, targets)
@@ -694,17 +735,19 @@ async def _collect_before_start(desk: Desk, args: argparse.Namespace,
         _, warning = clock_sync_text({} if view is None else view.clock,
                                      desk.config.max_offset_ms)
         if view is not None and warning and view.link == "online":
-            print(f"warning: {name}: {say(warning)}; its start may be off by as much")
+            print(said("cli.warning", warning=said("hall.term.start_off", table=name,
+                                                   warning=say(warning))))
     held = [m for t in targets if (v := desk.hall.tables.get(t)) and (m := v.unacknowledged())]
     acks, aside = await store_and_acknowledge(desk, held, args.timeout)
     for message, why in aside:
-        print(f"warning: {aside_line(message, why)}")
+        print(said("cli.warning", warning=aside_line(message, why)))
     for outcome in acks:
         if outcome.word == "ok":
-            print(f"{outcome.table}: result stored and acknowledged")
+            print(said("hall.term.stored_acked", table=outcome.table))
         else:
-            print(f"warning: {outcome.table}: result stored, acknowledgement {outcome.word} "
-                  f"{outcome.detail}".rstrip())
+            print(said("cli.warning", warning=said(
+                "hall.term.stored_not_acked", table=outcome.table, word=outcome.said(),
+                detail=outcome.detail).rstrip()))
 
 
 def _round_start(args: argparse.Namespace, now: float) -> float | None:
@@ -727,8 +770,8 @@ async def start_round(config: HallConfig, args: argparse.Namespace) -> int:
             return None
         start = dt.datetime.fromtimestamp(at)
         round_id = args.round or desk.hall.next_round() or start.strftime("%Y-%m-%d %H:%M:%S")
-        print(f"round {round_id}: start signal at {start.strftime('%H:%M:%S.%f')[:-3]} "
-              f"(in {at - now:.1f} s)")
+        print(said("hall.term.start_signal", round=round_id,
+                   time=start.strftime("%H:%M:%S.%f")[:-3], s=f"{at - now:.1f}"))
         return {"command": "start_round", "at": at, "round": round_id}
 
     return await command(config, args, make)
@@ -736,7 +779,7 @@ async def start_round(config: HallConfig, args: argparse.Namespace) -> int:
 
 async def reset(config: HallConfig, args: argparse.Namespace) -> int:
     if bool(args.table) == args.all_finished:
-        print("timerd hall reset: name the tables, or --all-finished", file=sys.stderr)
+        print(f"timerd hall reset: {said('hall.term.reset_whom')}", file=sys.stderr)
         return EXIT_USAGE
     message = {"command": "reset", "finished_only": args.all_finished}
     return await command(config, args, lambda _: message)
@@ -757,18 +800,17 @@ async def load_round(config: HallConfig, args: argparse.Namespace) -> int:
                             round_id, assignments)
     async with Desk(config, args.store) as desk:
         await desk.gather(args.wait)
-        print(f"round {round_id}: {len(assignments)} matches from {args.file}")
+        print(said("hall.term.loaded", round=round_id, n=len(assignments), file=args.file))
         orders = {a.table: {"command": "teams", "home": a.home, "away": a.away,
                             "round": round_id} for a in assignments}
         outcomes = await desk.ask(orders, args.timeout)
-        idle = [Outcome(t, "-", f"no match in round {round_id}") for t in desk.hall.tables
+        idle = [Outcome(t, "-", said("hall.term.no_match", round=round_id))
+                for t in desk.hall.tables
                 if t not in orders]
         code = report(outcomes + idle)
         busy = sorted(o.table for o in outcomes if o.code == "refused.teams_in_play")
         if busy:  # issue 30 item 2: the table refuses; the round it plays keeps its names
-            print(f"the match before round {round_id} is not over on {few(busy, 10)}: their "
-                  f"names for round {round_id} were not taken; load round {round_id} again "
-                  "once it has ended")
+            print(said("hall.term.busy", round=round_id, tables=few(busy, 10)))
         return code
 
 
@@ -780,8 +822,7 @@ async def results(config: Config, args: argparse.Namespace) -> int:
         await desk.gather(args.wait)
         round_id = args.round or desk.hall.current_round()
         if round_id is None:
-            print("timerd hall results: no table is in a round; name one with --round",
-                  file=sys.stderr)
+            print(f"timerd hall results: {said('hall.term.no_round')}", file=sys.stderr)
             return EXIT_INCOMPLETE
         before = await asyncio.to_thread(desk.store.of_round, round_id)
 
@@ -796,32 +837,36 @@ async def results(config: Config, args: argparse.Namespace) -> int:
         got = found.results
         if not got and not found.withdrawn and not _round_known(desk, round_id):
             for message, why in aside:
-                print(f"warning: {clean(aside_line(message, why), 400)}", file=sys.stderr)
+                print(said("cli.warning", warning=clean(aside_line(message, why), 400)),
+                      file=sys.stderr)
             rounds = await asyncio.to_thread(_rounds_known, desk)
-            print(f"timerd hall results: no table has played round {clean(round_id)}, and the "
-                  f"schedule has no such round (rounds known: {few(rounds)})", file=sys.stderr)
+            print("timerd hall results: " + said("hall.term.round_unknown",
+                                                 round=clean(round_id), rounds=few(rounds)),
+                  file=sys.stderr)
             return EXIT_INCOMPLETE
         rows = [match_row(got[name]) for name in sorted(got)]
         named = _names_from_schedule(rows, desk.schedule.get(round_id) or {})
         missing = sorted(expected - set(got))
-        print(f"round {clean(round_id)}: {len(got)} of {len(expected | set(got))} results",
-              file=human)
+        print(said("hall.term.round_results", round=clean(round_id), n=len(got),
+                   total=len(expected | set(got))), file=human)
         if rows:
             print("\n".join(render_results(rows)), file=human)
         for table in sorted(found.withdrawn):  # issue 41 item 2: taken back, not final
             reason = clean(found.withdrawn[table].get("withdrawn"), 24)
-            print(f"withdrawn: {clean(table)} ({reason}, in play)", file=human)
+            print(said("hall.term.withdrawn", table=clean(table), reason=reason), file=human)
         left = [m for m in missing if m not in found.withdrawn]
         if left:
-            print("missing: " + ", ".join(clean(m) for m in left), file=human)
+            print(said("hall.term.missing", tables=", ".join(clean(m) for m in left)),
+                  file=human)
         # Held for this round (a conflict, a jump, a forgery): the round is not done.
         held = [m for m, _ in aside if round_of(mapping_of(m)) == round_id]
         for line in found.conflicts + [aside_line(*a) for a in aside] + named:
-            print(f"warning: {clean(line, 400)}", file=human)
+            print(said("cli.warning", warning=clean(line, 400)), file=human)
         for outcome in acks:
             if outcome.failed:
-                print(f"warning: {outcome.table}: stored, but the acknowledgement was "
-                      f"{outcome.word} {outcome.detail}".rstrip(), file=human)
+                print(said("cli.warning", warning=said(
+                    "hall.term.ack_failed", table=outcome.table, word=outcome.said(),
+                    detail=outcome.detail).rstrip()), file=human)
         await asyncio.to_thread(lambda: _export(args, config, round_id, rows, missing,
                                                 taken_back=sorted(found.withdrawn)))
         return EXIT_INCOMPLETE if missing or not got or found.conflicts or held else 0
@@ -831,15 +876,15 @@ def _names_from_schedule(rows: list[dict[str, Any]],
                          scheduled: dict[str, dict[str, str]]) -> list[str]:
     """Fill in the names of a result its table sent without them from the desk's schedule
     (issue 41 item 1: a table that lost them), and say so, a sentence per table."""
-    said = []
+    lines = []
     for row in rows:
         names = scheduled.get(row["table"]) or {}
         if row["home"] or row["away"] or not any(names.values()):
             continue
         row["home"], row["away"] = names.get("home", ""), names.get("away", "")
-        said.append(f"{row['table']}: its result came without names; the schedule's "
-                    f"({row['home']} - {row['away']}) are exported")
-    return said
+        lines.append(said("hall.term.names_from_schedule", table=row["table"],
+                          home=row["home"], away=row["away"]))
+    return lines
 
 
 def _round_known(desk: Desk, round_id: str) -> bool:
@@ -909,6 +954,6 @@ def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -
     except KeyboardInterrupt:
         return 0
     except mqtt.MqttError as exc:
-        print(f"timerd hall: broker {hall.host}:{hall.port}: {broker_error(exc)}",
-              file=sys.stderr)
+        print("timerd hall: " + said("hall.term.broker", host=hall.host, port=hall.port,
+                                     error=broker_error(exc)), file=sys.stderr)
         return EXIT_USAGE

@@ -28,6 +28,7 @@ from typing import Any
 from timerd.adapters.hall.protocol import MAX_REVISION, proof_follows, proof_position
 from timerd.core.record import NAME_MAX
 from timerd.disk import replace_file
+from timerd.tools.hall_text import text as said
 from timerd.tools.hall_wire import RESULT, clean, problem
 
 #: A round's schedule for a hall of hundreds of tables is a few tens of KiB.
@@ -62,11 +63,12 @@ def read_schedule(path: Path, round_id: str | None) -> tuple[str, list[Assignmen
     rounds = _rounds(path, _schedule_text(path))
     if round_id is None:
         if len(rounds) != 1:
-            raise ScheduleError(f"{path} holds {len(rounds)} rounds "
-                                f"({few(rounds)}); say which with --round")
+            raise ScheduleError(said("hall.schedule.rounds", path=path, n=len(rounds),
+                                     rounds=few(rounds)))
         round_id = next(iter(rounds))
     if round_id not in rounds:
-        raise ScheduleError(f"{path} has no round {round_id!r} (it has {few(rounds)})")
+        raise ScheduleError(said("hall.schedule.no_round", path=path, round=repr(round_id),
+                                 rounds=few(rounds)))
     return round_id, rounds[round_id]
 
 
@@ -77,13 +79,13 @@ def _schedule_text(path: Path) -> str:
     except OSError as exc:
         raise ScheduleError(f"{path}: {exc.strerror or exc}") from None
     if len(data) > MAX_SCHEDULE_BYTES:
-        raise ScheduleError(f"{path}: larger than {MAX_SCHEDULE_BYTES:,} bytes; one hall's "
-                            "rounds are far less")
+        raise ScheduleError(said("hall.schedule.too_large", path=path,
+                                 most=f"{MAX_SCHEDULE_BYTES:,}"))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ScheduleError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); save "
-                            "it as CSV UTF-8") from None
+        raise ScheduleError(said("hall.schedule.not_utf8", path=path, reason=exc.reason,
+                                 at=exc.start)) from None
     return text
 
 
@@ -96,12 +98,13 @@ def _rounds(path: Path, text: str) -> dict[str, list[Assignment]]:
     try:
         names = rows.fieldnames or []
     except csv.Error as exc:
-        raise ScheduleError(f"{path} line 1: {_csv_problem(exc)}") from None
+        raise ScheduleError(said("hall.schedule.line", path=path, line=1,
+                                 problem=_csv_problem(exc))) from None
     missing = [c for c in SCHEDULE_COLUMNS if c not in names]
     if missing:
-        raise ScheduleError(f"{path}: the first line must name the columns "
-                            f"{separator.join(SCHEDULE_COLUMNS)} (separated by , or ;); "
-                            f"missing {', '.join(missing)}")
+        raise ScheduleError(said("hall.schedule.columns", path=path,
+                                 columns=separator.join(SCHEDULE_COLUMNS),
+                                 missing=", ".join(missing)))
     rounds: dict[str, list[Assignment]] = {}
     seen: dict[tuple[str, str], int] = {}
     number = rows.line_num + 1
@@ -109,25 +112,29 @@ def _rounds(path: Path, text: str) -> dict[str, list[Assignment]]:
         try:
             row = next(rows, None)
         except csv.Error as exc:
-            raise ScheduleError(f"{path} line {number}: {_csv_problem(exc)}") from None
+            raise ScheduleError(said("hall.schedule.line", path=path, line=number,
+                                     problem=_csv_problem(exc))) from None
         if row is None:
             break
         if len(seen) >= MAX_SCHEDULE_ROWS:
-            raise ScheduleError(f"{path}: more than {MAX_SCHEDULE_ROWS} rows")
+            raise ScheduleError(said("hall.schedule.rows", path=path, most=MAX_SCHEDULE_ROWS))
         cells = {c: (row.get(c) or "").strip() for c in SCHEDULE_COLUMNS}
         here, number = number, rows.line_num + 1
         if not any(cells.values()):
             continue  # a blank line
         for column, value in cells.items():
             if not value and column in ("round", "table"):
-                raise ScheduleError(f"{path} line {here}: no {column}")
+                raise ScheduleError(said("hall.schedule.line", path=path, line=here,
+                                         problem=said("hall.schedule.empty_cell",
+                                                      column=column)))
             if len(value) > NAME_MAX or not value.isprintable():
-                raise ScheduleError(f"{path} line {here}: {column} must be at most "
-                                    f"{NAME_MAX} printable characters")
+                raise ScheduleError(said("hall.schedule.line", path=path, line=here,
+                                         problem=said("hall.schedule.long_cell",
+                                                      column=column, most=NAME_MAX)))
         key = (cells["round"], cells["table"])
         if key in seen:
-            raise ScheduleError(f"{path} line {here}: table {key[1]} has a match in round "
-                                f"{key[0]} already (line {seen[key]})")
+            raise ScheduleError(said("hall.schedule.line", path=path, line=here, problem=said(
+                "hall.schedule.twice", table=key[1], round=key[0], line=seen[key])))
         seen[key] = here
         rounds.setdefault(cells["round"], []).append(
             Assignment(cells["table"], cells["home"], cells["away"]))
@@ -138,11 +145,11 @@ def _csv_problem(exc: csv.Error) -> str:
     """A CSV reader's error as an organiser can act on it."""
     text = str(exc)
     if "field larger than field limit" in text:
-        return (f"a field longer than {csv.field_size_limit():,} characters (names are at "
-                f"most {NAME_MAX})")
+        return said("hall.csv.too_long", most=f"{csv.field_size_limit():,}",
+                    name_max=NAME_MAX)
     if "unexpected end of data" in text or "newline inside string" in text:
-        return 'a quote (") that is never closed: the field runs on to the end of the file'
-    return f"not CSV ({text})"
+        return said("hall.csv.quote")
+    return said("hall.csv.not_csv", error=text)
 
 
 #: An error names at most this many rounds (a file may hold hundreds).
@@ -153,10 +160,11 @@ def few(names: Iterable[str], most: int = FEW) -> str:
     """`names` for an error message: the first `most`, and how many more."""
     listed = list(names)
     if not listed:
-        return "none"
+        return said("hall.few.none")
     shown = ", ".join(repr(n) if not n.isprintable() or "," in n else n
                       for n in listed[:most])
-    return shown + (f" and {len(listed) - most} more" if len(listed) > most else "")
+    return said("hall.few.more", names=shown, n=len(listed) - most) \
+        if len(listed) > most else shown
 
 
 # -- results at the desk ------------------------------------------------------------------
@@ -201,14 +209,13 @@ def chain_problem(kept: Mapping[str, Any], new: Mapping[str, Any]) -> str | None
     if kept.get("proof") is None:
         if b <= a + 2:
             return None
-        return f"revision {revision} skips the revisions after {had}, which the desk has"
+        return said("hall.why.skips", revision=revision, had=had)
     if new.get("proof") is None:
-        return f"it carries no proof, and revision {had}, which the desk has, does"
+        return said("hall.why.no_proof", had=had)
     later, earlier = (new, kept) if b > a else (kept, new)
     if proof_follows(later["proof"], abs(b - a), earlier["proof"]):
         return None
-    return (f"its proof does not {'follow' if b > a else 'lead to'} that of revision {had}, "
-            "which the desk has: not a correction its table made")
+    return said("hall.why.proof_follows" if b > a else "hall.why.proof_leads", had=had)
 
 
 def round_of(message: Mapping[str, Any]) -> Any:
@@ -297,8 +304,8 @@ class ResultStore:
         if same is not None:
             if same.message.get("result") == message.get("result"):
                 return None
-            return (f"it differs from the result {clean(message['id'])} revision "
-                    f"{revision_of(message)} the desk has")
+            return said("hall.why.differs", id=clean(message["id"]),
+                        revision=revision_of(message))
         # The id is a safe file name (`_RESULT_ID`): no glob pattern in it.
         kept = [s for p in self.directory.glob(f"{message['id']}*.json")
                 if (s := self._read(p)) is not None and s.message.get("id") == message["id"]]
@@ -354,9 +361,9 @@ class ResultStore:
             mine = matches.setdefault(stored.table, {})
             if mine and stored.match_id not in mine:
                 first = next(iter(mine))
-                conflicts.append(f"{stored.table}: a second match in round {round_id}, "
-                                 f"{stored.message.get('id')}, beside {first} (kept: the "
-                                 "first received; remove the wrong one from the store)")
+                conflicts.append(said("hall.why.second_match", table=stored.table,
+                                      round=round_id, id=stored.message.get("id"),
+                                      first=first))
                 continue
             kept = mine.get(stored.match_id)
             if kept is None or stored.order >= kept.order:

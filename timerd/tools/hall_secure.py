@@ -39,6 +39,7 @@ from pathlib import Path
 import tomli_w
 
 from timerd.adapters.hall.protocol import MAX_PAYLOAD_BYTES, Topics
+from timerd.tools.hall_text import text as said
 
 #: The desk's user name on the broker.
 DESK_USER = "desk"
@@ -121,8 +122,7 @@ def _directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                      dir_fd=parent)
     except OSError as exc:
-        raise SecureError(f"{path}: not a directory of its own ({exc.strerror}): a symbolic "
-                          "link is not followed; remove it or choose another --out") from exc
+        raise SecureError(said("hall.secure.not_dir", path=path, error=exc.strerror)) from exc
     try:
         yield fd
     finally:
@@ -136,7 +136,7 @@ def _write(directory: int, name: str, text: str, mode: int, shown: Path) -> None
     but a link there is someone's trap and worth saying)."""
     with contextlib.suppress(FileNotFoundError):
         if stat.S_ISLNK(os.lstat(name, dir_fd=directory).st_mode):
-            raise SecureError(f"{shown} is a symbolic link: not followed; remove it")
+            raise SecureError(said("hall.secure.link", path=shown))
     tmp = f".{name}.{secrets.token_hex(8)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  mode, dir_fd=directory)
@@ -159,7 +159,7 @@ def _hashed(tool: str, users: dict[str, str]) -> str:
         hashed = subprocess.run([tool, "-U", str(plain)], capture_output=True, text=True,
                                 check=False)
         if hashed.returncode != 0:
-            raise SecureError(f"mosquitto_passwd -U failed: {hashed.stderr.strip()}")
+            raise SecureError(said("hall.secure.failed", error=hashed.stderr.strip()))
         return plain.read_text(encoding="utf-8")
 
 
@@ -170,14 +170,15 @@ def secure(hall: str, tables: list[str], out: Path, broker: tuple[str, int] = ("
     broker = (broker[0] or socket.gethostname(), broker[1])
     tool = passwd_tool or shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
     if not Path(tool).exists():
-        raise SecureError("mosquitto_passwd is not installed (Debian: apt install mosquitto)")
+        raise SecureError(said("hall.secure.no_passwd"))
     bad = [t for t in tables if not _TABLE_ID.fullmatch(t) or t in (DESK_USER, BOARD_USER)]
     if bad or not tables or len(set(tables)) < len(tables):
-        raise SecureError("--tables: table ids of 1 to 32 letters, digits, '-' or '_', each "
-                          f"once, not {DESK_USER!r} or {BOARD_USER!r}"
-                          + (f" (not {', '.join(bad[:3])})" if bad else ""))
+        raise SecureError(said("hall.secure.tables", desk=repr(DESK_USER),
+                               board=repr(BOARD_USER))
+                          + (" " + said("hall.secure.bad", tables=", ".join(bad[:3]))
+                             if bad else ""))
     if not 0 < broker[1] < 65536:
-        raise SecureError(f"--port {broker[1]}: a TCP port is 1 to 65535")
+        raise SecureError(said("hall.secure.port", port=broker[1]))
     users = {user: secrets.token_urlsafe(18) for user in (DESK_USER, BOARD_USER, *tables)}
     passwd = _hashed(tool, users)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -205,14 +206,13 @@ def main(hall: str, args: argparse.Namespace) -> int:
         print(f"timerd hall secure: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    print(f"hall {hall}: users {DESK_USER} and {', '.join(tables)} in {out / 'passwd'}, "
-          f"access list {out / 'acl'}\n"
-          f"broker: sudo install -d -o mosquitto -m 700 {BROKER_DIR} && sudo install -o "
-          f"mosquitto -m 600 {out / 'passwd'} {out / 'acl'} {BROKER_DIR}/ && sudo cp "
-          f"{out / 'mosquitto.conf'} /etc/mosquitto/conf.d/timerd.conf && sudo systemctl "
-          "restart mosquitto\n"
-          f"tables: each its {out / 'tables'}/<table>.toml as "
-          "/etc/timerd/timerd.d/hall-login.toml (root:timerd, mode 640), then restart timerd; "
-          f"the desk: {out / 'desk.toml'}, the hall board: {out / 'board.toml'}, each as "
-          "timerd.d/hall-login.toml beside its config")
+    print(said("hall.secure.done", hall=hall, desk=DESK_USER, tables=", ".join(tables),
+               passwd=out / "passwd", acl=out / "acl"))
+    print(said("hall.secure.broker", commands=(
+        f"sudo install -d -o mosquitto -m 700 {BROKER_DIR} && sudo install -o "
+        f"mosquitto -m 600 {out / 'passwd'} {out / 'acl'} {BROKER_DIR}/ && sudo cp "
+        f"{out / 'mosquitto.conf'} /etc/mosquitto/conf.d/timerd.conf && sudo systemctl "
+        "restart mosquitto")))
+    print(said("hall.secure.tables_desk", tables=out / "tables", desk=out / "desk.toml",
+               board=out / "board.toml"))
     return 0

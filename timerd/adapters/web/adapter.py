@@ -86,6 +86,7 @@ from timerd.config import INSTANCE_HINT, InUse, WebConfig
 from timerd.config.sections import MIN_TOKEN
 from timerd.core.effects import Tick
 from timerd.disk import DiskWriter, replace_file
+from timerd.i18n import LOG_TEXT
 from timerd.limits import (
     CommandRate,
     InputRefused,
@@ -143,13 +144,6 @@ CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; c
                  ".png": "image/png", ".svg": "image/svg+xml", ".ico": "image/x-icon",
                  ".woff2": "font/woff2"}
 JSON = ("Content-Type", "application/json; charset=utf-8")
-#: What `timerctl desk` is told when no phone can pair (the config's problem, in its words).
-NO_TOKEN = ("the score desk needs web.token in the config, and this config has none: `sudo "
-            "timerd install` writes a random one into a new config; or set [web] token = "
-            f"\"...\" ({MIN_TOKEN} or more random characters) and restart timerd")
-NOT_LISTENING = "the web server is not listening (see its log): there is no desk to pair"
-PI_ONLY = ("control is served only on the Pi itself ([web] control = {control}): a phone "
-           "cannot reach it; open http://{control}/control in the Pi's own browser")
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -572,14 +566,14 @@ class WebServer:
             log.info("web: revoked device %s", args[1])
             return devices_reply(self.pairing.listing())
         if args:
-            return error_reply("desk: expected nothing, `list` or `revoke ID`")
+            return _desk_problem("cli.desk.usage")
         if not self.config.token:
-            return error_reply(NO_TOKEN)
+            return _desk_problem("cli.desk.no_token", least=MIN_TOKEN)
         if self.control_bound is None:
-            return error_reply(NOT_LISTENING)
+            return _desk_problem("cli.desk.not_listening")
         host, port = self.control_bound
         if self.config.control and host in LOOPBACK:
-            return error_reply(PI_ONLY.format(control=self.config.control))
+            return _desk_problem("cli.desk.pi_only", control=self.config.control)
         return pairing_code_reply(self.pairing.new_code(), CODE_TTL_S, host, port)
 
     async def _stream(self, request: Request) -> Response | Upgrade:
@@ -668,3 +662,9 @@ def _dumps(value: Any) -> str:
 def _encode(value: Any) -> bytes:
     """A stream message as the bytes of a WebSocket text frame (UTF-8 JSON)."""
     return _dumps(value).encode()
+
+
+def _desk_problem(key: str, **params: Any) -> dict[str, Any]:
+    """What `timerctl desk` is told when no phone can pair (the config's problem): English in
+    `error`, and the catalogue's key and values for timerctl to say it in its language."""
+    return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}

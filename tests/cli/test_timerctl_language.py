@@ -1,0 +1,163 @@
+"""timerctl speaks the terminal's language (issue 46 item 1): its errors (no daemon at the
+socket, a bad instance name, a missing command), its help, `timerctl desk`, the storage lines
+and the "not durable" warning, like its replies, in the config's `[ui] language` (or the
+locale's, for "auto"), from the message catalogue. Every scenario is run in English, Slovenian
+and Slovak, and no line of the sl/sk output may be English (tests/untranslated.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.daemon_process import Daemon
+from tests.untranslated import untranslated
+from timerd import cli
+from timerd import config as config_mod
+from timerd.config import paths
+from timerd.i18n import Messages
+
+LOCALES = {"en": "en_GB.UTF-8", "sl": "sl_SI.UTF-8", "sk": "sk_SK.UTF-8"}
+HOME, AWAY = "HC Olimpija", "HK Poprad"
+#: Commands are words of the protocol, the same in every language.
+COMMANDS = ("help", "status", "start", "pause", "resume", "toggle", "reset", "desk")
+
+Run = Callable[..., tuple[int, str]]
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The machine's /etc/timerd/timerd.toml, under tmp_path, and no other socket."""
+    config = tmp_path / "etc" / "timerd.toml"
+    config.parent.mkdir()
+    monkeypatch.setattr(paths, "SYSTEM_CONFIG", config)
+    monkeypatch.setattr(paths, "SYSTEM_RUNTIME", tmp_path / "run")
+    for name in ("TIMERD_SOCKET", "RUNTIME_DIRECTORY", "STATE_DIRECTORY",
+                 config_mod.INSTANCE_ENV, "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "session"))
+    return config
+
+
+@pytest.fixture
+def run(config_file: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> Run:
+    """`run(language, *argv, config="")`: timerctl in a terminal of `language` (its locale),
+    with `config` as the machine's config; its exit code and all it printed."""
+    def timerctl(language: str, *argv: str, config: str = "") -> tuple[int, str]:
+        monkeypatch.setenv("LC_ALL", LOCALES[language])
+        config_file.write_text(config)
+        try:
+            code = cli.timerctl(list(argv))
+        except SystemExit as exc:  # argparse's usage error
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        return code, out.out + out.err
+    return timerctl
+
+
+def in_each_language(scenario: Callable[[str], str], data: tuple[str, ...] = ()) -> None:
+    """Run `scenario` in en, sl and sk; no line of the sl and sk output is English."""
+    english = scenario("en")
+    for language in ("sl", "sk"):
+        said = scenario(language)
+        assert said.strip(), language
+        assert untranslated(language, said, english, data) == [], (language, said)
+
+
+def test_errors_help_and_the_desk_without_a_daemon(tmp_path: Path, run: Run) -> None:
+    """The config's own problem (its schema's words, as `timerd config` prints them) and the
+    positional arguments' names argparse shows are data."""
+    nowhere = str(tmp_path / "nowhere.sock")
+    shared = tmp_path / "shared"  # anyone may swap a socket in it: refused
+    shared.mkdir()
+    shared.chmod(0o777)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("not a socket\n")
+
+    def scenario(language: str) -> str:
+        said = []
+        for argv, config, code in [
+                (["--socket", nowhere, "start"], "", cli.EXIT_USAGE),
+                (["--socket", nowhere, "--help"], "", 0),
+                (["--socket", str(shared / "control.sock"), "status"], "", cli.EXIT_USAGE),
+                (["--socket", str(tmp_path / "broken.toml"), "status"], "", cli.EXIT_USAGE),
+                ([], "", cli.EXIT_USAGE),
+                (["--instance", "no good", "status"], "", cli.EXIT_USAGE),
+                (["--socket", nowhere, "desk"], "", cli.EXIT_USAGE),
+                (["--socket", nowhere, "status", "--list"], "", cli.EXIT_USAGE)]:
+            got, out = run(language, *argv, config=config)
+            assert got == code, (argv, out)
+            said.append(out)
+        return "".join(said)
+    in_each_language(scenario, data=("command", "args", *COMMANDS))
+    assert "na " + nowhere + " ne posluša noben timerd" in scenario("sl")
+
+
+def test_the_configs_language_comes_before_the_locale(tmp_path: Path, run: Run) -> None:
+    """`[ui] language = "sk"` in a Slovenian terminal: Slovak; "auto": the locale's."""
+    nowhere = str(tmp_path / "nowhere.sock")
+    said = run("sl", "--socket", nowhere, "status", config='[ui]\nlanguage = "sk"\n')[1]
+    assert f"na {nowhere} nepočúva žiadny timerd" in said
+    said = run("sl", "--socket", nowhere, "status", config='[ui]\nlanguage = "auto"\n')[1]
+    assert f"na {nowhere} ne posluša noben timerd" in said
+
+
+def test_the_lines_no_test_daemon_can_provoke(tmp_path: Path) -> None:
+    """The storage lines and a warning, as a failing card gives them
+    (tests/cli/test_recovery_storage.py drives that in English), and a socket this user may
+    not use (the suite runs as root, whom no permission stops)."""
+    status = {"phase": "running", "remaining_s": 600.0, "language": "auto",
+              "storage": {"ok": False, "pending_results": 2,
+                          "faults": dict.fromkeys(("journal", "heartbeat", "outbox", "results"),
+                                                  "ENOSPC (No space left on device)")}}
+    reply = {"ok": True, "status": status, "durable": False, "problem": "ENOSPC",
+             "warning": "not durable: ENOSPC; a crash now would lose this command"}
+    path = tmp_path / "control.sock"
+
+    def scenario(language: str) -> str:
+        msg = Messages(language)
+        return "\n".join([cli.action_line("start", reply, msg).split("\n", 1)[1],
+                          cli._warning(reply, msg),
+                          cli._unreachable(path, PermissionError(13, "Permission denied"), msg),
+                          cli._unreachable(path, OSError(5, "I/O error"), msg)])
+    in_each_language(scenario, data=("ENOSPC", "No space left on device", "I/O error"))
+    assert "SHRAMBA   dnevnik: zapisovanje ni mogoče: ENOSPC" in scenario("sl")
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Callable[[], Daemon]]:
+    """A fresh daemon (ISBHF, "auto": the terminal's language) each call."""
+    started: list[Daemon] = []
+
+    def start() -> Daemon:
+        home = tmp_path / f"table{len(started)}"
+        home.mkdir()
+        table = Daemon(home, "--profile", "isbhf-playoff", speed=1.0)
+        started.append(table)
+        return table.ready()
+    yield start
+    for table in started:
+        table.__exit__(None, None, None)
+
+
+def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daemon]) -> None:
+    """A fresh match each language: the same replies, a refusal (a timeout while the clock
+    runs, ISBHF 412), an unknown command and `timerctl help`."""
+    def scenario(language: str) -> str:
+        sock = ["--socket", str(daemon().socket)]
+        said = []
+        for argv, code in [(["teams", HOME, AWAY], 0), (["status"], 0), (["start"], 0),
+                           (["timeout", "home"], cli.EXIT_REFUSED), (["faceoff"], 0),
+                           (["goal", "home", "17", "4"], 0), (["pause"], 0),
+                           (["bogus"], cli.EXIT_REFUSED), (["help"], 0),
+                           (["desk", "--list"], 0), (["desk"], cli.EXIT_REFUSED)]:
+            got, out = run(language, *sock, *argv)
+            assert got == code, (argv, out)
+            said.append(out)
+        return "".join(said)
+    listed = cli.request(daemon().socket, "commands", [])["commands"]
+    words = {c["command"] for c in listed} | {
+        a.rstrip("?").removesuffix("...") for c in listed for a in c["args"]}
+    in_each_language(scenario, data=(HOME, AWAY, *words))
