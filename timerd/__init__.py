@@ -1,6 +1,6 @@
 """timerd: match timer and buzzer daemon for table hockey (ITHF) and ball hockey (ISBHF)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def version() -> str:
