@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -58,7 +59,11 @@ class BoardProcess:
     def ready(self) -> bool:
         if self.proc.poll() is not None:
             raise RuntimeError(f"the board exited: {self.log.read_text()}")
-        return "hall board of" in self.log.read_text()
+        try:  # its port, not its first line, which speaks the desk's language (issue 46)
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+        except OSError:
+            return False
+        return True
 
     def stop(self) -> None:
         if self.proc.poll() is None:
