@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import re
+import socket
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -215,6 +216,23 @@ def own_state_directories(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("timerd-dirs")
     monkeypatch.setenv("STATE_DIRECTORY", str(home / "state"))
     monkeypatch.setenv("RUNTIME_DIRECTORY", str(home / "run"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_default_web_port_is_taken() -> Iterator[None]:
+    """The suite holds the default web port (8080) while it runs, as a club's live timerd
+    would (issue 46 item 4): a test daemon left on the default port fails here on every run,
+    not only in CI, where `.ci/run` keeps a live timerd on it. Already taken: nothing to do."""
+    holder: socket.socket | None = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8080))  # loopback: it still stops a bind of every address
+        holder.listen()
+    except OSError:
+        holder.close()
+        holder = None
+    yield
+    if holder is not None:
+        holder.close()
 
 
 @pytest.fixture

@@ -557,7 +557,8 @@ def test_the_daemon_drives_a_display_on_a_pty(tmp_path: Path) -> None:
     control = tmp_path / "control.sock"
     daemon = subprocess.Popen(
         [sys.executable, "-m", "timerd", "run", "--simulate", "--speed", "20",
-         "--control", str(control), "-o", f"serial.port={os.ttyname(slave)}"],
+         "--control", str(control), "-o", f"serial.port={os.ttyname(slave)}",
+         "-o", "web.enabled=false"],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert b"$TDS,1,idle,5:00,-----" in read_until(master, b"$TDS,1,idle")
