@@ -331,18 +331,19 @@ def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, N
 
 
 def shown_time(state: dict[str, Any], now: float) -> str:
-    """The table's clock face as it reads now, extrapolated from when the state was sent."""
+    """The table's clock face as it reads now, extrapolated from when the state was sent;
+    a sudden-death overtime's (ITHF 4.8) and a shootout's marked in the terminal's language."""
     age = max(0.0, now - float(state.get("wall", now)))
     phase = state.get("phase")
     if counts_to_start(state):
         return shown_clock(state["start_in_s"] - age)  # m:ss, as the table's clock shows it
     face = state.get("clock_face") or {}
     kind, value = face.get("kind"), float(face.get("value_s", state.get("remaining_s", 0.0)))
-    if kind == "shootout":
-        return f"SO {face.get('text', '')}"
+    if kind == "shootout":  # the catalogue's abbreviations: "SO", sl "KS", sk "SN"
+        return said("clock.shootout", shots=face.get("text", ""))
     runs = phase == "running" or kind == "break"  # a break's clock runs by itself
     if kind == "count_up":
-        return "OT +" + elapsed_clock(value + (age if runs else 0.0))
+        return said("clock.overtime", time=elapsed_clock(value + (age if runs else 0.0)))
     return shown_clock(value - (age if runs else 0.0))
 
 

@@ -1,0 +1,49 @@
+"""What still spoke English in a Slovenian or Slovak terminal after the first round of issue 46
+item 1, each checked per language: the clock cells of an overtime and a shootout (the desk's
+status table, the simulate-mode terminal), ..."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from timerd.adapters.terminal import event_line, status_line
+from timerd.config import profiles
+from timerd.core.match import Match
+from timerd.i18n import Messages
+from timerd.tools import hall_text
+from timerd.tools.hall_desk import shown_time
+
+#: How each language marks the time played in a sudden-death overtime (ITHF 4.8) and a
+#: shootout's attempts on a clock cell: the rulebooks' podaljšek / predĺženie, kazenski
+#: streli / samostatné nájazdy.
+MARKS = {"en": ("OT +", "SO "), "sl": ("POD +", "KS "), "sk": ("PP +", "SN ")}
+
+
+@pytest.fixture(params=list(MARKS))
+def language(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each language, the desk's terminal speaking it (English again after the test)."""
+    hall_text.speak(request.param)
+    yield str(request.param)
+    hall_text.speak("en")
+
+
+def test_the_clock_cells_of_an_overtime_and_a_shootout(language: str) -> None:
+    """The desk's status table (`timerd hall status`) and the terminal display; the English
+    cells stay as they were ("OT +1:14", "SO 2:1"). Failed on the old code for sl and sk."""
+    overtime, shootout = MARKS[language]
+    match = Match(profiles.load("ithf-playoff"))
+    match.handle(match.parse("start"), 0.0)
+    match.poll(421.75)  # the final at 320, a 30-s break, overtime from 350
+    running = {**match.status(421.75).to_dict(), "wall": 1000.0}
+    assert shown_time(running, 1002.5) == f"{overtime}1:14"  # counted on from when sent
+    effects = match.handle(match.parse("pause"), 421.75)
+    status = match.status(421.75)
+    msg = Messages(language)
+    assert status_line(status, msg).startswith(f"{overtime}1:11")
+    assert next(line for e in effects if (line := event_line(e, status, msg)) is not None) \
+        .startswith(f"{overtime}1:11  ")
+    shots = {"phase": "shootout", "wall": 1000.0, "remaining_s": 0.0,
+             "clock_face": {"kind": "shootout", "value_s": 0.0, "text": "2:1"}}
+    assert shown_time(shots, 1001.0) == f"{shootout}2:1"
