@@ -152,7 +152,8 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
                            (["timeout", "home"], cli.EXIT_REFUSED), (["faceoff"], 0),
                            (["goal", "home", "17", "4"], 0), (["pause"], 0),
                            (["bogus"], cli.EXIT_REFUSED), (["help"], 0),
-                           (["desk", "--list"], 0), (["desk"], cli.EXIT_REFUSED)]:
+                           (["desk", "--list"], 0), (["desk"], cli.EXIT_REFUSED),
+                           (["desk", "--revoke", "nobody"], cli.EXIT_REFUSED)]:
             got, out = run(language, *sock, *argv)
             assert got == code, (argv, out)
             said.append(out)
@@ -160,4 +161,4 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
     listed = cli.request(daemon().socket, "commands", [])["commands"]
     words = {c["command"] for c in listed} | {
         a.rstrip("?").removesuffix("...") for c in listed for a in c["args"]}
-    in_each_language(scenario, data=(HOME, AWAY, *words))
+    in_each_language(scenario, data=(HOME, AWAY, "nobody", *words))

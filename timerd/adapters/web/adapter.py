@@ -557,12 +557,11 @@ class WebServer:
             return devices_reply(self.pairing.listing())
         if args[:1] == ("revoke",) and len(args) == 2:
             if self.pairing.forget(args[1]) is None:
-                return error_reply(f"no paired device {args[1]!r} (`timerctl desk --list` "
-                                   "lists them)")
+                return _desk_problem("cli.desk.no_device", device=repr(args[1]))
             if problem := await self._keep_devices():
                 log.error("web: device %s is revoked until the daemon stops, but the file "
                           "cannot be written: %s", args[1], problem)
-                return error_reply(f"revoked until timerd stops, but not on disk: {problem}")
+                return _desk_problem("cli.desk.revoked_not_kept", problem=problem)
             log.info("web: revoked device %s", args[1])
             return devices_reply(self.pairing.listing())
         if args:
@@ -665,6 +664,7 @@ def _encode(value: Any) -> bytes:
 
 
 def _desk_problem(key: str, **params: Any) -> dict[str, Any]:
-    """What `timerctl desk` is told when no phone can pair (the config's problem): English in
-    `error`, and the catalogue's key and values for timerctl to say it in its language."""
+    """What `timerctl desk` is told when no phone can pair (the config's problem), or a
+    device cannot be revoked: English in `error`, and the catalogue's key and values for
+    timerctl to say it in its language."""
     return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}
