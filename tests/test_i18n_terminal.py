@@ -8,12 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.untranslated import untranslated
+from timerd.adapters.hall.protocol import MAX_PAYLOAD_BYTES
 from timerd.adapters.terminal import event_line, status_line
 from timerd.config import profiles
 from timerd.core.match import Match
 from timerd.i18n import Messages
 from timerd.tools import hall_text
-from timerd.tools.hall_desk import shown_time
+from timerd.tools.hall_desk import Hall, shown_time
 
 #: How each language marks the time played in a sudden-death overtime (ITHF 4.8) and a
 #: shootout's attempts on a clock cell: the rulebooks' podaljšek / predĺženie, kazenski
@@ -47,3 +49,41 @@ def test_the_clock_cells_of_an_overtime_and_a_shootout(language: str) -> None:
     shots = {"phase": "shootout", "wall": 1000.0, "remaining_s": 0.0,
              "clock_face": {"kind": "shootout", "value_s": 0.0, "text": "2:1"}}
     assert shown_time(shots, 1001.0) == f"{shootout}2:1"
+
+
+#: Messages the desk sets aside, as the broker may hand them over (issue 36, 41 item 3), and
+#: the words of their reasons that are the wire's own: field names and the values given.
+BAD = {"state": [b'{"phase": "running", "wall": "yesterday", "remaining_s": 1}', b"[1]",
+                 b"{", b'{"phase": "idle", "wall": 1, "remaining_s": 1e400}',
+                 b'{"phase": "idle", "wall": 1, "remaining_s": 0, "version": "' + b"v" * 1200
+                 + b'"}', b'{"phase": "idle", "wall": 1, "remaining_s": 0, "score": {"home": 1.5}}',
+                 b'{"phase": "idle", "wall": 1, "remaining_s": 0, "hall": {"result": '
+                 b'{"id": "r", "acked": "yes"}}}', b" " * (MAX_PAYLOAD_BYTES + 1),
+                 b"[" * 100 + b"]" * 100],
+       "results": [b'{"id": "r1", "table": "t0"}', b'{"id": "r1"}',
+                   b'{"id": "r1", "table": "t", "proof": "zz", "result": {}}',
+                   b'{"id": "r1", "table": "t3", "revision": 1e9, "result": {}}']}
+WIRE_WORDS = ("wall", "yesterday", "remaining_s", "version", "score.home", "hall.result.acked",
+              "result", "table", "proof", "revision", "None", "true", "false", "JSON", "inf")
+
+
+def test_the_reasons_a_message_from_the_broker_is_set_aside(language: str) -> None:
+    """`timerd hall status`'s "state unreadable: ..." and `results`' "set aside: ..." say
+    why in the desk's language (the field's name and the value are the wire's). Failed on the
+    old code for sl and sk: hall_wire's reasons and the JSON limits' were English."""
+    reasons = {lang: reasons_given(lang) for lang in ("en", language)}
+    for english, said in zip(reasons["en"], reasons[language], strict=True):
+        assert (said == english) == (language == "en"), said
+        assert untranslated(language, said, english, WIRE_WORDS) == [] or language == "en"
+    assert len(set(reasons[language])) == len(reasons[language])  # a reason each
+
+
+def reasons_given(language: str) -> list[str]:
+    """Why the desk set each of BAD aside, in `language`."""
+    hall_text.speak(language)
+    hall = Hall("main")
+    for kind, payloads in BAD.items():
+        for i, payload in enumerate(payloads):
+            hall.take(f"timerd/main/tables/t{i}/{kind}", payload)
+    return [view.unreadable or "" for view in hall.tables.values() if view.unreadable] + [
+        why for _, why in hall.aside]

@@ -211,6 +211,14 @@ def refused_reply(told: Notice) -> dict[str, Any]:
         "code": told.code, "params": dict(told.params)}
 
 
+def done_reply(code: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A hall table's answer to a desk command it took (docs/hall.md): `detail` in English
+    (for a desk of before issue 46, which shows it as it is), and `code` and `params`, the
+    catalogue's key (`hall.done.*`) and values, for a desk that says it in its language."""
+    return {"format": REPLY_FORMAT, "ok": True, "detail": LOG_TEXT.notice(code, params),
+            "code": code, "params": dict(params)}
+
+
 def pairing_code_reply(code: str, expires_s: float, host: str, port: int) -> dict[str, Any]:
     """The reply to `desk` on the control socket (`timerctl desk`): a one-time pairing code,
     the seconds it stays good, and where the control page listens (`host` as bound: a

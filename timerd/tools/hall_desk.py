@@ -230,7 +230,7 @@ class Hall:
             data = loads_bounded(payload, MAX_PAYLOAD_BYTES, MAX_DEPTH)
             why = None
         except InputRefused as exc:
-            data, why = None, str(exc)
+            data, why = None, said(exc.key, **exc.params)
         shape = {"state": STATE, "results": RESULT, "events": REPLY}[kind]
         why = why or problem(data, shape)
         if kind == "state":
@@ -241,7 +241,7 @@ class Hall:
                 why = said("hall.why.names_table", table=clean(data["table"], 24),
                            topic=view.name)
             if why is None and data.get("result") is None and not withdrawn(data):
-                why = "result: an object expected, got None (and no withdrawal)"
+                why = said("hall.wire.no_result")
             if why:
                 self.set_aside(data if isinstance(data, dict) else {"table": view.name}, why)
             else:
@@ -586,10 +586,11 @@ class Desk:
                 out.append(Outcome(name, "no answer", said("hall.term.within",
                                                            s=f"{timeout_s:g}")))
             elif reply.get("ok"):
-                detail = clean(reply.get("detail") or "", 160)  # the phase it is in now
-                out.append(Outcome(name, "ok", terminal().get(f"term.phase.{detail}", detail)))
+                detail = clean(reply.get("detail") or "", 160)  # a table before issue 46:
+                out.append(Outcome(name, "ok", _said(reply, terminal().get(  # its phase
+                    f"term.phase.{detail}", detail))))
             else:
-                out.append(Outcome(name, "REFUSED", _refused(reply),
+                out.append(Outcome(name, "REFUSED", _said(reply, reply.get("error") or ""),
                                    clean(reply.get("code") or "")))
         return out
 
@@ -603,13 +604,15 @@ class Desk:
                                     if t not in asked]
 
 
-def _refused(reply: dict[str, Any]) -> str:
-    """Why a table refused, in the terminal's language when its reply gives the refusal's
-    catalogue key and values, else as the table said it."""
+def _said(reply: dict[str, Any], fallback: str) -> str:
+    """What a table's reply says (what it did, or why it refused), in the terminal's language
+    when it gives a catalogue key and values (`code`, `params`: docs/hall.md) the desk knows,
+    else `fallback`, the table's own text (a table of another version)."""
     code, params = reply.get("code"), reply.get("params")
-    if isinstance(code, str) and isinstance(params, dict):
-        return clean(terminal().notice(code, params), 160)
-    return clean(reply.get("error") or "", 160)
+    if isinstance(code, str) and isinstance(params, dict) and code in i18n.catalogue("en"):
+        with contextlib.suppress(KeyError, ValueError, IndexError):  # values it lacks
+            return clean(terminal().notice(code, params), 160)
+    return clean(fallback, 160)
 
 
 def default_store(config: HallConfig) -> Path:
