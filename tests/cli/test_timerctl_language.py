@@ -16,6 +16,7 @@ from tests.untranslated import untranslated
 from timerd import cli
 from timerd import config as config_mod
 from timerd.config import paths
+from timerd.core.effects import SignalKind
 from timerd.i18n import Messages
 
 LOCALES = {"en": "en_GB.UTF-8", "sl": "sl_SI.UTF-8", "sk": "sk_SK.UTF-8"}
@@ -162,3 +163,50 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
     words = {c["command"] for c in listed} | {
         a.rstrip("?").removesuffix("...") for c in listed for a in c["args"]}
     in_each_language(scenario, data=(HOME, AWAY, "nobody", *words))
+
+
+#: `timerd`'s subcommands and the names argparse shows of its positional arguments: words
+#: of the command line, the same in every language.
+TIMERD_WORDS = ("run", "config", "profiles", "results", "sound-test", "install", "uninstall",
+                "doctor", "hall", "completion", "status", "round", "load", "start-round",
+                "pause", "resume", "reset", "secure", "board", "show", "name", "command",
+                "hall_command", "round_command", "bogus", "_speed", "sl", "sk", "Excel",
+                "Windows", "UTF-8", "Raspberry Pi OS", "systemd", "gpiozero MockFactory",
+                "bash", "zsh", "tcsh", "JSON", "CSV", "TOML", "NAME", "HTTP", "sudo",
+                "LG_WD", "TCP", "SD", "QR", "--wait S", "--timeout S")
+
+
+def test_timerd_and_timerd_hall_help_and_usage_errors(
+        config_file: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`timerd --help`, each command's and `timerd hall ...`'s, and argparse's usage errors
+    (its own words through its gettext hook: "usage:", "options:", "the following arguments
+    are required", ...), in the terminal's language. Failed on the old code: all English."""
+    signals = tuple(kind.value for kind in SignalKind)
+    helps = [[], ["run"], ["config"], ["profiles"], ["results"], ["sound-test"], ["doctor"],
+             ["hall"], ["hall", "status"], ["hall", "round"], ["hall", "round", "load"],
+             ["hall", "start-round"], ["hall", "pause"], ["hall", "resume"], ["hall", "reset"],
+             ["hall", "results"], ["hall", "secure"], ["hall", "board"]]
+    errors = [["hall", "start-round"], ["hall", "bogus"], ["run", "--speed", "0"],
+              ["run", "--speed", "x"], ["run", "--bogus"], ["results", "-n"],
+              ["hall", "start-round", "--in", "5s", "--at", "1"], ["hall", "secure"]]
+
+    def scenario(language: str) -> str:
+        monkeypatch.setenv("LC_ALL", LOCALES[language])
+        said = []
+        for argv, code in [*(([*h, "--help"], 0) for h in helps), *((e, 2) for e in errors)]:
+            with pytest.raises(SystemExit) as exit_:
+                cli.main(argv)
+            assert exit_.value.code == code, argv
+            out = capsys.readouterr()
+            said.append(out.out + out.err)
+        return "".join(said)
+    in_each_language(scenario, data=(*TIMERD_WORDS, *signals))
+    english, slovenian = scenario("en"), scenario("sl")
+    assert english.startswith("usage: timerd [-h] [--version]")
+    assert "options:\n  -h, --help            show this help message and exit" in english
+    assert slovenian.startswith("uporaba: timerd [-h] [--version]")
+    assert "timerd hall start-round: napaka: potreben je eden od argumentov --in --at" \
+        in slovenian
+    assert "timerd run: napaka: argument --speed: hitrost mora biti pozitiven faktor" \
+        in slovenian
