@@ -173,7 +173,8 @@ TIMERD_WORDS = ("run", "config", "profiles", "results", "sound-test", "install",
                 "hall_command", "round_command", "bogus", "_speed", "sl", "sk", "Excel",
                 "Windows", "UTF-8", "Raspberry Pi OS", "systemd", "gpiozero MockFactory",
                 "bash", "zsh", "tcsh", "JSON", "CSV", "TOML", "NAME", "HTTP", "sudo",
-                "LG_WD", "TCP", "SD", "QR", "--wait S", "--timeout S")
+                "LG_WD", "TCP", "SD", "QR", "--wait S", "--timeout S", "timerd@NAME",
+                "Python", "apt-get", "-y", "python3")
 
 
 def test_timerd_and_timerd_hall_help_and_usage_errors(
@@ -186,7 +187,8 @@ def test_timerd_and_timerd_hall_help_and_usage_errors(
     helps = [[], ["run"], ["config"], ["profiles"], ["results"], ["sound-test"], ["doctor"],
              ["hall"], ["hall", "status"], ["hall", "round"], ["hall", "round", "load"],
              ["hall", "start-round"], ["hall", "pause"], ["hall", "resume"], ["hall", "reset"],
-             ["hall", "results"], ["hall", "secure"], ["hall", "board"]]
+             ["hall", "results"], ["hall", "secure"], ["hall", "board"], ["install"],
+             ["uninstall"], ["completion"]]
     errors = [["hall", "start-round"], ["hall", "bogus"], ["run", "--speed", "0"],
               ["run", "--speed", "x"], ["run", "--bogus"], ["results", "-n"],
               ["hall", "start-round", "--in", "5s", "--at", "1"], ["hall", "secure"]]
