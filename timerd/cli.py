@@ -17,6 +17,7 @@ from timerd import config as config_mod
 from timerd import version
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
+from timerd.config.schema import said as said_problem
 from timerd.core.effects import SignalKind
 from timerd.i18n import LOG_TEXT, Messages, resolve
 from timerd.tools import argparse_text, completion, desk_link, hall_args, install
@@ -195,10 +196,11 @@ def main(argv: list[str] | None = None) -> int:
         return doctor.main(args, sys.stdout)
     try:
         config = _load_config(args)
-    except SchemaError as exc:
-        print("timerd: the config has errors:", file=sys.stderr)
+    except SchemaError as exc:  # in the terminal's language (issue 46)
+        msg = argparse_text.spoken()
+        print(f"timerd: {msg('config.has_errors')}", file=sys.stderr)
         for problem in exc.problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(f"  {said_problem(problem, msg)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "config" and args.annotated:
         from timerd.config.reference import annotated  # noqa: PLC0415 (only for --annotated)

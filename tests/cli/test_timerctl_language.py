@@ -212,3 +212,48 @@ def test_timerd_and_timerd_hall_help_and_usage_errors(
         in slovenian
     assert "timerd run: napaka: argument --speed: hitrost mora biti pozitiven faktor" \
         in slovenian
+
+
+#: What a config's problems show of it: key paths, values and the file's name.
+CONFIG_WORDS = ("bogus", "gpio.buzer", "buzzer_pins", "buzer", "web.port", "match.clock",
+                "clock", "ui.language", "auto", "web.enabled", "serial", "int", "web.token",
+                "hall.port", "gpio.buzzer_pins", "web.trusted_proxies", "hall.username",
+                "hall.allow_anonymous = true", "hall.hall", "web.host", "timerd hall secure",
+                "docs/hall.md", '"Locking the broker down"', "section.key=value", "x", "de",
+                "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'",
+                "timerd install", "UTF-8", "TOML", "KiB", "web.control", "HOST:PORT",
+                "broken.toml", "latin1.toml", "Invalid value (at line 1, column 5)", "hall")
+
+
+def test_the_configs_errors(tmp_path: Path, config_file: Path,
+                            monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`timerd config` (as `timerd run` and every command that loads the config) lists every
+    problem of the config in the terminal's language: the schema's (an unknown key, a wrong
+    type, a value not among the choices), a section's own checks, a file that is not TOML or
+    not UTF-8, a bad `-o`, and `timerd hall` refused without a login (issue 41 item 5).
+    Failed on the old code: all English."""
+    (tmp_path / "broken.toml").write_text("x = = 1\n")
+    (tmp_path / "latin1.toml").write_bytes("name = 'Žiga'\n".encode("cp1250"))
+    overrides = ["bogus", "gpio.buzer=1", 'web.port="x"', "match.clock=3", 'ui.language="de"',
+                 "web.enabled=1", "serial=3", 'web.token="short"', "hall.port=0",
+                 "gpio.buzzer_pins=[99]", 'web.trusted_proxies=["x"]', "hall.enabled=true",
+                 'hall.hall="a/b"', 'web.host=""', 'web.control="nowhere"']
+    runs = [["config", *(a for o in overrides for a in ("-o", o))],
+            ["config", "--config", str(tmp_path / "broken.toml")],
+            ["config", "--config", str(tmp_path / "latin1.toml")],
+            ["hall", "status", "--once", "--store", str(tmp_path / "store")]]
+
+    def scenario(language: str) -> str:
+        monkeypatch.setenv("LC_ALL", LOCALES[language])
+        said = []
+        for argv in runs:
+            assert cli.main(argv) == cli.EXIT_USAGE, argv
+            out = capsys.readouterr()
+            said.append(out.out + out.err)
+        return "".join(said)
+    in_each_language(scenario, data=(*CONFIG_WORDS, str(tmp_path)))
+    english, slovak = scenario("en"), scenario("sk")
+    assert "timerd: the config has errors:\n  -o 'bogus': write section.key=value\n" in english
+    assert "  gpio.buzer: neznámy kľúč `buzer`; mysleli ste `buzzer_pins`?\n" in slovak
+    assert "timerd hall: hall.username = '': hala nemá prihlásenie" in slovak

@@ -54,6 +54,7 @@ from timerd.adapters.hall.protocol import (
     table_of,
 )
 from timerd.config import Config, HallConfig, state_dir
+from timerd.config.schema import said as said_problem
 from timerd.core.display import elapsed_clock, shown_clock
 from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 from timerd.tools.hall_round import (
@@ -946,7 +947,7 @@ def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -
     broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly. A desk without a
     login is refused unless `hall.allow_anonymous` says so (issue 41 item 5)."""
     if (why := hall.anonymous()) is not None:
-        print(f"timerd hall: hall.{why}", file=sys.stderr)
+        print(f"timerd hall: {said_problem(why.under('hall'), terminal())}", file=sys.stderr)
         return EXIT_USAGE
     try:
         mqtt = import_aiomqtt()
