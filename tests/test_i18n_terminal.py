@@ -4,6 +4,9 @@ status table, the simulate-mode terminal), ..."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import typing
 from collections.abc import Iterator
 
 import pytest
@@ -11,9 +14,12 @@ import pytest
 from tests.untranslated import untranslated
 from timerd.adapters.hall.protocol import MAX_PAYLOAD_BYTES
 from timerd.adapters.terminal import event_line, status_line
-from timerd.config import profiles
+from timerd.config import Config, profiles
+from timerd.config.reference import _probes
+from timerd.config.sections import SignalOutput
+from timerd.core.checks import HOUR_WHY, Line, at_most, durations, pattern, scores
 from timerd.core.match import Match
-from timerd.i18n import Messages
+from timerd.i18n import LOG_TEXT, Messages, catalogue
 from timerd.tools import hall_text
 from timerd.tools.hall_desk import Hall, shown_time
 
@@ -87,3 +93,35 @@ def reasons_given(language: str) -> list[str]:
             hall.take(f"timerd/main/tables/t{i}/{kind}", payload)
     return [view.unreadable or "" for view in hall.tables.values() if view.unreadable] + [
         why for _, why in hall.aside]
+
+
+def test_the_core_checks_lines_are_the_catalogues_english() -> None:
+    """The core reads no catalogue, so its checks make their English themselves: it is the
+    catalogue's (`check.*`), and each reason a config section gives is in it (`check.why.*`),
+    so the command line says them in the user's language (issue 46)."""
+    lines = [*durations(x=0), *at_most(1, HOUR_WHY, " s", x=2), *scores("x", [100]),
+             *pattern("x", [1, 1]), *pattern("x", [40.0])]
+    assert len(lines) == 5
+    for line in lines:
+        assert isinstance(line, Line)
+        assert line == f"{line.head}: {LOG_TEXT(line.code, **line.values)}"
+    reasons = {text for key, text in catalogue("en").items() if key.startswith("check.why.")}
+    given = set(reasons_of_the_config_sections())
+    assert len(given) >= 10
+    assert given <= reasons, given - reasons
+
+
+def reasons_of_the_config_sections() -> Iterator[str]:
+    """Every reason a config section's bounds give, found as `timerd config --annotated`
+    finds them: each number key of each section probed with values out of range."""
+    config = Config()
+    sections = [getattr(config, f.name) for f in dataclasses.fields(config)]
+    for section in [*sections, SignalOutput()]:
+        if not hasattr(section, "problems"):
+            continue
+        for key, tp in typing.get_type_hints(type(section)).items():
+            for probe in _probes(tp):
+                with contextlib.suppress(TypeError, ValueError):
+                    tried = dataclasses.replace(section, **{key: probe})
+                    yield from (line.values["why"] for line in tried.problems()
+                                if getattr(line, "code", None) == "check.at_most")

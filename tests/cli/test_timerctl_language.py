@@ -222,7 +222,10 @@ CONFIG_WORDS = ("bogus", "gpio.buzer", "buzzer_pins", "buzer", "web.port", "matc
                 "docs/hall.md", '"Locking the broker down"', "section.key=value", "x", "de",
                 "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'",
                 "timerd install", "UTF-8", "TOML", "KiB", "web.control", "HOST:PORT",
-                "broken.toml", "latin1.toml", "Invalid value (at line 1, column 5)", "hall")
+                "broken.toml", "latin1.toml", "Invalid value (at line 1, column 5)", "hall",
+                "gpio.debounce_ms", "gpio.long_press_s", "hall.heartbeat_s",
+                "signals.final.pattern_s", "signals.start.pattern_s", "control.idle_timeout_s",
+                "max_connections", "ITHF")
 
 
 def test_the_configs_errors(tmp_path: Path, config_file: Path,
@@ -238,7 +241,11 @@ def test_the_configs_errors(tmp_path: Path, config_file: Path,
     overrides = ["bogus", "gpio.buzer=1", 'web.port="x"', "match.clock=3", 'ui.language="de"',
                  "web.enabled=1", "serial=3", 'web.token="short"', "hall.port=0",
                  "gpio.buzzer_pins=[99]", 'web.trusted_proxies=["x"]', "hall.enabled=true",
-                 'hall.hall="a/b"', 'web.host=""', 'web.control="nowhere"']
+                 'hall.hall="a/b"', 'web.host=""', 'web.control="nowhere"',
+                 # the bounds of the core's shared checks (timerd.core.checks)
+                 "gpio.debounce_ms=500", "gpio.long_press_s=0", "hall.heartbeat_s=7200",
+                 "signals.final.pattern_s=[1,1]", "signals.start.pattern_s=[40.0]",
+                 "control.idle_timeout_s=9999"]
     runs = [["config", *(a for o in overrides for a in ("-o", o))],
             ["config", "--config", str(tmp_path / "broken.toml")],
             ["config", "--config", str(tmp_path / "latin1.toml")],

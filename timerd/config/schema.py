@@ -25,10 +25,12 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from timerd.i18n import LOG_TEXT, Messages
+from timerd.core.checks import Line
+from timerd.i18n import LOG_TEXT, Messages, catalogue
 
 T = TypeVar("T")
 
@@ -41,36 +43,36 @@ MAX_PROBLEMS = 50
 NONE_WORDS = ("none", "off", "")
 
 
-class Problem(str):
-    """One problem, in English, with its catalogue key and values: `head` is the data it is
-    about ("gpio.reset_pin = 17", a key path), shown before the text in every language; a
-    value may be a Problem itself (a file's problem inside "config file X: ...")."""
-
-    head: str
-    code: str
-    values: dict[str, Any]
+class Problem(Line):
+    """One problem, in English from the catalogue, with its code and values: `head` is the
+    data it is about ("gpio.reset_pin = 17", a key path), shown before the text in every
+    language; a value may be a Problem itself (a file's problem inside "config file X: ...")."""
 
     def __new__(cls, head: str, code: str, /, **values: Any) -> Problem:
-        text = LOG_TEXT(code, **values)
-        problem = super().__new__(cls, f"{head}: {text}" if head else text)
-        problem.head, problem.code, problem.values = head, code, values
-        return problem
+        return Line.__new__(cls, head, code, LOG_TEXT(code, **values), **values)
 
-    def under(self, path: str) -> Problem:
-        """The same problem under the key path `path` ("gpio" makes "gpio.reset_pin = 17")."""
-        return Problem(f"{path}.{self.head}" if self.head else path, self.code, **self.values)
+
+@cache
+def _reasons() -> Mapping[str, str]:
+    """The reasons the core's checks give (`checks.at_most`'s `why`), in English, and their
+    catalogue keys (`check.why.*`)."""
+    english = catalogue("en")
+    return {english[key]: key for key in english if key.startswith("check.why.")}
 
 
 def said(problem: Any, msg: Messages) -> Any:
-    """`problem` in `msg`'s language (a plain str, or any other value, as it is)."""
-    if not isinstance(problem, Problem):
+    """`problem` (a `Line`: a Problem, or a line of the core's checks) in `msg`'s language; a
+    reason of the core's checks by its catalogue key; anything else as it is."""
+    if isinstance(problem, str) and problem in _reasons():
+        return msg(_reasons()[problem])
+    if not isinstance(problem, Line):
         return problem
     text = msg(problem.code, **{name: said(value, msg) for name, value in problem.values.items()})
     return f"{problem.head}: {text}" if problem.head else text
 
 
 def _under(path: str, problem: str) -> str:
-    return problem.under(path) if isinstance(problem, Problem) else f"{path}.{problem}"
+    return problem.under(path) if isinstance(problem, Line) else f"{path}.{problem}"
 
 
 class SchemaError(ValueError):
