@@ -72,7 +72,7 @@ def loads_bounded(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH)
     except RecursionError:
         raise InputRefused("limit.depth", max_depth=max_depth) from None
     except ValueError as exc:  # also UnicodeDecodeError: bytes that are not UTF-8
-        raise InputRefused("limit.malformed", error=exc) from None
+        raise InputRefused("limit.malformed", error=str(exc)) from None
     if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
         raise InputRefused("limit.depth", max_depth=max_depth)
     return value

@@ -501,8 +501,9 @@ class WebServer:
         self._tokens.succeeded(peer)
         try:
             payload = loads_bounded(await request.read(), MAX_BODY)
-        except InputRefused as exc:
-            return _error(400, str(exc))
+        except InputRefused as exc:  # the page says it in its language by its code
+            return json_response(error_reply(str(exc)) | {"code": exc.key,
+                                                          "params": exc.params}, 400)
         if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
             self._log.warning("rate", "web command refused: %s is over the command rate", peer)
             return _error(429, over, [("Retry-After", "1")])
