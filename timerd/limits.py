@@ -308,14 +308,13 @@ class CommandRate:
         self.burst = burst
         self._buckets = PeerBuckets(per_s, burst)
 
-    def refused(self, client: str, request: Any, now: float) -> str | None:
+    def refused(self, client: str, request: Any, now: float) -> InputRefused | None:
         """None when `request` may go to the match; else why not, for the reply."""
         if isinstance(request, dict) and request.get("command") in self.ASKS:
             return None
         if self._buckets.take(client, now):
             return None
-        return (f"too many commands: at most {self.per_s:g} a second after {self.burst} at "
-                "once from one client; this one was not applied")
+        return InputRefused("limit.rate", per_s=f"{self.per_s:g}", burst=self.burst)
 
 
 class LoopFaults:

@@ -204,6 +204,13 @@ def error_reply(error: str) -> dict[str, Any]:
     return {"format": REPLY_FORMAT, "ok": False, "error": error}
 
 
+def coded_error_reply(key: str, **params: Any) -> dict[str, Any]:
+    """The reply to a request refused before it reached the match (a limit, `timerctl desk`'s
+    problem): `error` in English, and the catalogue's `code` and `params` for a page or tool
+    that says it in its reader's language (issue 46)."""
+    return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}
+
+
 def refused_reply(told: Notice) -> dict[str, Any]:
     """The reply to a refused command: `error` in English (for a script and the log), and
     `code` and `params` for a page or tool that says it in its reader's language."""
