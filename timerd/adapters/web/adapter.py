@@ -505,7 +505,8 @@ class WebServer:
             return json_response(coded_error_reply(exc.key, **exc.params), 400)
         if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
             self._log.warning("rate", "web command refused: %s is over the command rate", peer)
-            return _error(429, str(over), [("Retry-After", "1")])
+            return json_response(coded_error_reply(over.key, **over.params), 429,
+                                 [("Retry-After", "1")])
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
 
