@@ -54,6 +54,8 @@ class Button:
     pin: int | None = None  # the default BCM pin (hw/README.md); None: not fitted
     keys: tuple[str, ...] = ()  # the default keypad keys (KEY_KP7)
     wiring: str = ""  # said of its pin only ("Pin 7 is SPI CE1 when SPI is on: ...")
+    panel: str = ""  # its key on simulate mode's keyboard ("h"); empty: none
+    panel_help: str = ""  # the catalogue key of that key's help ("key.goal"); empty: none
 
     def __post_init__(self) -> None:
         if not BUTTON_NAME.fullmatch(self.name):
@@ -66,12 +68,16 @@ class Button:
                              "briefly")
 
     @property
+    def command(self) -> Command:
+        """The command it makes."""
+        made = self.press if self.long_press is None else self.long_press
+        assert made is not None  # __post_init__: one of the two
+        return made
+
+    @property
     def gestures(self) -> Mapping[Gesture, Command]:
         """The command of the gesture it acts on."""
-        if self.long_press is not None:
-            return {Gesture.LONG_PRESS: self.long_press}
-        assert self.press is not None  # __post_init__: one of the two
-        return {Gesture.PRESS: self.press}
+        return {Gesture.PRESS if self.long_press is None else Gesture.LONG_PRESS: self.command}
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,10 @@ class ButtonChord:
 #: desk's (GOAL, FACEOFF, UNDO) and a rulebook's are their rule modules' (`RuleModule.buttons`).
 PHASE_BUTTONS = (
     Button("start_pause", "The START/PAUSE button: starts, pauses and resumes the match.",
-           press=Toggle(), pin=17, keys=("KEY_KPENTER",)),
+           press=Toggle(), pin=17, keys=("KEY_KPENTER",), panel=" ", panel_help="key.start"),
     Button("reset", "The RESET button: held `[gpio] long_press_s`, it resets the match (a "
            "stray touch never ends one).", long_press=Reset(), hint="notice.hold_reset",
-           pin=27, keys=("KEY_KPMINUS",)),
+           pin=27, keys=("KEY_KPMINUS",), panel="r", panel_help="key.reset"),
 )
 
 

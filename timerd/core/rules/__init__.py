@@ -56,11 +56,11 @@ def buttons() -> tuple[Button, ...]:
     """Every push button a control surface can have: the phase machine's, then each registered
     module's (`REGISTERED` read now: a module registered later has its buttons too), in that
     order (the config's). TypeError if two declare one name (a button's config keys are its
-    own)."""
+    own) or one key of simulate mode's keyboard."""
     out = (*PHASE_BUTTONS, *(b for module in REGISTERED for b in module.buttons))
-    names = [b.name for b in out]
-    if twice := sorted({name for name in names if names.count(name) > 1}):
-        raise TypeError("buttons declared twice", twice)
+    for taken in ([b.name for b in out], [b.panel for b in out if b.panel]):
+        if twice := sorted({name for name in taken if taken.count(name) > 1}):
+            raise TypeError("buttons declared twice", twice)
     return out
 
 

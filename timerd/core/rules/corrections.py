@@ -121,7 +121,8 @@ class Corrections(RuleModule):
     declares = (Undo, Correct, LateGoal)
     buttons = (Button("undo", "The UNDO button: held `[gpio] long_press_s`, it takes back the "
                       "last goal (a stray touch never does).", long_press=Undo(),
-                      hint="notice.hold_undo", pin=12, keys=("KEY_KPASTERISK",)),)
+                      hint="notice.hold_undo", pin=12, keys=("KEY_KPASTERISK",), panel="u",
+                      panel_help="key.undo"),)
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:

@@ -102,9 +102,10 @@ class Passive(RuleModule):
     declares = (PassivePress,)
     buttons = (
         Button("passive_home", "The home side's PASSIVE button (passive play, ITHF 8.3).",
-               press=PassivePress(Side.HOME), pin=16, keys=("KEY_KP4",)),
+               press=PassivePress(Side.HOME), pin=16, keys=("KEY_KP4",), panel="1",
+               panel_help="key.passive"),
         Button("passive_away", "The away side's PASSIVE button (passive play, ITHF 8.3).",
-               press=PassivePress(Side.AWAY), pin=20, keys=("KEY_KP6",)),
+               press=PassivePress(Side.AWAY), pin=20, keys=("KEY_KP6",), panel="2"),
     )
 
     def __init__(self, match: MatchView) -> None:

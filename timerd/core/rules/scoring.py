@@ -75,11 +75,13 @@ class Scoring(RuleModule):
     declares = (Teams, Goal, Faceoff)
     buttons = (
         Button("goal_home", "The home side's GOAL button (ITHF 5.6).",
-               press=Goal(Side.HOME), pin=23, keys=("KEY_KP7",)),
+               press=Goal(Side.HOME), pin=23, keys=("KEY_KP7",), panel="h",
+               panel_help="key.goal"),
         Button("goal_away", "The away side's GOAL button (ITHF 5.6).",
-               press=Goal(Side.AWAY), pin=24, keys=("KEY_KP9",)),
+               press=Goal(Side.AWAY), pin=24, keys=("KEY_KP9",), panel="a"),
         Button("faceoff", "The FACEOFF button: the puck is dropped, the face-off guard starts "
-               "(ITHF 5.6).", press=Faceoff(), pin=25, keys=("KEY_KP5",)),
+               "(ITHF 5.6).", press=Faceoff(), pin=25, keys=("KEY_KP5",), panel="f",
+               panel_help="key.faceoff"),
     )
 
     @classmethod

@@ -149,7 +149,8 @@ class LineChanges(RuleModule):
     shows = MappingProxyType({"line_change": None})
     declares = (StartLineChange,)
     buttons = (Button("line_change", "The LINE CHANGE button of ball hockey (ISBHF 404b).",
-                      press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",),
+                      press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",), panel="l",
+                      panel_help="key.line_change",
                       wiring="Pin 7 is SPI CE1 when SPI is on: then choose another."),)
 
     def __init__(self, match: MatchView) -> None:
