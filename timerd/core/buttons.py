@@ -60,6 +60,8 @@ class Button:
     def __post_init__(self) -> None:
         if not BUTTON_NAME.fullmatch(self.name):
             raise ValueError(f"button name {self.name!r} is not a config key")
+        if not self.meaning:
+            raise ValueError(f"button {self.name!r}: its config keys need a meaning")
         if (self.press is None) == (self.long_press is None):
             raise ValueError(f"button {self.name!r} makes a command on a press or a long "
                              "press, one of the two")
