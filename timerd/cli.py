@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import logging
+import math
 import os
 import socket
 import sys
@@ -93,8 +94,13 @@ def _load_config(args: argparse.Namespace) -> config_mod.Config:
 
 
 def _speed(text: str) -> float:
-    value = float(text)
-    if value <= 0:
+    """`--speed`: a positive factor; anything else is told in the terminal's language (not
+    argparse's "invalid _speed value", which names this function)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
         raise argparse.ArgumentTypeError(argparse_text.spoken()("timerd.speed_positive"))
     return value
 

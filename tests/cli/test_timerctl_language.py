@@ -170,7 +170,7 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
 TIMERD_WORDS = ("run", "config", "profiles", "results", "sound-test", "install", "uninstall",
                 "doctor", "hall", "completion", "status", "round", "load", "start-round",
                 "pause", "resume", "reset", "secure", "board", "show", "name", "command",
-                "hall_command", "round_command", "bogus", "_speed", "sl", "sk", "Excel",
+                "hall_command", "round_command", "bogus", "sl", "sk", "Excel",
                 "Windows", "UTF-8", "Raspberry Pi OS", "systemd", "gpiozero MockFactory",
                 "bash", "zsh", "tcsh", "JSON", "CSV", "TOML", "NAME", "HTTP", "sudo",
                 "LG_WD", "TCP", "SD", "QR", "--wait S", "--timeout S", "timerd@NAME",
@@ -210,8 +210,8 @@ def test_timerd_and_timerd_hall_help_and_usage_errors(
     assert slovenian.startswith("uporaba: timerd [-h] [--version]")
     assert "timerd hall start-round: napaka: potreben je eden od argumentov --in --at" \
         in slovenian
-    assert "timerd run: napaka: argument --speed: hitrost mora biti pozitiven faktor" \
-        in slovenian
+    assert slovenian.count("timerd run: napaka: argument --speed: hitrost mora biti pozitiven "
+                           "faktor") == 2  # 0 and x
 
 
 #: What a config's problems show of it: key paths, values and the file's name.
