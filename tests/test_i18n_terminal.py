@@ -32,9 +32,8 @@ MARKS = {"en": ("OT +", "SO "), "sl": ("POD +", "KS "), "sk": ("PP +", "SN ")}
 @pytest.fixture(params=list(MARKS))
 def language(request: pytest.FixtureRequest) -> Iterator[str]:
     """Each language, the desk's terminal speaking it (English again after the test)."""
-    hall_text.speak(request.param)
-    yield str(request.param)
-    hall_text.speak("en")
+    with hall_text.speaking(request.param):
+        yield str(request.param)
 
 
 def test_the_clock_cells_of_an_overtime_and_a_shootout(language: str) -> None:
@@ -86,12 +85,12 @@ def test_the_reasons_a_message_from_the_broker_is_set_aside(language: str) -> No
 
 def reasons_given(language: str) -> list[str]:
     """Why the desk set each of BAD aside, in `language`."""
-    hall_text.speak(language)
-    hall = Hall("main")
-    for kind, payloads in BAD.items():
-        for i, payload in enumerate(payloads):
-            hall.take(f"timerd/main/tables/t{i}/{kind}", payload)
-    return [view.unreadable or "" for view in hall.tables.values() if view.unreadable] + [
+    with hall_text.speaking(language):
+        hall = Hall("main")
+        for kind, payloads in BAD.items():
+            for i, payload in enumerate(payloads):
+                hall.take(f"timerd/main/tables/t{i}/{kind}", payload)
+        return [view.unreadable or "" for view in hall.tables.values() if view.unreadable] + [
         why for _, why in hall.aside]
 
 

@@ -223,20 +223,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "hall":  # its commands speak the desk's language (issue 46)
         from timerd.tools import hall_text  # noqa: PLC0415
 
-        hall_text.speak(config.ui.language)
-    if args.command == "hall" and args.hall_command == "secure":
+        with hall_text.speaking(config.ui.language):
+            return _hall(config, args)
+    return _run(config, args)
+
+
+def _hall(config: config_mod.Config, args: argparse.Namespace) -> int:
+    """`timerd hall ...`: the broker's users (`secure`), the board, or the desk."""
+    if args.hall_command == "secure":
         from timerd.tools import hall_secure  # noqa: PLC0415
 
         return hall_secure.main(config.hall.hall, args)
-    if args.command == "hall" and args.hall_command == "board":
+    if args.hall_command == "board":
         from timerd.tools import hall_board  # noqa: PLC0415 (aiohttp only for the board)
 
         return hall_board.main(config, args)
-    if args.command == "hall":
-        from timerd.tools import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
+    from timerd.tools import hall_desk  # noqa: PLC0415 (its MQTT client only for `hall`)
 
-        return hall_desk.main(config, args)
-    return _run(config, args)
+    return hall_desk.main(config, args)
 
 
 def _results(path: Path | None, n: int, as_json: bool) -> int:
