@@ -40,7 +40,7 @@ def test_timerctl_status_shows_a_modules_rows_in_the_readers_language(
 def test_a_profile_without_the_module_shows_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
     register(monkeypatch)
     status = Match(profiles.load("ithf")).status(0.0)
-    assert status.display == []
+    assert [entry["key"] for entry in status.display] == ["passive"]  # ITHF 8.3's own
     assert "Laps" not in format_status(status.to_dict() | {"format": 2}, Messages("en"))
 
 
@@ -55,3 +55,40 @@ def test_the_terminal_shows_a_modules_rows(monkeypatch: pytest.MonkeyPatch,
     line = status_line(match.status(35.0), Messages("en"), width=120)
     assert "Laps 1" in line
     assert "Since the lap 0:15" in line
+
+
+def test_the_built_in_modules_are_shown_from_their_declarations_alone() -> None:
+    """The built-in modules declare how the text views show them (`Shown` with parts:
+    `sides`, `entries`, `entry`): their entries in the status say which catalogue texts
+    and which of a part's fields, and nothing in the views names their keys
+    (tests/test_walls.py::test_the_text_views_name_no_rule_modules_status_key)."""
+    status = Match(profiles.load("isbhf")).status(0.0)
+    timeouts = next(entry for entry in status.display if entry["key"] == "timeouts")
+    assert timeouts == {
+        "key": "timeouts", "kind": "sides", "label": "st.timeouts",
+        "texts": {"st.timeout_running": "remaining_s", "st.timeout_left": ""},
+        "brief": {"term.timeout": "remaining_s"},
+        "fields": {"side": ["side", "side"], "n": ["left", "text"],
+                   "time": ["remaining_s", "countdown"]}}
+    assert [entry["key"] for entry in status.display] == [
+        "penalties", "timeouts", "line_change", "goalie_change"]
+
+
+def test_passive_play_reads_from_its_declaration_with_the_teams_names() -> None:
+    """ITHF 8.1-8.2 in `timerctl status`: a side's count to the warning, then WARNED, named
+    as every other line names a side (its player's name when set). Fails on the old code,
+    whose passive line said "Home" where the names were set."""
+    match = Match(profiles.load("ithf"))
+    match.handle(match.parse("teams", "Jana", "Peter"), 0.0)
+    match.handle(match.parse("start"), 0.0)
+    match.poll(25.0)  # the start signal at 20 s (ITHF 4.4)
+    match.handle(match.parse("passive", "home"), 30.0)
+    counting = format_status(match.status(32.0).to_dict(), Messages("en")).splitlines()
+    assert counting[-1] == "passive Jana 3.0 s"
+    assert not any("Peter" in line and "passive" in line for line in counting)
+    match.poll(36.0)  # the warning at 35 s (ITHF 8.2)
+    warned = format_status(match.status(36.0).to_dict(), Messages("sk")).splitlines()
+    assert warned[-1] == "pasívna hra Jana UPOZORNENÝ"
+    # The terminal's status line shows no passive count (the module declares no brief).
+    assert status_line(match.status(36.0), Messages("en")) == \
+        " 4:44  Jana 0:0 Peter  running  last: PASSIVE PLAY"

@@ -33,6 +33,9 @@ The breaches planted, by wall:
 - one status document and one event shape: `status.to_dict()` in an adapter, an adapter
   calling `wire.status_document` itself, a dict of the document's clock keys, an adapter's
   own signal event;
+- a new sport touches no text view (issue 44 item 5): `timerctl status` reading a module's
+  key (`status.get("timeouts")`, `status["penalties"]`), the terminal a module's attribute
+  (`status.line_change`);
 - one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
@@ -66,6 +69,7 @@ from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
 from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
     adapter_wall_breaches,
+    module_keys_in_views,
     own_clock_text,
     replies_outside_the_wire,
     shapes_outside_the_wire,
@@ -96,7 +100,7 @@ WALLS: dict[str, Wall] = {
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
     "module-guards": module_guards, "match-view": match_reached_past_its_view,
-    "seconds": seconds_as_text, "tasks": unsupervised,
+    "seconds": seconds_as_text, "tasks": unsupervised, "module-keys": module_keys_in_views,
 }
 
 
@@ -235,6 +239,16 @@ BREACHES = [
     Breach("adapter-own-event-shape", "adapters/events.py",
            'def _planted(e):\n    return {"type": "signal", "signal": e.kind.value,'
            ' "beeps": e.beeps}\n', "shapes", "a signal event"),
+    # A new sport touches no text view: they show a module's status from its declaration.
+    Breach("timerctl-reads-a-modules-key", "cli.py",
+           'def _planted(status):\n    return status.get("timeouts")\n', "module-keys",
+           "cli.py:"),
+    Breach("timerctl-indexes-a-modules-key", "cli.py",
+           'def _planted(status):\n    return [p["number"] for p in status["penalties"]]\n',
+           "module-keys", ": penalties"),
+    Breach("terminal-reads-a-modules-attribute", "adapters/terminal.py",
+           'def _planted(status):\n    return status.line_change["remaining_s"]\n',
+           "module-keys", "adapters/terminal.py:"),
     # One clock face.
     Breach("adapter-own-mss", "adapters/terminal.py",
            'def _planted(s):\n    return f"{int(s) // 60}:{int(s) % 60:02d}"\n', "clock",

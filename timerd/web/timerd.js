@@ -261,6 +261,7 @@ const timerd = (() => {
     if (kind === "shirts") return [].concat(v ?? []).filter((shirt) => shirt).join(", ") || "-";
     if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
     if (kind === "clock" && typeof v === "number") return elapsedClock(v);
+    if (kind === "countdown" && typeof v === "number") return shownClock(v);
     if (kind === "tenths" && typeof v === "number") return v.toFixed(1);
     if (typeof v !== "string" || !kind || kind === "text") return v;
     return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
@@ -268,8 +269,10 @@ const timerd = (() => {
   // The rows the profile's rule modules show of themselves (the state's `display`: each
   // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
   // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
+  // An entry whose value has parts (`texts`: the timeouts, the penalties...) is the text
+  // views' (Messages.shown); the pages still draw those modules in their own places.
   function displayRows(s) {
-    return (s?.display ?? []).map((entry) => {
+    return (s?.display ?? []).filter((entry) => !entry.texts).map((entry) => {
       const label = entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
       const v = s[entry.key];
       return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
