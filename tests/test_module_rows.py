@@ -92,3 +92,18 @@ def test_passive_play_reads_from_its_declaration_with_the_teams_names() -> None:
     # The terminal's status line shows no passive count (the module declares no brief).
     assert status_line(match.status(36.0), Messages("en")) == \
         " 4:44  Jana 0:0 Peter  running  last: PASSIVE PLAY"
+
+
+def test_the_display_every_status_shares_is_made_once_and_read_only() -> None:
+    """The entries are made once per set of modules (a status per dispatch costs no new
+    ones) and shared, so none can be written: a reader's write would change what every
+    later status shows (issue 44 item 2)."""
+    match = Match(profiles.load("isbhf"))
+    first, later = match.status(0.0), match.status(1.0)
+    assert first.display is later.display
+    with pytest.raises(TypeError):
+        first.display[0]["kind"] = "text"
+    with pytest.raises(TypeError):
+        first.display[1]["fields"]["time"].append("clock")
+    with pytest.raises(TypeError):
+        first.display.append({"key": "planted"})

@@ -22,13 +22,12 @@ raises its version; a key added beside the others does not.
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import Any
 
 from timerd.core.effects import (
     Effect,
@@ -40,6 +39,7 @@ from timerd.core.effects import (
     ResultCorrected,
     Signal,
 )
+from timerd.core.frozen import read_only as read_only  # noqa: PLC0414 (for ports.Dispatch)
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
@@ -79,55 +79,6 @@ def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict
         else:
             out.update(extra)
     return out
-
-
-class ReadOnlyDict(dict[str, Any]):
-    """A dict no reader can change: a dispatch's one status document, handed to every output
-    (`ports.Dispatch.document`), so that what one output writes cannot change what a later
-    one sends (issue 44 item 2). It encodes as JSON and compares as the dict it is; a copy
-    (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the reader's own."""
-
-    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
-
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    setdefault = update = pop = popitem = clear = _refuse
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
-
-
-class ReadOnlyList(list[Any]):
-    """A list no reader can change: a list inside a read-only status document (its goals,
-    its penalties), as `ReadOnlyDict`."""
-
-    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
-
-    def __copy__(self) -> list[Any]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [copy.deepcopy(value, memo) for value in self]
-
-
-def read_only(document: dict[str, Any]) -> ReadOnlyDict:
-    """`document` (JSON-able) with every dict and list in it read-only: one pass over it."""
-    return ReadOnlyDict({key: _read_only(value) for key, value in document.items()})
-
-
-def _read_only(value: Any) -> Any:
-    if isinstance(value, dict):
-        return read_only(value)
-    if isinstance(value, list):
-        return ReadOnlyList([_read_only(item) for item in value])
-    return value
 
 
 def event_record(effect: Effect, status: Status) -> dict[str, Any] | None:

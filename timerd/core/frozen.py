@@ -1,0 +1,64 @@
+"""Values no reader can change (issue 44 item 2): a dispatch's one status document
+(`wire.read_only`), handed to every output, so that what one output writes cannot change
+what a later one sends; and what every status shares, made once (the rule modules'
+`display`, `core.status.displayed`). They encode as JSON and compare as the dicts and lists
+they are; a copy (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the
+reader's own.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, NoReturn
+
+
+class ReadOnlyDict(dict[str, Any]):
+    """A dict no reader can change: a dispatch's one status document, handed to every output
+    (`ports.Dispatch.document`), so that what one output writes cannot change what a later
+    one sends (issue 44 item 2). It encodes as JSON and compares as the dict it is; a copy
+    (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the reader's own."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    setdefault = update = pop = popitem = clear = _refuse
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+
+
+class ReadOnlyList(list[Any]):
+    """A list no reader can change: a list inside a read-only status document (its goals,
+    its penalties), as `ReadOnlyDict`."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a dispatch's status document is read-only: add to a copy of it")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+
+def read_only(document: dict[str, Any]) -> ReadOnlyDict:
+    """`document` (JSON-able) with every dict and list in it read-only: one pass over it (a
+    part read-only already is kept as it is)."""
+    return ReadOnlyDict({key: _read_only(value) for key, value in document.items()})
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, ReadOnlyDict | ReadOnlyList):
+        return value
+    if isinstance(value, dict):
+        return read_only(value)
+    if isinstance(value, list):
+        return ReadOnlyList([_read_only(item) for item in value])
+    return value
