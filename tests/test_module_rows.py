@@ -107,3 +107,11 @@ def test_the_display_every_status_shares_is_made_once_and_read_only() -> None:
         first.display[1]["fields"]["time"].append("clock")
     with pytest.raises(TypeError):
         first.display.append({"key": "planted"})
+
+
+def test_an_entry_whose_texts_the_catalogue_lacks_shows_their_keys() -> None:
+    """A newer daemon's module read by an older `timerctl`: its catalogue keys, not a crash."""
+    status = {"display": [{"key": "review", "kind": "entry", "label": "st.review",
+                           "texts": {"st.review_left": ""}, "fields": {}}],
+              "review": {"remaining_s": 5.0}}
+    assert Messages("en").shown(status) == ([("st.review", "st.review_left")], [])

@@ -509,18 +509,20 @@ ROW_KEYS = ("st.profile", "st.phase", "st.clock", "st.next_profile", "st.version
 def _width(msg: Messages, display: list[dict[str, Any]]) -> int:
     """The labels' column: as wide as the longest label in the language, at least 9; the
     rule modules' rows whose labels are the catalogue's (`display`) too."""
-    keys = [*ROW_KEYS, *(e["label"] for e in display if isinstance(e.get("label"), str))]
-    return max(9, *(len(msg(key)) for key in keys))
+    labels = [msg(key) for key in ROW_KEYS]
+    labels += [msg.label(e) for e in display if isinstance(e.get("label"), str)]
+    return max(9, *(len(label) for label in labels))
 
 
-def _row(msg: Messages, width: int) -> Any:
+def _row(msg: Messages, width: int) -> Callable[[str, object], str]:
     """A status line: the label in its column, then the value."""
     def row(key: str, value: object) -> str:
         return f"{msg(key):<{width}} {value}"
     return row
 
 
-def _score_lines(status: dict[str, Any], msg: Messages, row: Any) -> list[str]:
+def _score_lines(status: dict[str, Any], msg: Messages,
+                 row: Callable[[str, object], str]) -> list[str]:
     """The score and the scoring rules' state, when the daemon reports them."""
     score = status.get("score")
     if score is None:

@@ -173,7 +173,7 @@ class Messages:
         in this language (else English), or else its key."""
         label = entry.get("label")
         if isinstance(label, str):
-            return self(label)
+            return self.get(label, label)  # a key this catalogue lacks (a newer daemon's)
         return str((label or {}).get(self.language) or (label or {}).get(DEFAULT)
                    or entry["key"])
 
@@ -225,8 +225,8 @@ class Messages:
             key = next((key for key, needs in texts.items() if not needs or part.get(needs)),
                        None)
             if key is not None:
-                out.append(self(key, **{name: self.value(shows, part.get(field), teams)
-                                        for name, (field, shows) in fields.items()}))
+                out.append(self.get(key, key, **{name: self.value(shows, part.get(field), teams)
+                                                 for name, (field, shows) in fields.items()}))
         return out
 
     # -- the words every surface needs --------------------------------------------------------
