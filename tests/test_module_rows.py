@@ -61,7 +61,7 @@ def test_the_built_in_modules_are_shown_from_their_declarations_alone() -> None:
     """The built-in modules declare how the text views show them (`Shown` with parts:
     `sides`, `entries`, `entry`): their entries in the status say which catalogue texts
     and which of a part's fields, and nothing in the views names their keys
-    (tests/test_walls.py::test_the_text_views_name_no_rule_modules_status_key)."""
+    (tests/test_walls_views.py::test_the_text_views_name_no_rule_modules_status_key)."""
     status = Match(profiles.load("isbhf")).status(0.0)
     timeouts = next(entry for entry in status.display if entry["key"] == "timeouts")
     assert timeouts == {

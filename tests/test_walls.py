@@ -14,9 +14,6 @@ tests/test_walls_bite.py plants a breach of each in a copy of the package.
   or a dict of the document's clock keys) and an event record (the shape of one of
   `wire.event_record`'s types) are built in `wire.py` or a documented format module, never
   where they are sent.
-- A new sport touches no text view (issue 44 item 5): `timerctl status` (cli.py) and the
-  terminal show every rule module's status from its declaration (`RuleModule.display`, made
-  text by `Messages.shown` and `Messages.brief`), never by naming one of its keys.
 - One clock face: no view (adapters, tools, the command line, the service) makes its own
   M:SS of a time (`// 60`, `% 60`, `divmod(..., 60)`); it takes the core's clock face
   (`Status.clock_face`) or `core.display`'s `shown_clock`/`elapsed_clock`.
@@ -32,7 +29,6 @@ from pathlib import Path
 
 from tests.core.test_core_imports import imports
 from tests.syntax import parse_file
-from timerd.core import rules
 from timerd.dispatch import Dispatcher
 from timerd.service import Service
 
@@ -240,34 +236,6 @@ def own_clock_text(root: Path) -> set[str]:
     return out
 
 
-#: The text views, which show every rule module's status from its declaration alone.
-TEXT_VIEWS = ("cli.py", "adapters/terminal.py")
-
-
-def module_keys_in_views(root: Path) -> set[str]:
-    """A rule module's status key (its `shows`, read from the registry) that a text view
-    reads itself: as an attribute (`status.timeouts`), an index (`status["penalties"]`), a
-    call's argument (`status.get("passive")`, `getattr(status, "line_change")`) or in a
-    comparison. A command's or a button's name that is a key's word too (`passive`), in a
-    table of keys, reads no status."""
-    keys = {key for module in rules.REGISTERED for key in module.shows}
-    out = set()
-    for name in TEXT_VIEWS:
-        for node in ast.walk(_tree(root / name)):
-            named = set()
-            if isinstance(node, ast.Attribute):
-                named.add(node.attr)
-            elif isinstance(node, ast.Subscript):
-                named.add(_text(node.slice))
-            elif isinstance(node, ast.Call):
-                named.update(_text(arg) for arg in [*node.args,
-                                                    *(kw.value for kw in node.keywords)])
-            elif isinstance(node, ast.Compare):
-                named.update(_text(side) for side in [node.left, *node.comparators])
-            out.update(f"{name}:{node.lineno}: {key}" for key in named & keys)
-    return out
-
-
 def _is_60(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (60, 60.0)
 
@@ -283,15 +251,6 @@ def test_status_documents_and_event_records_are_built_in_the_wire_or_a_format_mo
 
 def test_every_view_takes_the_one_clock_face() -> None:
     assert own_clock_text(ROOT) == set()
-
-
-def test_the_text_views_name_no_rule_modules_status_key() -> None:
-    """Fails on the old code: `timerctl status` drew the timeouts, the penalties, passive
-    play and the stoppage countdowns by their keys, the terminal the timeouts and the line
-    change (`status.timeouts`)."""
-    assert {"timeouts", "penalties", "passive", "line_change"} <= {
-        key for module in rules.REGISTERED for key in module.display}
-    assert module_keys_in_views(ROOT) == set()
 
 
 def test_adapters_import_ports_not_the_service_the_app_or_each_other() -> None:

@@ -69,12 +69,12 @@ from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
 from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
     adapter_wall_breaches,
-    module_keys_in_views,
     own_clock_text,
     replies_outside_the_wire,
     shapes_outside_the_wire,
     wiring_outside_the_app,
 )
+from tests.test_walls_views import module_keys_in_views
 
 Wall = Callable[[Path], Collection[str]]
 
@@ -94,13 +94,14 @@ def over_the_cap(root: Path) -> list[str]:
 
 
 WALLS: dict[str, Wall] = {
+    "module-keys": module_keys_in_views,
     "contracts": contracts, "adapter-imports": adapter_wall_breaches,
     "allowlist": outside_the_allowlist, "no-io": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
     "module-guards": module_guards, "match-view": match_reached_past_its_view,
-    "seconds": seconds_as_text, "tasks": unsupervised, "module-keys": module_keys_in_views,
+    "seconds": seconds_as_text, "tasks": unsupervised,
 }
 
 

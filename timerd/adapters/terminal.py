@@ -85,10 +85,11 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
     clock = shown_face(status.clock_face)
+    countdowns = []
     # What the rule modules show (`Status.display`: a running timeout, a line change...): no
     # line here names one of their keys.
-    countdowns = msg.brief({"display": status.display, "teams": status.teams,
-                            **{e["key"]: getattr(status, e["key"]) for e in status.display}})
+    countdowns += msg.brief({"display": status.display, "teams": status.teams,
+                             **{e["key"]: getattr(status, e["key"]) for e in status.display}})
     last = [msg("term.last", signal=msg.signal(status.last_signal))] if status.last_signal else []
     room = width - 1
     for name_width in NAME_WIDTHS:

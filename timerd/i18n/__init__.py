@@ -82,10 +82,8 @@ def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
 #: number of seconds shown as the count-up clock face (120.0 is "2:00"), `score` the sides'
 #: goals ({"home": 2, "away": 1} is "2:1"), `player` a shirt number after the side (" #17",
 #: none: ""), `shirts` shirt numbers (["5", "9"] is "5, 9", none: "-"), `tenths` seconds
-#: to a tenth ("18.0"), `countdown` seconds left as the scoreboard shows them (rounded up,
-#: tenths in the last 10 s: `shown_clock`). Any other number shows as it is, a float
-#: without a trailing ".0" (`:g`). The page's `said` (web/timerd.js) reads the same table;
-#: a rule module's status (`RuleModule.display`, `Messages.shown`) is shown in these kinds.
+#: to a tenth ("18.0"). Any other number shows as it is, a float
+#: without a trailing ".0" (`:g`). The page's `said` (web/timerd.js) reads the same table.
 WORDS = {"side": "side", "winner": "side", "kind": "kind", "reason": "reason",
          "evidence": "evidence", "stage": "stage", "phase": "term.phase", "was": "term.phase",
          "period": "span", "time": "clock", "left": "clock", "within": "clock",
@@ -141,7 +139,11 @@ class Messages:
 
     def value(self, kind: str | None, value: Any, teams: Mapping[str, str] | None = None) -> Any:
         """`value` as the catalogue shows a value of `kind` (`WORDS`' kinds; None or `text`:
-        as it is): a notice's values, and a rule module's row (`RuleModule.display`)."""
+        as it is; `countdown`: seconds left as the scoreboard shows them, rounded up, tenths
+        in the last 10 s): a notice's values, and a rule module's (`RuleModule.display`)."""
+        if kind == "countdown" and isinstance(value, int | float) \
+                and not isinstance(value, bool):
+            return shown_clock(value)
         if kind == "player":
             return f" #{value}" if value else ""
         if kind == "shirts":
@@ -150,9 +152,8 @@ class Messages:
         if kind == "score" and isinstance(value, Mapping):
             return f"{value.get('home', 0)}:{value.get('away', 0)}"
         if isinstance(value, int | float) and not isinstance(value, bool) \
-                and kind in ("clock", "tenths", "countdown"):
-            return elapsed_clock(value) if kind == "clock" else shown_clock(value) \
-                if kind == "countdown" else f"{value:.1f}"
+                and kind in ("clock", "tenths"):
+            return elapsed_clock(value) if kind == "clock" else f"{value:.1f}"
         if isinstance(value, float):
             return f"{value:g}"
         if kind in ("clock", "score") or not isinstance(value, str):
