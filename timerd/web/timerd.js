@@ -248,8 +248,7 @@ const timerd = (() => {
   // are words of the catalogue (`words`: a side, a penalty kind...) are translated too. A
   // refusal is its reason alone; the page says which button was refused.
   // Numbers are shown as the catalogue's table says (`clock`: seconds as m:ss, `score`:
-  // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0", `countdown`: seconds
-  // left as the clock shows them), as Messages.notice does.
+  // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
     for (const [name, v] of Object.entries(params)) values[name] = value(i18n.words[name], v, teams);
@@ -258,11 +257,11 @@ const timerd = (() => {
   // A value as the catalogue shows a value of `kind` (i18n.WORDS' kinds; none or "text": as
   // it is), as timerd.i18n.Messages.value does: a notice's values and a module's row alike.
   function value(kind, v, teams = null) {
+    if (kind === "countdown" && typeof v === "number") return shownClock(v); // seconds left
     if (kind === "player") return v ? ` #${v}` : "";
     if (kind === "shirts") return [].concat(v ?? []).filter((shirt) => shirt).join(", ") || "-";
     if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
     if (kind === "clock" && typeof v === "number") return elapsedClock(v);
-    if (kind === "countdown" && typeof v === "number") return shownClock(v);
     if (kind === "tenths" && typeof v === "number") return v.toFixed(1);
     if (typeof v !== "string" || !kind || kind === "text") return v;
     return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
@@ -274,7 +273,8 @@ const timerd = (() => {
   // views' (Messages.shown); the pages still draw those modules in their own places.
   function displayRows(s) {
     return (s?.display ?? []).filter((entry) => !entry.texts).map((entry) => {
-      const label = entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
+      const label = typeof entry.label === "string" ? textOr(entry.label, entry.label)
+        : entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
       const v = s[entry.key];
       return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
     });
