@@ -270,8 +270,11 @@ def _the_test_thread_keeps_its_priority() -> Iterator[None]:
 def _no_instance_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """`timerd --instance NAME` names its instance in the process's environment
     (TIMERD_INSTANCE) for what it runs; a test that calls `cli.main` in-process with it must
-    not move the next test's default paths (removed before each test, undone after)."""
-    monkeypatch.delenv("TIMERD_INSTANCE", raising=False)
+    not move the next test's default paths (removed before each test, undone after: set
+    first, so that the undo puts back what was there, its absence included; a `delenv` of an
+    absent name alone records nothing, and a test's own leaked name outlived it)."""
+    monkeypatch.setenv("TIMERD_INSTANCE", "")
+    monkeypatch.delenv("TIMERD_INSTANCE")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

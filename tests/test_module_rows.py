@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.laps_module import laps_document, register
+from tests.laps_module import laps_document, laps_profile, register
 from timerd.adapters.terminal import status_line
 from timerd.cli import format_status
 from timerd.config import profiles
@@ -47,9 +47,7 @@ def test_a_profile_without_the_module_shows_no_row(monkeypatch: pytest.MonkeyPat
 def test_the_terminal_shows_a_modules_rows(monkeypatch: pytest.MonkeyPatch,
                                            tmp_path: Path) -> None:
     register(monkeypatch)
-    path = tmp_path / "laps.toml"
-    path.write_text('extends = "ithf"\nname = "laps"\nrules = ["laps"]\n', encoding="utf-8")
-    match = Match(profiles.load(str(path)))
+    match = Match(laps_profile(tmp_path))
     match.handle(match.parse("start"), 0.0)
     match.poll(30.0)  # the start signal's faceoff at 20 s (ITHF 4.4)
     line = status_line(match.status(35.0), Messages("en"), width=120)

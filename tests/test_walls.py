@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import re
 from collections.abc import Collection
 from pathlib import Path
 
 from tests.core.test_core_imports import imports
 from tests.syntax import parse_file
+from timerd.core import rules
+from timerd.core.buttons import PHASE_BUTTONS
 from timerd.dispatch import Dispatcher
 from timerd.service import Service
 
@@ -340,3 +343,49 @@ def test_the_circle_check_can_fail(tmp_path: Path) -> None:
     (tmp_path / "timerd" / "tools" / "c.py").write_text("from timerd.tools.a import f\n")
     assert import_circles(tmp_path / "timerd") == [["timerd.tools.a", "timerd.tools.b"]]
 
+
+
+#: The rooms that serve buttons (the config's keys, the bindings, the GPIO header, the keypad,
+#: simulate mode's keyboard): each takes every button from the registry and names none.
+BUTTON_ROOMS = ("ports.py", "core/buttons.py", "core/rules/__init__.py", "config", "adapters")
+
+
+def buttons_named(root: Path) -> list[str]:
+    """Where a room that serves buttons names a declared button (issue 44 item 5): a string
+    `NAME` (unless it is also the name of the command the button makes: `reset`, `undo`) or
+    `NAME_pin`, or an identifier `NAME_pin` (a config field), in a file but the one that
+    declares the button (`Button`: the phase machine's in core/buttons.py, a rule module's in
+    its module), "file:line name"."""
+    homes = {b.name: "core/buttons.py" for b in PHASE_BUTTONS}
+    for module in rules.REGISTERED:
+        path = Path(inspect.getsourcefile(module) or "").resolve()
+        homes.update({b.name: str(path.relative_to(ROOT)) for b in module.buttons})
+    # A string that is also a command's name (`reset`, `undo`) is the command's.
+    commands = {button.command.name for button in rules.buttons()}
+    words = {**{name: home for name, home in homes.items() if name not in commands},
+             **{f"{name}_pin": home for name, home in homes.items()}}
+    found = []
+    for room in BUTTON_ROOMS:
+        for path in sorted((root / room).rglob("*.py")) if (root / room).is_dir() else [
+                root / room]:
+            where = str(path.relative_to(root))
+            for node in ast.walk(parse_file(path)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    word = node.value
+                elif isinstance(node, ast.Name | ast.Attribute | ast.arg):
+                    word = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(
+                        node, "arg", "")
+                    if not word.endswith("_pin"):
+                        continue
+                else:
+                    continue
+                if word in words and words[word] != where:
+                    found.append(f"{where}:{node.lineno} {word}")
+    return found
+
+
+def test_a_button_is_named_only_where_it_is_declared() -> None:
+    """Fails on the old code: core/buttons.py listed every button (BUTTONS), ports.py bound
+    each name to its command, config/sections.py had a field per button (`passive_home_pin`,
+    `[keypad] passive_home`) and the terminal a key per button name."""
+    assert buttons_named(ROOT) == []

@@ -45,7 +45,10 @@ The breaches planted, by wall:
   `loop.create_task`, a supervised task wrapped in `contextlib.suppress(Exception)`;
 - the phase machine guards no module (issue 44 item 7): `self.records().get("shootout") is
   None`, a registry's module tested through a name; a rule module's `getattr(self.match,
-  ...)`; a notice's `time: str`.
+  ...)`; a notice's `time: str`;
+- a button is named only where it is declared (issue 44 item 5): a button's name bound in
+  `ports.py`, a `NAME_pin` field in the config, a key of simulate mode's keyboard for a
+  button by name.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from tests.test_import_contracts import CONTRACTS, PROJECT, broken_contracts
 from tests.test_typed_notices import bare_notices, coded_calls, parsing_inside, seconds_as_text
 from tests.test_walls import (
     adapter_wall_breaches,
+    buttons_named,
     own_clock_text,
     replies_outside_the_wire,
     shapes_outside_the_wire,
@@ -101,7 +105,7 @@ WALLS: dict[str, Wall] = {
     "shapes": shapes_outside_the_wire, "clock": own_clock_text, "prose": prose,
     "parsing": parsing_inside, "bare-notices": bare_notices, "cap": over_the_cap,
     "module-guards": module_guards, "match-view": match_reached_past_its_view,
-    "seconds": seconds_as_text, "tasks": unsupervised,
+    "seconds": seconds_as_text, "tasks": unsupervised, "buttons": buttons_named,
 }
 
 
@@ -296,6 +300,14 @@ BREACHES = [
     Breach("supervised-task-swallows-its-crash", "adapters/serial_display.py",
            "async def _planted(self):\n    with contextlib.suppress(Exception):\n"
            "        await self._keep_open(None)\n", "tasks", "contextlib.suppress(Exception)"),
+    # A button is named only where it is declared.
+    Breach("a-button-bound-by-name", "ports.py", 'PLANTED = {"passive_home": None}\n',
+           "buttons", "ports.py"),
+    Breach("a-button-pin-field-in-the-config", "config/sections.py",
+           "class _Planted:\n    line_change_pin: int | None = 7\n", "buttons",
+           "line_change_pin"),
+    Breach("a-keyboard-key-for-a-button", "adapters/terminal.py",
+           'PLANTED = {"h": "goal_home"}\n', "buttons", "goal_home"),
     # The phase machine's size.
     Breach("match-over-its-cap", "core/match.py", "# a feature's state\n" * max(
         1, MATCH_CAP + 1 - match_lines(PROJECT / "timerd")), "cap", "core/match.py"),

@@ -23,16 +23,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from timerd.core.buttons import BUTTONS, ButtonLogic, Chord, Gesture
-from timerd.core.commands import Command, Reset, Toggle, check_arguments
+from timerd.core import rules
+from timerd.core.buttons import ButtonLogic, Chord, Gesture
+from timerd.core.commands import Command, check_arguments
 from timerd.core.effects import Effect, Notice, Signal, Told
 from timerd.core.profile import Profile
-from timerd.core.rules.corrections import Undo
-from timerd.core.rules.passive import PassivePress
-from timerd.core.rules.rulings import Forfeit
-from timerd.core.rules.scoring import Faceoff, Goal
-from timerd.core.rules.stoppage import StartLineChange
-from timerd.core.score import Side
 from timerd.core.status import Status
 from timerd.wire import read_only, status_document
 
@@ -165,38 +160,25 @@ class ButtonBinding:
 
 def button_bindings(names: Iterable[str], debounce_s: float, long_press_s: float,
                     prefix: str = "") -> tuple[dict[str, ButtonBinding], list[Chord]]:
-    """The bindings of the buttons `names` a control surface has (of "start_pause", "reset",
-    "goal_home", ...), and the chords they make: the one table of what a button does, for
-    the GPIO header and a USB keypad alike. Each is registered as `prefix` + its name, so two
-    surfaces' buttons never share a debounce state (`button keypad_reset: long_press`).
+    """The bindings of the buttons `names` a control surface has (of the declared ones,
+    `timerd.core.rules.buttons()`: "start_pause", "reset", "goal_home", ...), and the chords
+    they make (`rules.chords()`): what a button does, for the GPIO header and a USB keypad
+    alike, as the part of the core that owns its command declares it. Each is registered as
+    `prefix` + its name, so two surfaces' buttons never share a debounce state (`button
+    keypad_reset: long_press`).
 
-    RESET and UNDO act only when held `long_press_s` (a stray touch never ends a match or
-    takes back a goal) and hint at that on a shorter press. ITHF 4.6 without a keyboard:
-    RESET held with the GOAL button of the side that is present (the one the forfeit
-    score's goals go to) for `long_press_s` is the other side's forfeit (`Chord`).
+    A long-press button (RESET, UNDO) acts only when held `long_press_s` (a stray touch never
+    ends a match or takes back a goal) and tells its hint on a shorter press; a chord (the
+    ITHF 4.6 forfeit, RESET with a GOAL) acts when both are held `long_press_s`.
     """
-    table: dict[str, tuple[Mapping[Gesture, Command], Notice | None]] = {
-        "start_pause": ({Gesture.PRESS: Toggle()}, None),
-        "reset": ({Gesture.LONG_PRESS: Reset()}, Told("notice.hold_reset", {"s": long_press_s})),
-        "goal_home": ({Gesture.PRESS: Goal(Side.HOME)}, None),
-        "goal_away": ({Gesture.PRESS: Goal(Side.AWAY)}, None),
-        "faceoff": ({Gesture.PRESS: Faceoff()}, None),
-        "undo": ({Gesture.LONG_PRESS: Undo()}, Told("notice.hold_undo", {"s": long_press_s})),
-        "passive_home": ({Gesture.PRESS: PassivePress(Side.HOME)}, None),
-        "passive_away": ({Gesture.PRESS: PassivePress(Side.AWAY)}, None),
-        "line_change": ({Gesture.PRESS: StartLineChange()}, None),
-    }
     present = set(names)
-    bindings = {}
-    for name in BUTTONS:
-        commands, hint = table[name]
-        if name in present:
-            long_press = long_press_s if Gesture.LONG_PRESS in commands else None
-            bindings[prefix + name] = ButtonBinding(ButtonLogic(debounce_s, long_press),
-                                                    commands, hint)
-    chords = [Chord((prefix + "reset", prefix + f"goal_{side}"), long_press_s,
-                    Forfeit(side.opponent))
-              for side in Side if {"reset", f"goal_{side}"} <= present]
+    bindings = {
+        prefix + b.name: ButtonBinding(
+            ButtonLogic(debounce_s, None if b.long_press is None else long_press_s),
+            b.gestures, None if b.hint is None else Told(b.hint, {"s": long_press_s}))
+        for b in rules.buttons() if b.name in present}
+    chords = [Chord((prefix + c.buttons[0], prefix + c.buttons[1]), long_press_s, c.command)
+              for c in rules.chords() if set(c.buttons) <= present]
     return bindings, chords
 
 

@@ -46,7 +46,7 @@ async def board_and_service(factory, monkeypatch):
 def test_a_button_press_from_another_thread_starts_the_match(mock_factory, monkeypatch):
     async def main():
         service, board, task = await board_and_service(mock_factory, monkeypatch)
-        pin = mock_factory.pin(PINS.start_pause_pin)
+        pin = mock_factory.pin(PINS.buttons["start_pause"])
         in_thread(pin.drive_low)
         await asyncio.sleep(0.001)
         phase = service.match.phase
@@ -60,7 +60,7 @@ def test_a_button_press_from_another_thread_starts_the_match(mock_factory, monke
 def test_chatter_within_the_debounce_time_gives_one_action(mock_factory, monkeypatch):
     async def main():
         service, board, task = await board_and_service(mock_factory, monkeypatch)
-        pin = mock_factory.pin(PINS.start_pause_pin)
+        pin = mock_factory.pin(PINS.buttons["start_pause"])
 
         def bounce():
             for _ in range(15):
@@ -90,7 +90,7 @@ def test_reset_acts_only_on_a_long_press(mock_factory, monkeypatch):
         service.execute(service.parse("start"))
         await asyncio.sleep(30)
         service.execute(service.parse("pause"))
-        reset = mock_factory.pin(PINS.reset_pin)
+        reset = mock_factory.pin(PINS.buttons["reset"])
         in_thread(reset.drive_low)
         await asyncio.sleep(0.8)
         in_thread(reset.drive_high)

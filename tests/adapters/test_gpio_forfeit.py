@@ -41,7 +41,7 @@ def chord(monkeypatch, script):
         service.execute(service.parse("start"))
         for at, pin, pressed in script:
             await asyncio.sleep(at - loop.time())
-            p = factory.pin(getattr(PINS, f"{pin}_pin"))
+            p = factory.pin(PINS.buttons[pin])
             in_thread(p.drive_low if pressed else p.drive_high)
         await asyncio.sleep(HOLD + 1)
         status = service.match.status(loop.time())

@@ -102,7 +102,7 @@ def test_line_change_button_runs_three_stages_with_a_signal_after_each(mock_fact
         task = asyncio.create_task(service.run())
         service.execute(service.parse("start"))
         await asyncio.sleep(60)
-        button = mock_factory.pin(gpio.line_change_pin)
+        button = mock_factory.pin(gpio.buttons["line_change"])
         button.drive_low()  # pressed while the clock runs: refused, play goes on
         await asyncio.sleep(0.2)
         button.drive_high()

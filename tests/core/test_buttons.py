@@ -1,6 +1,15 @@
 """Debounce and long press on raw, timestamped edges (our own logic: mock pins do not bounce)."""
 
-from timerd.core.buttons import ButtonLogic, Chord, Gesture
+from typing import Any
+
+import pytest
+
+from timerd.core import rules
+from timerd.core.buttons import Button, ButtonLogic, Chord, Gesture
+from timerd.core.rule import RuleModule
+from timerd.core.rules.rulings import Forfeit
+from timerd.core.rules.scoring import Faceoff
+from timerd.core.score import Side
 
 
 def test_a_press_acts_on_its_first_edge():
@@ -70,3 +79,34 @@ def test_a_chord_let_go_early_does_nothing_and_is_forgotten_at_the_next_press() 
     assert chord.swallows("reset")
     chord.update({"reset": True}, 5.0)  # a new hold of RESET alone
     assert not chord.swallows("reset")
+
+
+def test_the_registry_gives_the_buttons_in_the_configs_order_and_refuses_a_name_twice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The buttons are the phase machine's and each registered module's, in the order of the
+    config's keys (issue 44 item 5); a second button of one name would share its config keys."""
+    assert [b.name for b in rules.buttons()] == [
+        "start_pause", "reset", "goal_home", "goal_away", "faceoff", "undo", "passive_home",
+        "passive_away", "line_change"]
+    assert [(c.buttons, c.command) for c in rules.chords()] == [
+        (("reset", "goal_home"), Forfeit(Side.AWAY)), (("reset", "goal_away"), Forfeit(Side.HOME))]
+
+    class Twice(RuleModule):
+        name = "twice"
+        buttons = (Button("goal_home", "Another GOAL button.", press=Faceoff()),)
+
+    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Twice))
+    with pytest.raises(TypeError, match="buttons declared twice"):
+        rules.buttons()
+
+
+@pytest.mark.parametrize("wrong", [
+    {"name": "Goal-Home", "press": Faceoff()},  # not a config key
+    {"name": "x", "press": Faceoff(), "long_press": Faceoff()},  # which gesture?
+    {"name": "x"},  # no command
+    {"name": "x", "press": Faceoff(), "hint": "notice.hold_reset"},  # a hint for a tap
+    {"name": "x", "press": Faceoff(), "meaning": ""},
+])
+def test_a_button_declared_wrong_is_refused(wrong: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="button"):
+        Button(**{"meaning": "The X button.", **wrong})

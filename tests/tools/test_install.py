@@ -142,7 +142,7 @@ def test_a_fresh_install_runs_every_step_in_order(machine: Path,
     assert 'KERNEL=="cpu_dma_latency", GROUP="timerd", MODE="0660"' in (
         machine / "etc/udev/rules.d/60-timerd.rules").read_text()
     config = config_mod.load(machine / "etc/timerd/timerd.toml")  # SchemaError if not valid
-    assert config.gpio.start_pause_pin == 17
+    assert config.gpio.buttons["start_pause"] == 17
     assert "timerd 9.9.9 is installed and (re)started" in out
 
     # A second install keeps the operator's edited config.

@@ -38,7 +38,6 @@ from types import TracebackType
 from typing import Any
 
 from timerd.config import GpioConfig, SignalOutput
-from timerd.core.buttons import BUTTONS
 from timerd.core.effects import Phase, Signal, SignalKind
 from timerd.core.profile import Profile
 from timerd.core.pulses import pulses
@@ -342,8 +341,7 @@ class GpioBoard:
         # lgpio hands each edge over with the kernel's timestamp (CLOCK_MONOTONIC, the loop's
         # clock): a press is dated when the contact closed, not when the callback ran.
         kernel_stamps = type(factory).__name__ == "LGPIOFactory"
-        for name in BUTTONS:
-            pin = getattr(config, f"{name}_pin")
+        for name, pin in config.buttons.items():  # every declared button's (`[gpio] NAME_pin`)
             if pin is None:
                 continue
             # A plain input, not gpiozero's Button: Button runs a thread per button that wakes

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
 
+from timerd.core import rules
 from timerd.core.display import ClockFace, FaceKind, shown_clock
 from timerd.core.effects import Effect, Notice, Phase, Signal
 from timerd.core.offered import offered_commands
@@ -37,13 +38,8 @@ from timerd.core.status import Status
 from timerd.i18n import Messages
 from timerd.ports import Control, Dispatch
 
-#: Keys that tap the scoring buttons (the undo key holds its button, like reset).
-SCORING_KEYS = {"h": "goal_home", "a": "goal_away", "f": "faceoff",
-                "1": "passive_home", "2": "passive_away", "l": "line_change"}
-#: The key help's entries (`key.*` in the catalogue) and the command each needs, if any.
-KEY_HELP = (("key.start", None), ("key.reset", None), ("key.goal", "goal"),
-            ("key.faceoff", "faceoff"), ("key.undo", "undo"), ("key.passive", "passive"),
-            ("key.line_change", "linechange"), ("key.help", None), ("key.quit", None))
+#: The key help's own entries (`key.*` in the catalogue), after the buttons'.
+KEY_HELP = ("key.help", "key.quit")
 TAP_S = 0.1  # how long a key "holds" a button down
 #: The width when the output is not a terminal (or says nothing): the common SSH size.
 DEFAULT_WIDTH = 80
@@ -179,10 +175,12 @@ class TerminalDisplay:
 
     def keys(self) -> str:
         """The keys, for the commands the match's profile has: no faceoff or passive-play
-        key in ball hockey, no line-change key in table hockey."""
+        key in ball hockey, no line-change key in table hockey. Each button's key is its
+        declaration's (`Button.panel`, `Button.panel_help`)."""
         have = offered_commands(self.control.profile)
-        return self.msg("term.keys") + " " + "  ".join(
-            self.msg(key) for key, command in KEY_HELP if command is None or command in have)
+        return self.msg("term.keys") + " " + "  ".join(map(self.msg, [
+            *(b.panel_help for b in rules.buttons() if b.panel_help and b.command.name in have),
+            *KEY_HELP]))
 
     def help(self) -> None:
         """Print the keys, wrapped to the terminal (at start and on `?`)."""
@@ -218,6 +216,9 @@ class Keyboard:
         self.quit = quit
         self.help = help
         self.stdin = stdin
+        #: Each key that presses a button (`Button.panel`), with the button: a tap, or held
+        #: for the long press of one that acts on it.
+        self.panel = {b.panel: b for b in rules.buttons() if b.panel}
         self._saved: list[Any] | None = None
 
     async def __aenter__(self) -> Keyboard:
@@ -242,14 +243,8 @@ class Keyboard:
             self.quit()
         elif key == "?":
             self.help()
-        elif key == " ":
-            self.press("start_pause", TAP_S)
-        elif key == "r":
-            self.press("reset", self.hold_s + TAP_S)
-        elif key == "u":
-            self.press("undo", self.hold_s + TAP_S)
-        elif key in SCORING_KEYS:
-            self.press(SCORING_KEYS[key], TAP_S)
+        elif button := self.panel.get(key):
+            self.press(button.name, (0 if button.long_press is None else self.hold_s) + TAP_S)
 
     def press(self, name: str, hold_s: float) -> None:
         button = self.buttons.get(name)

@@ -23,7 +23,7 @@ from typing import Any
 
 import tomli_w
 
-from timerd.config.schema import to_plain
+from timerd.config.schema import to_plain, toml_keys
 from timerd.config.sections import MASK, SECRETS, Config, SignalOutput
 
 #: Values each key is tried with to find its bounds: far below, around zero and far above
@@ -67,12 +67,15 @@ def _probes(tp: Any) -> tuple[Any, ...]:
     return ()
 
 
-def bounds(section: Any, key: str, tp: Any) -> list[str]:
-    """What `section.problems()` says of `key` for values out of range, each once."""
+def bounds(section: Any, key: str, tp: Any, field: str | None = None,
+           entry: str | None = None) -> list[str]:
+    """What `section.problems()` says of `key` for values out of range, each once (`key`
+    fills `field`, its entry `entry` when the field is `keyed`)."""
     out: list[str] = []
     for probe in _probes(tp):
+        value = probe if entry is None else {**getattr(section, field or key), entry: probe}
         try:
-            tried = dataclasses.replace(section, **{key: probe})
+            tried = dataclasses.replace(section, **{field or key: value})
         except (TypeError, ValueError):
             continue
         for problem in getattr(tried, "problems", list)():
@@ -115,13 +118,19 @@ def _section(name: str, section: Any, plain: dict[str, Any]) -> list[str]:
     if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}("):  # not dataclass's own
         lines += _comment(inspect.cleandoc(cls.__doc__).split("\n\n")[0].replace("\n", " "))
     default = cls()
-    for f in dataclasses.fields(cls):
+    defaults = to_plain(default)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, field, entry in toml_keys(cls):
+        tp, meaning = hints[field], said.get(field, "")
+        if entry is not None:  # a `keyed` field's entry: its own meaning and type
+            tp = typing.get_args(tp)[1]
+            meaning = fields[field].metadata["keyed"].entries()[entry][1]
         lines.append("")
-        lines += _comment(said.get(f.name, ""))
-        facts = [_type_name(hints[f.name]), f"default {_value(to_plain(getattr(default, f.name)))}"]
-        facts += bounds(default, f.name, hints[f.name])
+        lines += _comment(meaning)
+        facts = [_type_name(tp), f"default {_value(defaults[key])}"]
+        facts += bounds(default, key, tp, field, entry)
         lines += _comment("; ".join(facts))
-        lines.append(f"{f.name} = {_value(plain[f.name])}")
+        lines.append(f"{key} = {_value(plain[key])}")
     return lines
 
 

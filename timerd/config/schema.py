@@ -8,6 +8,10 @@ so that a volunteer fixes a config in one pass. A bad file never yields a half-b
 A dataclass may define `problems(self) -> list[str]` for checks across fields; each message
 starts with the key it is about ("reset_pin = 17: ...") and is reported under the dataclass's
 own key path ("gpio.reset_pin = 17: ...").
+
+A mapping field made with `keyed` is written as one key per entry beside the others (`[gpio]
+goal_home_pin = 23`): its entries are declared elsewhere (each button by the part of the core
+that owns its command) and read at each build, so a newly declared entry has its key.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import math
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +45,35 @@ class SchemaError(ValueError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """How TOML writes a `keyed` mapping field: entry NAME as the key `key.format(NAME)`,
+    each entry's default and meaning as `entries()` declares them now."""
+
+    key: str  # "{}_pin"
+    entries: Callable[[], Mapping[str, tuple[Any, str]]]  # name: (default, meaning)
+
+
+def keyed(key: str, entries: Callable[[], Mapping[str, tuple[Any, str]]]) -> Any:
+    """A mapping field of a section written as one TOML key per entry (`Keyed`), by default
+    each entry's declared default."""
+    return dataclasses.field(
+        default_factory=lambda: types.MappingProxyType(
+            {name: default for name, (default, _) in entries().items()}),
+        metadata={"keyed": Keyed(key, entries)})
+
+
+def toml_keys(cls: type) -> list[tuple[str, str, str | None]]:
+    """Each key TOML writes for dataclass `cls`, in order, with the field it fills and, for
+    a `keyed` field's, the entry's name (else None)."""
+    out: list[tuple[str, str, str | None]] = []
+    for f in dataclasses.fields(cls):
+        spec = f.metadata.get("keyed")
+        out += [(f.name, f.name, None)] if spec is None else [
+            (spec.key.format(name), f.name, name) for name in spec.entries()]
+    return out
 
 
 def _join(path: str, key: str) -> str:
@@ -125,12 +159,21 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
     already = len(errors)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    keys = toml_keys(cls)
+    known = [key for key, _, _ in keys]
     for key in data:
-        if key not in fields:
-            errors.append(f"{_join(path, key)}: unknown key `{key}`{_suggest(key, fields)}")
+        if key not in known:
+            errors.append(f"{_join(path, key)}: unknown key `{key}`{_suggest(key, known)}")
     kwargs: dict[str, Any] = {}
     for name, field in fields.items():
-        if name in data:
+        if "keyed" in field.metadata:
+            entries = field.metadata["keyed"].entries()
+            value_tp = typing.get_args(hints[name])[1]
+            kwargs[name] = types.MappingProxyType({
+                entry: _convert(value_tp, data[key], _join(path, key), errors)
+                if key in data else entries[entry][0]
+                for key, owner, entry in keys if owner == name and entry is not None})
+        elif name in data:
             kwargs[name] = _convert(hints[name], data[name], _join(path, name), errors)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             errors.append(f"{_join(path, name)}: missing")
@@ -203,7 +246,8 @@ def to_plain(obj: Any) -> Any:
     if obj is None:
         return NONE_WORDS[0]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {key: to_plain(getattr(obj, name) if entry is None else getattr(obj, name)[entry])
+                for key, name, entry in toml_keys(type(obj))}
     if isinstance(obj, Mapping):
         return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, tuple | list):

@@ -22,8 +22,8 @@ import tomli_w
 
 from timerd.config import profiles
 from timerd.config.paths import runtime_dir, state_dir
-from timerd.config.schema import NONE_WORDS, to_plain
-from timerd.core.buttons import BUTTONS
+from timerd.config.schema import NONE_WORDS, keyed, to_plain
+from timerd.core import rules
 from timerd.core.checks import HOUR_S, at_most, durations, pattern
 from timerd.core.effects import SignalKind
 from timerd.core.profile import Profile
@@ -54,11 +54,12 @@ class GpioConfig:
     #: The lgpio factory's GPIO chip: a number (/dev/gpiochipN) or the chip's label (e.g.
     #: "pinctrl-rp1"); "auto": gpiozero's pick (0, or 4 on a Pi 5).
     chip: int | str = "auto"
-    #: The START/PAUSE button: starts, pauses and resumes the match.
-    start_pause_pin: int | None = 17
-    #: The RESET button: held `long_press_s`, it resets the match (a stray touch never ends
-    #: one).
-    reset_pin: int | None = 27
+    #: Each button's BCM pin, written `NAME_pin` (`start_pause_pin = 17`): one key for
+    #: every button the phase machine and the rule modules declare (`timerd.core.rules.buttons`),
+    #: with its meaning and its default pin.
+    buttons: Mapping[str, int | None] = keyed("{}_pin", lambda: {
+        b.name: (b.pin, f"{b.meaning} {b.wiring}".strip())
+        for b in rules.buttons()})
     #: The buzzers (driven together): every signal's pattern, the one output that cannot fail.
     buzzer_pins: tuple[int, ...] = (22,)
     #: false: the buzzers sound while their pins are low (an active-low driver board).
@@ -70,18 +71,6 @@ class GpioConfig:
     #: The red LED: the last 30 seconds (ITHF 4.4); it flashes while timerd cannot write
     #: what it must keep (hw/README.md).
     led_last_30_pin: int | None = 13
-    #: Scoring (ITHF 5.6, 8.3): the home side's GOAL button.
-    goal_home_pin: int | None = 23
-    #: The away side's GOAL button.
-    goal_away_pin: int | None = 24
-    #: The FACEOFF button: the puck is dropped, the face-off guard starts (ITHF 5.6).
-    faceoff_pin: int | None = 25
-    #: The UNDO button: a long press takes back the last goal.
-    undo_pin: int | None = 12
-    #: The home side's PASSIVE button (passive play, ITHF 8.3).
-    passive_home_pin: int | None = 16
-    #: The away side's PASSIVE button.
-    passive_away_pin: int | None = 20
     #: The face-off guard LED: lit while a goal cannot count (ITHF 5.6).
     led_faceoff_guard_pin: int | None = 19
     #: The passive-play warning LED (ITHF 8.3).
@@ -91,9 +80,6 @@ class GpioConfig:
     horn_pin: int | None = 26
     #: false for a relay module that switches on while its input is low.
     horn_active_high: bool = True
-    #: Ball hockey: the LINE CHANGE button (ISBHF 404b); pin 7 is SPI CE1 when SPI is on:
-    #: then choose another.
-    line_change_pin: int | None = 7
     #: An edge is taken once the button has been still this long (contact bounce).
     debounce_ms: float = 30.0
     #: How long RESET or UNDO is held to act (a short touch does nothing).
@@ -102,6 +88,7 @@ class GpioConfig:
     def pins(self) -> dict[str, int]:
         """Every fitted part's pin, by config key."""
         named = {k: getattr(self, k) for k in self.__dataclass_fields__ if k.endswith("_pin")}
+        named.update({f"{name}_pin": pin for name, pin in self.buttons.items()})
         out = {k: v for k, v in named.items() if v is not None}
         out.update({f"buzzer_pins[{i}]": p for i, p in enumerate(self.buzzer_pins)})
         return out
@@ -143,28 +130,16 @@ class KeypadConfig:
     device: str = ""
     #: While the device is missing (unplugged), look for it this often.
     retry_s: float = 1.0
-    #: Keys for START/PAUSE.
-    start_pause: tuple[str, ...] = ("KEY_KPENTER",)
-    #: Keys for RESET (held `[gpio] long_press_s`).
-    reset: tuple[str, ...] = ("KEY_KPMINUS",)
-    #: Keys for the home side's GOAL.
-    goal_home: tuple[str, ...] = ("KEY_KP7",)
-    #: Keys for the away side's GOAL.
-    goal_away: tuple[str, ...] = ("KEY_KP9",)
-    #: Keys for FACEOFF (ITHF 5.6).
-    faceoff: tuple[str, ...] = ("KEY_KP5",)
-    #: Keys for UNDO (held `[gpio] long_press_s`).
-    undo: tuple[str, ...] = ("KEY_KPASTERISK",)
-    #: Keys for the home side's PASSIVE (ITHF 8.3).
-    passive_home: tuple[str, ...] = ("KEY_KP4",)
-    #: Keys for the away side's PASSIVE.
-    passive_away: tuple[str, ...] = ("KEY_KP6",)
-    #: Ball hockey: keys for LINE CHANGE (ISBHF 404b).
-    line_change: tuple[str, ...] = ("KEY_KPPLUS",)
+    #: Each button's keys, written as the button's name (`start_pause = ["KEY_KPENTER"]`):
+    #: one key for every button the phase machine and the rule modules declare
+    #: (`timerd.core.rules.buttons`), with its meaning and its default keys.
+    buttons: Mapping[str, tuple[str, ...]] = keyed("{}", lambda: {
+        b.name: (b.keys, f"Keys for {b.meaning[:1].lower()}{b.meaning[1:]}")
+        for b in rules.buttons()})
 
     def keys(self) -> dict[str, tuple[str, ...]]:
         """Each button that has keys, with its keys' names."""
-        return {name: keys for name in BUTTONS if (keys := getattr(self, name))}
+        return {name: keys for name, keys in self.buttons.items() if keys}
 
     def key_names(self) -> list[str]:
         """Every key name the buttons have."""
@@ -636,8 +611,8 @@ class ServiceConfig:
 class Config:
     match: MatchConfig = MatchConfig()
     table: TableConfig = TableConfig()
-    gpio: GpioConfig = GpioConfig()
-    keypad: KeypadConfig = KeypadConfig()
+    gpio: GpioConfig = field(default_factory=GpioConfig)  # its buttons: the registry's now
+    keypad: KeypadConfig = field(default_factory=KeypadConfig)
     signals: Mapping[SignalKind, SignalOutput] = field(default_factory=_default_signals)
     speaker: SpeakerConfig = SpeakerConfig()
     control: ControlConfig = ControlConfig()

@@ -10,26 +10,96 @@ the button is deaf for `debounce_s`. When that window ends, the last raw level s
 as the truth, so a burst that ends released reads as released. A button with `long_press_s`
 acts only once it has been held that long (destructive actions: an accidental tap does
 nothing), and a shorter press reports SHORT so the operator can be told to hold it.
+
+What a button is for is declared where its command is (issue 44 item 5): `Button` and
+`ButtonChord`, the phase machine's own here (`PHASE_BUTTONS`), a rule module's beside its
+commands (`RuleModule.buttons`, `RuleModule.chords`); `timerd.core.rules.buttons()` reads them
+from the registry, and the config's keys (`[gpio] NAME_pin`, `[keypad] NAME`), the GPIO
+header and the keypad (`timerd.ports.button_bindings`) follow from it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from timerd.core.commands import Command
+from timerd.core.commands import Command, Reset, Toggle
 
-#: Every button a control surface can have, by the name the config gives it (`[gpio]
-#: NAME_pin`, `[keypad] NAME`); what each does is `timerd.ports.button_bindings`.
-BUTTONS = ("start_pause", "reset", "goal_home", "goal_away", "faceoff", "undo", "passive_home",
-           "passive_away", "line_change")
+#: A button's name: its config keys are `[gpio] NAME_pin` and `[keypad] NAME`.
+BUTTON_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class Gesture(StrEnum):
     PRESS = "press"  # the button went down (buttons without a long press act on this)
     LONG_PRESS = "long_press"  # held for long_press_s
     SHORT = "short"  # a long-press button released too early
+
+
+@dataclass(frozen=True)
+class Button:
+    """A push button as the part of the core that owns its command declares it: the command
+    its press makes, or (`long_press`) the one it makes once held `[gpio] long_press_s`, for
+    a destructive action a stray touch must not take, with the notice (`hint`, a catalogue
+    key given the seconds as `s`) told on a shorter press. Its default wiring is its config
+    keys' defaults, and `meaning` their line in docs/config.md (`[gpio]`'s pin key adds
+    `wiring`)."""
+
+    name: str  # "goal_home": `[gpio] goal_home_pin`, `[keypad] goal_home`
+    meaning: str  # "The home side's GOAL button (ITHF 5.6)."
+    press: Command | None = None
+    long_press: Command | None = None
+    hint: str | None = None  # "notice.hold_reset"
+    pin: int | None = None  # the default BCM pin (hw/README.md); None: not fitted
+    keys: tuple[str, ...] = ()  # the default keypad keys (KEY_KP7)
+    wiring: str = ""  # said of its pin only ("Pin 7 is SPI CE1 when SPI is on: ...")
+    panel: str = ""  # its key on simulate mode's keyboard ("h"); empty: none
+    panel_help: str = ""  # the catalogue key of that key's help ("key.goal"); empty: none
+
+    def __post_init__(self) -> None:
+        if not BUTTON_NAME.fullmatch(self.name):
+            raise ValueError(f"button name {self.name!r} is not a config key")
+        if not self.meaning:
+            raise ValueError(f"button {self.name!r}: its config keys need a meaning")
+        if (self.press is None) == (self.long_press is None):
+            raise ValueError(f"button {self.name!r} makes a command on a press or a long "
+                             "press, one of the two")
+        if self.hint is not None and self.long_press is None:
+            raise ValueError(f"button {self.name!r}: a hint is for a long press held too "
+                             "briefly")
+
+    @property
+    def command(self) -> Command:
+        """The command it makes."""
+        made = self.press if self.long_press is None else self.long_press
+        assert made is not None  # __post_init__: one of the two
+        return made
+
+    @property
+    def gestures(self) -> Mapping[Gesture, Command]:
+        """The command of the gesture it acts on."""
+        return {Gesture.PRESS if self.long_press is None else Gesture.LONG_PRESS: self.command}
+
+
+@dataclass(frozen=True)
+class ButtonChord:
+    """Two declared buttons held together `[gpio] long_press_s` make `command` (a `Chord` on
+    each control surface that has both)."""
+
+    buttons: tuple[str, str]
+    command: Command
+
+
+#: The phase machine's own buttons (its commands are `timerd.core.commands`'); the score
+#: desk's (GOAL, FACEOFF, UNDO) and a rulebook's are their rule modules' (`RuleModule.buttons`).
+PHASE_BUTTONS = (
+    Button("start_pause", "The START/PAUSE button: starts, pauses and resumes the match.",
+           press=Toggle(), pin=17, keys=("KEY_KPENTER",), panel=" ", panel_help="key.start"),
+    Button("reset", "The RESET button: held `[gpio] long_press_s`, it resets the match (a "
+           "stray touch never ends one).", long_press=Reset(), hint="notice.hold_reset",
+           pin=27, keys=("KEY_KPMINUS",), panel="r", panel_help="key.reset"),
+)
 
 
 @dataclass

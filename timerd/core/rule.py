@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
+from timerd.core.buttons import Button, ButtonChord
 from timerd.core.clock import MatchClock
 from timerd.core.commands import Command
 from timerd.core.effects import Effect, Phase, Signal, SignalKind
@@ -136,6 +137,14 @@ class RuleModule:
     #: The commands it declares (`timerd.core.commands.Command`), for a clear refusal under a
     #: profile without it (the refusal's code is `lacks_<name>`, in the message catalogue).
     declares: ClassVar[tuple[type[Command], ...]] = ()
+    #: Its push buttons (`Button`: the command each makes), present on the GPIO header and
+    #: a keypad whatever the profile (a command the match lacks is refused with the reason),
+    #: each with its config keys (`[gpio] NAME_pin`, `[keypad] NAME`) from this declaration
+    #: alone (issue 44 item 5).
+    buttons: ClassVar[tuple[Button, ...]] = ()
+    #: Two buttons held together, of its own or another module's, that make one of its
+    #: commands (the ITHF 4.6 forfeit: RESET with a GOAL).
+    chords: ClassVar[tuple[ButtonChord, ...]] = ()
     #: Its timed step comes before a planned signal due at the same instant.
     ahead_of_signals: ClassVar[bool] = False
     #: Its part of the profile (`Settings`: its keys with their defaults and checks), which

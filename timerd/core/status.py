@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -87,7 +87,9 @@ class StatusBase:
                           break_left_s=self.start_in_s if self.phase is Phase.BREAK else None)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        # The fields in their order: a dataclass's instance dict holds them as __init__ set
+        # them (one copy, not a getattr per key: made per dispatch, issue 44 item 8).
+        out = dict(self.__dict__)
         out["clock_face"] = self.clock_face.to_dict()
         return out
 
@@ -117,9 +119,15 @@ else:
     Status = compose_status(rules.REGISTERED)
 
 
-def absent(modules: Iterable[type[RuleModule]], which: str) -> dict[str, Any]:
+def absent(modules: tuple[type[RuleModule], ...], which: str) -> dict[str, Any]:
     """The keys `modules` add to the status (`which` = "shows") or the result ("records"),
-    as a match without them has them (a period's entry: `periods_record`)."""
+    as a match without them has them (a period's entry: `periods_record`): a copy of what
+    `_absent` composed once per registry (it is read per status: issue 44 item 8)."""
+    return dict(_absent(modules, which))
+
+
+@functools.cache
+def _absent(modules: tuple[type[RuleModule], ...], which: str) -> Mapping[str, Any]:
     out: dict[str, Any] = {}
     for module in modules:
         out.update(getattr(module, which))

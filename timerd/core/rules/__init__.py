@@ -2,14 +2,15 @@
 rulebook (`timerd.core.rule.RuleModule`); a profile that lists none is a bare clock that keeps
 the score (`BUILT_IN`: the score desk every match has).
 
-A new module is registered here, once: its settings, its status keys and its record keys
-reach `Profile`, `Status` and the result through this registry alone (docs/ARCHITECTURE.md,
-"A new sport rule")."""
+A new module is registered here, once: its settings, its status keys, its record keys and its
+buttons reach `Profile`, `Status`, the result and the config's `[gpio]` and `[keypad]` keys
+through this registry alone (docs/ARCHITECTURE.md, "A new sport rule")."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from timerd.core.buttons import PHASE_BUTTONS, Button, ButtonChord
 from timerd.core.commands import Command
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import RuleModule
@@ -49,3 +50,25 @@ def undeclared(name: str, declared: Iterable[type[Command]],
     if name in RULE_COMMANDS and name not in known:
         return CommandRefused(f"lacks_{RULE_COMMANDS[name].name}", profile=profile.name)
     return CommandRefused("unknown", known=", ".join(known))
+
+
+def buttons() -> tuple[Button, ...]:
+    """Every push button a control surface can have: the phase machine's, then each registered
+    module's (`REGISTERED` read now: a module registered later has its buttons too), in that
+    order (the config's). TypeError if two declare one name (a button's config keys are its
+    own) or one key of simulate mode's keyboard."""
+    out = (*PHASE_BUTTONS, *(b for module in REGISTERED for b in module.buttons))
+    for taken in ([b.name for b in out], [b.panel for b in out if b.panel]):
+        if twice := sorted({name for name in taken if taken.count(name) > 1}):
+            raise TypeError("buttons declared twice", twice)
+    return out
+
+
+def chords() -> tuple[ButtonChord, ...]:
+    """Every chord the registered modules declare (`REGISTERED` read now), each of two
+    declared buttons; TypeError naming a chord's button that nobody declares."""
+    out = tuple(c for module in REGISTERED for c in module.chords)
+    names = {b.name for b in buttons()}
+    if strays := sorted({n for c in out for n in c.buttons} - names):
+        raise TypeError("chords of undeclared buttons", strays)
+    return out

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from timerd.core.buttons import Button
 from timerd.core.checks import hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import (
@@ -118,6 +119,10 @@ class Corrections(RuleModule):
     #: In the result: how many times the ended match's result was corrected.
     records = MappingProxyType({"revision": 0})
     declares = (Undo, Correct, LateGoal)
+    buttons = (Button("undo", "The UNDO button: held `[gpio] long_press_s`, it takes back the "
+                      "last goal (a stray touch never does).", long_press=Undo(),
+                      hint="notice.hold_undo", pin=12, keys=("KEY_KPASTERISK",), panel="u",
+                      panel_help="key.undo"),)
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from timerd.core.buttons import Button
 from timerd.core.checks import at_most
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
@@ -104,6 +105,13 @@ class Passive(RuleModule):
         None, "sides", texts={"st.passive": "value", "st.passive_warned": ""},
         fields={"side": ("side", "side"), "s": ("value", "tenths")})})
     declares = (PassivePress,)
+    buttons = (
+        Button("passive_home", "The home side's PASSIVE button (passive play, ITHF 8.3).",
+               press=PassivePress(Side.HOME), pin=16, keys=("KEY_KP4",), panel="1",
+               panel_help="key.passive"),
+        Button("passive_away", "The away side's PASSIVE button (passive play, ITHF 8.3).",
+               press=PassivePress(Side.AWAY), pin=20, keys=("KEY_KP6",), panel="2"),
+    )
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)

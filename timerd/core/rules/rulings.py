@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from timerd.core.buttons import ButtonChord
 from timerd.core.checks import SCORE_MAX, at_most, hours, scores
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
@@ -79,6 +80,10 @@ class Rulings(RuleModule):
     name = "rulings"
     settings = RulingSettings
     declares = (Forfeit, Walkout, Replay)
+    #: ITHF 4.6 without a keyboard: RESET held with the GOAL button of the side that is
+    #: present (the one the forfeit score's goals go to) is the other side's forfeit.
+    chords = (ButtonChord(("reset", "goal_home"), Forfeit(Side.AWAY)),
+              ButtonChord(("reset", "goal_away"), Forfeit(Side.HOME)))
 
     def commands(self) -> CommandTable:
         return {Forfeit: self.forfeit, Walkout: self.walkout,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from timerd.core.buttons import Button
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, FaceoffGuardChanged, Notice, Phase, SignalKind
 from timerd.core.record import names
@@ -72,6 +73,16 @@ class Scoring(RuleModule):
     name = "scoring"
     settings = ScoringSettings
     declares = (Teams, Goal, Faceoff)
+    buttons = (
+        Button("goal_home", "The home side's GOAL button (ITHF 5.6).",
+               press=Goal(Side.HOME), pin=23, keys=("KEY_KP7",), panel="h",
+               panel_help="key.goal"),
+        Button("goal_away", "The away side's GOAL button (ITHF 5.6).",
+               press=Goal(Side.AWAY), pin=24, keys=("KEY_KP9",), panel="a"),
+        Button("faceoff", "The FACEOFF button: the puck is dropped, the face-off guard starts "
+               "(ITHF 5.6).", press=Faceoff(), pin=25, keys=("KEY_KP5",), panel="f",
+               panel_help="key.faceoff"),
+    )
 
     @classmethod
     def offered(cls, profile: ProfileBase) -> frozenset[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from timerd.core.buttons import Button
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
@@ -153,6 +154,10 @@ class LineChanges(RuleModule):
         fields={"stage": ("stage", "stage"), "n": ("number", "text"),
                 "of": ("stages", "text"), "time": ("remaining_s", "countdown")})})
     declares = (StartLineChange,)
+    buttons = (Button("line_change", "The LINE CHANGE button of ball hockey (ISBHF 404b).",
+                      press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",), panel="l",
+                      panel_help="key.line_change",
+                      wiring="Pin 7 is SPI CE1 when SPI is on: then choose another."),)
 
     def __init__(self, match: MatchView) -> None:
         super().__init__(match)
