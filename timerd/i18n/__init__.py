@@ -185,10 +185,10 @@ class Messages:
         view names a module's key (issue 44 item 5)."""
         rows, lines = [], []
         for entry in status.get("display") or []:
-            if "texts" not in entry:
+            if entry.get("kind") not in PARTS:
                 rows.append(self.row(entry, status))
                 continue
-            parts = self.parts(entry, status, entry["texts"], status.get("teams"))
+            parts = self.parts(entry, status, entry.get("texts") or {}, status.get("teams"))
             if entry.get("label") is None:
                 lines += parts
             elif parts:
@@ -201,9 +201,9 @@ class Messages:
         with a label as "label value"; a value with parts and no brief is not on it."""
         out = []
         for entry in status.get("display") or []:
-            if "brief" in entry:
-                out += self.parts(entry, status, entry["brief"])
-            elif "texts" not in entry:
+            if entry.get("kind") in PARTS:
+                out += self.parts(entry, status, entry.get("brief") or {})
+            else:
                 out.append(" ".join(self.row(entry, status)))
         return out
 
@@ -251,6 +251,11 @@ class Messages:
             return self("signal.stop")
         name = self.get(f"signal.{kind}", kind.replace("_", " ").upper())
         return f"{name} x{beeps}" if beeps > 1 else name
+
+
+#: The kinds of a rule module's value of parts (`core.rule.Shown`): each part is a text of
+#: its own (`Messages.parts`), not one value.
+PARTS = ("sides", "entries", "entry")
 
 
 def _fields(part: Any) -> dict[str, Any]:

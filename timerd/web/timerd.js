@@ -269,10 +269,11 @@ const timerd = (() => {
   // The rows the profile's rule modules show of themselves (the state's `display`: each
   // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
   // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
-  // An entry whose value has parts (`texts`: the timeouts, the penalties...) is the text
-  // views' (Messages.shown); the pages still draw those modules in their own places.
+  // An entry whose value has parts (i18n.PARTS' kinds: the timeouts, the penalties...) is
+  // the text views' (Messages.shown); the pages still draw those modules in their own places.
+  const PARTS = ["sides", "entries", "entry"];
   function displayRows(s) {
-    return (s?.display ?? []).filter((entry) => !entry.texts).map((entry) => {
+    return (s?.display ?? []).filter((entry) => !PARTS.includes(entry.kind)).map((entry) => {
       const label = typeof entry.label === "string" ? textOr(entry.label, entry.label)
         : entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
       const v = s[entry.key];
