@@ -1,6 +1,6 @@
 """Whether a terminal's output speaks its language (issue 46 item 1): the lines of it that are
 English from the message catalogue, apart from pure data (names, numbers, paths, links,
-options and argparse's own words).
+options and the programs' names).
 
 A line is English when it is a line of the same scenario's English output, or when it holds a
 phrase of an English catalogue text (its words between two placeholders) that the language's
@@ -19,8 +19,8 @@ from timerd.i18n import catalogue
 #: What is data in any language: links, paths, options, metavars and variables, numbers,
 #: punctuation and the QR code's blocks.
 DATA = re.compile(r"https?://\S+|\S*/\S*|--?[\w-]+|\$?\b[A-Z_]{2,}\b|\d+|[^\w\s]")
-#: argparse's own words (issue 46: they may stay as argparse makes them) and the programs'.
-ARGPARSE = {"usage", "options", "positional", "arguments", "error", "timerctl", "timerd"}
+#: The programs' names (argparse's own words speak the language too: argparse_text).
+ARGPARSE = {"timerctl", "timerd"}
 
 
 @cache

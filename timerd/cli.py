@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import logging
+import math
 import os
 import socket
 import sys
@@ -17,9 +18,11 @@ from timerd import config as config_mod
 from timerd import version
 from timerd.config import profiles
 from timerd.config.schema import SchemaError
+from timerd.config.schema import said as said_problem
 from timerd.core.effects import SignalKind
 from timerd.i18n import LOG_TEXT, Messages, resolve
-from timerd.tools import completion, desk_link, hall_args, install
+from timerd.tools import argparse_text, completion, desk_link, hall_args, install
+from timerd.tools.argparse_text import Parser, said
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -45,12 +48,12 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _version_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
-    parser.add_argument("--version", action=_Version, help=msg("cli.help.version"))
+def _version_arg(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--version", action=_Version, help=help_text)
 
 
-def _instance_arg(parser: argparse.ArgumentParser, msg: Messages = LOG_TEXT) -> None:
-    parser.add_argument("--instance", metavar="NAME", help=msg("cli.help.instance"))
+def _instance_arg(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--instance", metavar="NAME", help=help_text)
 
 
 def _set_instance(name: str | None, msg: Messages = LOG_TEXT) -> str | None:
@@ -75,13 +78,12 @@ def terminal_messages() -> Messages:
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
-    _instance_arg(parser)
+    _instance_arg(parser, said("cli.help.instance"))
     parser.add_argument("--config", type=Path, metavar="PATH",
-                        help=f"config file (default: {config_mod.SYSTEM_CONFIG} if present)")
+                        help=said("timerd.help.config_file", path=config_mod.SYSTEM_CONFIG))
     parser.add_argument("-o", dest="overrides", action="append", default=[],
-                        metavar="SECTION.KEY=VALUE", help="override one config key (repeatable)")
-    parser.add_argument("--profile", metavar="NAME|PATH",
-                        help="rule profile: a built-in name (see `timerd profiles`) or a file")
+                        metavar="SECTION.KEY=VALUE", help=said("timerd.help.override"))
+    parser.add_argument("--profile", metavar="NAME|PATH", help=said("timerd.help.profile"))
 
 
 def _load_config(args: argparse.Namespace) -> config_mod.Config:
@@ -92,9 +94,14 @@ def _load_config(args: argparse.Namespace) -> config_mod.Config:
 
 
 def _speed(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("speed must be a positive factor")
+    """`--speed`: a positive factor; anything else is told in the terminal's language (not
+    argparse's "invalid _speed value", which names this function)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise argparse.ArgumentTypeError(argparse_text.spoken()("timerd.speed_positive"))
     return value
 
 
@@ -119,63 +126,56 @@ def quiet_pipe(main: Main) -> Main:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="timerd", description=__doc__)
-    _version_arg(top)
+    """`timerd`'s parser: its help in the terminal's language when printed (argparse_text)."""
+    top = Parser(prog="timerd", description=said("timerd.help.about"))
+    _version_arg(top, said("cli.help.version"))
     sub = top.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the match timer daemon")
+    run = sub.add_parser("run", help=said("timerd.help.run"))
     _config_args(run)
-    run.add_argument("--simulate", action="store_true",
-                     help="simulated pins (gpiozero MockFactory); keys act as buttons on a tty")
+    run.add_argument("--simulate", action="store_true", help=said("timerd.help.simulate"))
     run.add_argument("--speed", type=_speed, default=1.0, metavar="FACTOR",
-                     help="run time FACTOR times faster (demos, acceptance runs)")
-    run.add_argument("--events", metavar="PATH",
-                     help="write one JSON line per state change and signal (- for stdout)")
-    run.add_argument("--control", type=Path, metavar="PATH", help="control socket path")
-    cfg = sub.add_parser("config", help="print the effective config, or every error in it")
+                     help=said("timerd.help.speed"))
+    run.add_argument("--events", metavar="PATH", help=said("timerd.help.events"))
+    run.add_argument("--control", type=Path, metavar="PATH", help=said("timerd.help.control"))
+    cfg = sub.add_parser("config", help=said("timerd.help.config"))
     _config_args(cfg)
     cfg.add_argument("--show-secrets", action="store_true",
-                     help="print web.token and hall.password as they are (masked by default)")
-    cfg.add_argument("--annotated", action="store_true",
-                     help="every key with its meaning, default and bounds as comments "
-                          "(the reference, docs/config.md)")
-    shown = sub.add_parser("profiles", help="list the built-in rule profiles, or show one")
-    shown.add_argument("show", nargs="?", choices=["show"], help="print a profile as TOML")
-    shown.add_argument("name", nargs="?", help="the built-in profile to print")
-    res = sub.add_parser("results", help="print the most recent match results as a table")
+                     help=said("timerd.help.show_secrets"))
+    cfg.add_argument("--annotated", action="store_true", help=said("timerd.help.annotated"))
+    shown = sub.add_parser("profiles", help=said("timerd.help.profiles"))
+    shown.add_argument("show", nargs="?", choices=["show"],
+                       help=said("timerd.help.profiles_show"))
+    shown.add_argument("name", nargs="?", help=said("timerd.help.profiles_name"))
+    res = sub.add_parser("results", help=said("timerd.help.results"))
     _config_args(res)
-    res.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
-    res.add_argument("--file", type=Path, metavar="PATH",
-                     help="the results file (default: results.path from the config)")
-    res.add_argument("--json", action="store_true", help="print the records as JSON lines")
-    test = sub.add_parser("sound-test", help="play a signal now through the configured "
-                          "outputs (speaker and buzzer), to check a setup")
+    res.add_argument("-n", type=int, default=20, metavar="N", help=said("timerd.help.results_n"))
+    res.add_argument("--file", type=Path, metavar="PATH", help=said("timerd.help.results_file"))
+    res.add_argument("--json", action="store_true", help=said("timerd.help.results_json"))
+    test = sub.add_parser("sound-test", help=said("timerd.help.sound_test"))
     _config_args(test)
     test.add_argument("signal", nargs="?", choices=[k.value for k in SignalKind],
-                      metavar="SIGNAL", help="the signal to play (default: every signal in turn): "
-                      + ", ".join(k.value for k in SignalKind))
-    test.add_argument("--beeps", type=int, default=1, metavar="N", help="play it N times over")
+                      metavar="SIGNAL", help=said("timerd.help.signal", signals=", ".join(
+                          k.value for k in SignalKind)))
+    test.add_argument("--beeps", type=int, default=1, metavar="N",
+                      help=said("timerd.help.beeps"))
     test.add_argument("--simulate", action="store_true",
-                      help="simulated pins (gpiozero MockFactory) for the buzzer")
-    install.add_arguments(
-        sub.add_parser("install", help="install timerd as a systemd service (Raspberry Pi OS)"),
-        sub.add_parser("uninstall", help="remove the service (--purge: config and state too)"))
-    doctor = sub.add_parser("doctor", help="check pins, sound, serial, config and state "
-                                           "directories, in plain words")
+                      help=said("timerd.help.simulate_buzzer"))
+    install.add_arguments(sub.add_parser("install", help=said("timerd.help.install")),
+                          sub.add_parser("uninstall", help=said("timerd.help.uninstall")))
+    doctor = sub.add_parser("doctor", help=said("timerd.help.doctor"))
     _config_args(doctor)
     doctor.add_argument("--service", action="store_true",
-                        help="check what the installed service sees: its unit's user, working "
-                             "directory, LG_WD, state and runtime directories, config and "
-                             "journal (run with sudo; the service may keep running)")
+                        help=said("timerd.help.doctor_service"))
     doctor.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
-                        help="with --service: the install under DIR (an SD card image)")
+                        help=said("timerd.help.doctor_root"))
     hall_args.add_parser(sub, _config_args)
-    completion.add_arguments(sub.add_parser(
-        "completion", help="shell completion for timerd and timerctl (bash, zsh, tcsh)"))
+    completion.add_arguments(sub.add_parser("completion", help=said("timerd.help.completion")))
     return top
 
 
 @quiet_pipe
 def main(argv: list[str] | None = None) -> int:
+    argparse_text.speak(terminal_messages)  # its help and usage errors, when it gives any
     args = parser().parse_args(argv)
     if problem := _set_instance(getattr(args, "instance", None)):
         print(f"timerd: {problem}", file=sys.stderr)
@@ -202,10 +202,11 @@ def main(argv: list[str] | None = None) -> int:
         return doctor.main(args, sys.stdout)
     try:
         config = _load_config(args)
-    except SchemaError as exc:
-        print("timerd: the config has errors:", file=sys.stderr)
+    except SchemaError as exc:  # in the terminal's language (issue 46)
+        msg = argparse_text.spoken()
+        print(f"timerd: {msg('config.has_errors')}", file=sys.stderr)
         for problem in exc.problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(f"  {said_problem(problem, msg)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "config" and args.annotated:
         from timerd.config.reference import annotated  # noqa: PLC0415 (only for --annotated)
@@ -627,12 +628,11 @@ def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None,
                 msg: Messages = LOG_TEXT) -> argparse.ArgumentParser:
     """timerctl's parser, its help in `msg`'s language; with `commands` (for completion), a
     subcommand per command with its arguments instead of any word the daemon may take."""
-    top = argparse.ArgumentParser(prog="timerctl", add_help=False,
-                                  description=msg("cli.help.about"))
+    top = Parser(prog="timerctl", add_help=False, description=msg("cli.help.about"))
     top.add_argument("-h", "--help", action="store_true", help=msg("cli.help.help"))
-    _version_arg(top, msg)
+    _version_arg(top, msg("cli.help.version"))
     top.add_argument("--socket", type=Path, metavar="PATH", help=msg("cli.help.socket"))
-    _instance_arg(top, msg)
+    _instance_arg(top, msg("cli.help.instance"))
     top.add_argument("--json", action="store_true", help=msg("cli.help.json"))
     top.add_argument("--list", action="store_true", help=msg("cli.help.list"))
     top.add_argument("--revoke", metavar="ID", help=msg("cli.help.revoke"))
@@ -647,6 +647,7 @@ def _ctl_parser(commands: dict[str, tuple[str, ...]] | None = None,
 @quiet_pipe
 def timerctl(argv: list[str] | None = None) -> int:
     msg = terminal_messages()
+    argparse_text.speak(lambda: msg)
     top = _ctl_parser(msg=msg)
     args = top.parse_args(argv)
     if "--json" in args.args:  # `timerctl status --json` reads naturally; accept it there too

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from timerd.i18n import LOG_TEXT
+
 #: Lines about untrusted input are written at most this often per kind, with a count.
 LOG_EVERY_S = 30.0
 #: JSON nested deeper than this is refused (a command is 2 levels deep).
@@ -45,7 +47,13 @@ T = TypeVar("T")
 
 
 class InputRefused(ValueError):
-    """Input over a limit or malformed; the message says which, for the reply."""
+    """Input over a limit or malformed; the message says which, in English for the reply
+    and the log, and `key` and `params` (the catalogue's `limit.*`) for a reader in another
+    language (the hall desk's terminal, issue 46)."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(LOG_TEXT(key, **params))
+        self.key, self.params = key, params
 
 
 def loads_bounded(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
@@ -57,16 +65,16 @@ def loads_bounded(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH)
     then walked without recursion to check its depth.
     """
     if len(data) > max_bytes:
-        raise InputRefused(f"over the limit of {max_bytes} bytes")
+        raise InputRefused("limit.bytes", max_bytes=max_bytes)
     try:
         text = data.decode() if isinstance(data, bytes) else data
         value = json.loads(text)
     except RecursionError:
-        raise InputRefused(f"JSON nested deeper than {max_depth} levels") from None
+        raise InputRefused("limit.depth", max_depth=max_depth) from None
     except ValueError as exc:  # also UnicodeDecodeError: bytes that are not UTF-8
-        raise InputRefused(f"malformed JSON: {exc}") from None
+        raise InputRefused("limit.malformed", error=str(exc)) from None
     if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
-        raise InputRefused(f"JSON nested deeper than {max_depth} levels")
+        raise InputRefused("limit.depth", max_depth=max_depth)
     return value
 
 
@@ -300,14 +308,13 @@ class CommandRate:
         self.burst = burst
         self._buckets = PeerBuckets(per_s, burst)
 
-    def refused(self, client: str, request: Any, now: float) -> str | None:
+    def refused(self, client: str, request: Any, now: float) -> InputRefused | None:
         """None when `request` may go to the match; else why not, for the reply."""
         if isinstance(request, dict) and request.get("command") in self.ASKS:
             return None
         if self._buckets.take(client, now):
             return None
-        return (f"too many commands: at most {self.per_s:g} a second after {self.burst} at "
-                "once from one client; this one was not applied")
+        return InputRefused("limit.rate", per_s=f"{self.per_s:g}", burst=self.burst)
 
 
 class LoopFaults:

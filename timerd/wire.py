@@ -155,11 +155,26 @@ def error_reply(error: str) -> dict[str, Any]:
     return {"format": REPLY_FORMAT, "ok": False, "error": error}
 
 
+def coded_error_reply(key: str, **params: Any) -> dict[str, Any]:
+    """The reply to a request refused before it reached the match (a limit, `timerctl desk`'s
+    problem): `error` in English, and the catalogue's `code` and `params` for a page or tool
+    that says it in its reader's language (issue 46)."""
+    return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}
+
+
 def refused_reply(told: Notice) -> dict[str, Any]:
     """The reply to a refused command: `error` in English (for a script and the log), and
     `code` and `params` for a page or tool that says it in its reader's language."""
     return error_reply(LOG_TEXT.notice(told.code, told.params)) | {
         "code": told.code, "params": dict(told.params)}
+
+
+def done_reply(code: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A hall table's answer to a desk command it took (docs/hall.md): `detail` in English
+    (for a desk of before issue 46, which shows it as it is), and `code` and `params`, the
+    catalogue's key (`hall.done.*`) and values, for a desk that says it in its language."""
+    return {"format": REPLY_FORMAT, "ok": True, "detail": LOG_TEXT.notice(code, params),
+            "code": code, "params": dict(params)}
 
 
 def pairing_code_reply(code: str, expires_s: float, host: str, port: int) -> dict[str, Any]:

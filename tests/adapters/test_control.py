@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_virtual
+from timerd import cli
 from timerd.adapters.control import MAX_LINE, ControlSocket
 from timerd.config import ControlConfig, profiles
 from timerd.core.match import Match
+from timerd.i18n import Messages
 from timerd.service import Service
 from timerd.wire import REPLY_FORMAT, error_reply
 
@@ -159,7 +161,10 @@ def test_over_the_cap_with_every_connection_busy_the_new_one_is_refused(
             writer.close()
             return line
 
-    assert json.loads(run_virtual(main)) == error_reply("too many connections")
+    refused = json.loads(run_virtual(main))
+    assert refused == {**error_reply("too many connections"), "code": "limit.connections",
+                       "params": {}}  # timerctl says it in its language (issue 46)
+    assert cli._refusal(refused, Messages("sl")) == "preveč povezav"
 
 
 def test_one_users_commands_are_bounded_a_second_and_asking_is_not_counted(
@@ -182,5 +187,7 @@ def test_one_users_commands_are_bounded_a_second_and_asking_is_not_counted(
     assert [r["ok"] for r in burst] == [True, True, True, False, False, True]
     assert burst[3]["error"] == ("too many commands: at most 1 a second after 3 at once from "
                                  "one client; this one was not applied")
+    assert cli._refusal(burst[3], Messages("sk")).startswith(  # by its code (issue 46)
+        "príliš veľa príkazov: najviac 1 za sekundu po 3 naraz")
     assert again[0]["ok"] is False
     assert [r["ok"] for r in later] == [True, False]

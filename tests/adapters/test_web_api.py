@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from web_harness import Daemon
 
 from timerd.cli import request as control_request
+from timerd.i18n import Messages
 from timerd.wire import PAGE_FORMAT
 
 
@@ -86,6 +87,9 @@ def test_malformed_or_refused_command_is_400_and_leaves_the_match(
     assert status == 400
     assert reply["ok"] is False
     assert error in reply["error"]
+    # The score desk says it in its language by its code (issue 46 item 1): the JSON limits'
+    # refusals had none before.
+    assert Messages("en").notice(reply["code"], reply["params"]) == reply["error"]
     assert idle.state()["phase"] == "idle"
 
 

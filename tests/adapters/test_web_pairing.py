@@ -23,12 +23,15 @@ import pytest
 
 from tests.adapters.test_web_limits import host_port
 from tests.conftest import run_virtual, wired
+from tests.untranslated import untranslated
+from timerd import cli
 from timerd.adapters.web import pairing
 from timerd.adapters.web.adapter import WebServer
 from timerd.adapters.web.pairing import CODE_TTL_S, DEVICES_NAME, MAX_CODES, MAX_DEVICES, Pairing
 from timerd.config import WebConfig, profiles
 from timerd.config.sections import MIN_TOKEN
 from timerd.core.match import Match
+from timerd.i18n import Messages
 from timerd.service import Service
 
 TOKEN = "scorekeeper-0123456789"
@@ -230,3 +233,27 @@ def test_a_device_that_cannot_be_kept_on_disk_is_not_paired(tmp_path: Path) -> N
     assert "credential" not in reply
     assert "cannot be kept" in reply["error"]
     assert listed["devices"] == []
+
+
+def test_a_revoke_that_fails_says_why_in_the_terminals_language(tmp_path: Path) -> None:
+    """`timerctl desk --revoke ID` for no paired device, and for one whose revocation cannot be
+    written (the devices file became a directory): each reply gives its catalogue code and
+    values beside the English `error`, so timerctl says it in sl and sk (issue 46 item 1).
+    Failed on the old code: both replies were English strings without a code."""
+    async def body(server: WebServer) -> list[dict[str, Any]]:
+        _, reply = await post(server, "/api/pair", {"code": await new_code(server)})
+        unknown = await server.desk("revoke", "nobody")
+        (tmp_path / DEVICES_NAME).unlink()
+        (tmp_path / DEVICES_NAME / "x").mkdir(parents=True)
+        return [unknown, await server.desk("revoke", reply["device"])]
+
+    unknown, not_kept = serve(tmp_path, body)
+    assert unknown["error"] == "no paired device 'nobody' (`timerctl desk --list` lists them)"
+    assert not_kept["error"].startswith("revoked until timerd stops, but not on disk: ")
+    for reply in (unknown, not_kept):
+        english = cli._refusal(reply, Messages("en"))
+        assert english == reply["error"]
+        for language in ("sl", "sk"):
+            said = cli._refusal(reply, Messages(language))
+            assert untranslated(language, said, english, ("nobody",)) == [], said
+    assert cli._refusal(unknown, Messages("sl")).startswith("ni povezane naprave 'nobody'")

@@ -16,6 +16,7 @@ from tests.untranslated import untranslated
 from timerd import cli
 from timerd import config as config_mod
 from timerd.config import paths
+from timerd.core.effects import SignalKind
 from timerd.i18n import Messages
 
 LOCALES = {"en": "en_GB.UTF-8", "sl": "sl_SI.UTF-8", "sk": "sk_SK.UTF-8"}
@@ -152,7 +153,8 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
                            (["timeout", "home"], cli.EXIT_REFUSED), (["faceoff"], 0),
                            (["goal", "home", "17", "4"], 0), (["pause"], 0),
                            (["bogus"], cli.EXIT_REFUSED), (["help"], 0),
-                           (["desk", "--list"], 0), (["desk"], cli.EXIT_REFUSED)]:
+                           (["desk", "--list"], 0), (["desk"], cli.EXIT_REFUSED),
+                           (["desk", "--revoke", "nobody"], cli.EXIT_REFUSED)]:
             got, out = run(language, *sock, *argv)
             assert got == code, (argv, out)
             said.append(out)
@@ -160,4 +162,105 @@ def test_a_daemons_replies_refusals_and_help(run: Run, daemon: Callable[[], Daem
     listed = cli.request(daemon().socket, "commands", [])["commands"]
     words = {c["command"] for c in listed} | {
         a.rstrip("?").removesuffix("...") for c in listed for a in c["args"]}
-    in_each_language(scenario, data=(HOME, AWAY, *words))
+    in_each_language(scenario, data=(HOME, AWAY, "nobody", *words))
+
+
+#: `timerd`'s subcommands and the names argparse shows of its positional arguments: words
+#: of the command line, the same in every language.
+TIMERD_WORDS = ("run", "config", "profiles", "results", "sound-test", "install", "uninstall",
+                "doctor", "hall", "completion", "status", "round", "load", "start-round",
+                "pause", "resume", "reset", "secure", "board", "show", "name", "command",
+                "hall_command", "round_command", "bogus", "sl", "sk", "Excel",
+                "Windows", "UTF-8", "Raspberry Pi OS", "systemd", "gpiozero MockFactory",
+                "bash", "zsh", "tcsh", "JSON", "CSV", "TOML", "NAME", "HTTP", "sudo",
+                "LG_WD", "TCP", "SD", "QR", "--wait S", "--timeout S", "timerd@NAME",
+                "Python", "apt-get", "-y", "python3")
+
+
+def test_timerd_and_timerd_hall_help_and_usage_errors(
+        config_file: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`timerd --help`, each command's and `timerd hall ...`'s, and argparse's usage errors
+    (its own words through its gettext hook: "usage:", "options:", "the following arguments
+    are required", ...), in the terminal's language. Failed on the old code: all English."""
+    signals = tuple(kind.value for kind in SignalKind)
+    helps = [[], ["run"], ["config"], ["profiles"], ["results"], ["sound-test"], ["doctor"],
+             ["hall"], ["hall", "status"], ["hall", "round"], ["hall", "round", "load"],
+             ["hall", "start-round"], ["hall", "pause"], ["hall", "resume"], ["hall", "reset"],
+             ["hall", "results"], ["hall", "secure"], ["hall", "board"], ["install"],
+             ["uninstall"], ["completion"]]
+    errors = [["hall", "start-round"], ["hall", "bogus"], ["run", "--speed", "0"],
+              ["run", "--speed", "x"], ["run", "--bogus"], ["results", "-n"],
+              ["hall", "start-round", "--in", "5s", "--at", "1"], ["hall", "secure"]]
+
+    def scenario(language: str) -> str:
+        monkeypatch.setenv("LC_ALL", LOCALES[language])
+        said = []
+        for argv, code in [*(([*h, "--help"], 0) for h in helps), *((e, 2) for e in errors)]:
+            with pytest.raises(SystemExit) as exit_:
+                cli.main(argv)
+            assert exit_.value.code == code, argv
+            out = capsys.readouterr()
+            said.append(out.out + out.err)
+        return "".join(said)
+    in_each_language(scenario, data=(*TIMERD_WORDS, *signals))
+    english, slovenian = scenario("en"), scenario("sl")
+    assert english.startswith("usage: timerd [-h] [--version]")
+    assert "options:\n  -h, --help            show this help message and exit" in english
+    assert slovenian.startswith("uporaba: timerd [-h] [--version]")
+    assert "timerd hall start-round: napaka: potreben je eden od argumentov --in --at" \
+        in slovenian
+    assert slovenian.count("timerd run: napaka: argument --speed: hitrost mora biti pozitiven "
+                           "faktor") == 2  # 0 and x
+
+
+#: What a config's problems show of it: key paths, values and the file's name.
+CONFIG_WORDS = ("bogus", "gpio.buzer", "buzzer_pins", "buzer", "web.port", "match.clock",
+                "clock", "ui.language", "auto", "web.enabled", "serial", "int", "web.token",
+                "hall.port", "gpio.buzzer_pins", "web.trusted_proxies", "hall.username",
+                "hall.allow_anonymous = true", "hall.hall", "web.host", "timerd hall secure",
+                "docs/hall.md", '"Locking the broker down"', "section.key=value", "x", "de",
+                "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'",
+                "timerd install", "UTF-8", "TOML", "KiB", "web.control", "HOST:PORT",
+                "broken.toml", "latin1.toml", "Invalid value (at line 1, column 5)", "hall",
+                "gpio.debounce_ms", "gpio.long_press_s", "hall.heartbeat_s",
+                "signals.final.pattern_s", "signals.start.pattern_s", "control.idle_timeout_s",
+                "max_connections", "ITHF")
+
+
+def test_the_configs_errors(tmp_path: Path, config_file: Path,
+                            monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`timerd config` (as `timerd run` and every command that loads the config) lists every
+    problem of the config in the terminal's language: the schema's (an unknown key, a wrong
+    type, a value not among the choices), a section's own checks, a file that is not TOML or
+    not UTF-8, a bad `-o`, and `timerd hall` refused without a login (issue 41 item 5).
+    Failed on the old code: all English."""
+    (tmp_path / "broken.toml").write_text("x = = 1\n")
+    (tmp_path / "latin1.toml").write_bytes("name = 'Žiga'\n".encode("cp1250"))
+    overrides = ["bogus", "gpio.buzer=1", 'web.port="x"', "match.clock=3", 'ui.language="de"',
+                 "web.enabled=1", "serial=3", 'web.token="short"', "hall.port=0",
+                 "gpio.buzzer_pins=[99]", 'web.trusted_proxies=["x"]', "hall.enabled=true",
+                 'hall.hall="a/b"', 'web.host=""', 'web.control="nowhere"',
+                 # the bounds of the core's shared checks (timerd.core.checks)
+                 "gpio.debounce_ms=500", "gpio.long_press_s=0", "hall.heartbeat_s=7200",
+                 "signals.final.pattern_s=[1,1]", "signals.start.pattern_s=[40.0]",
+                 "control.idle_timeout_s=9999"]
+    runs = [["config", *(a for o in overrides for a in ("-o", o))],
+            ["config", "--config", str(tmp_path / "broken.toml")],
+            ["config", "--config", str(tmp_path / "latin1.toml")],
+            ["hall", "status", "--once", "--store", str(tmp_path / "store")]]
+
+    def scenario(language: str) -> str:
+        monkeypatch.setenv("LC_ALL", LOCALES[language])
+        said = []
+        for argv in runs:
+            assert cli.main(argv) == cli.EXIT_USAGE, argv
+            out = capsys.readouterr()
+            said.append(out.out + out.err)
+        return "".join(said)
+    in_each_language(scenario, data=(*CONFIG_WORDS, str(tmp_path)))
+    english, slovak = scenario("en"), scenario("sk")
+    assert "timerd: the config has errors:\n  -o 'bogus': write section.key=value\n" in english
+    assert "  gpio.buzer: neznámy kľúč `buzer`; mysleli ste `buzzer_pins`?\n" in slovak
+    assert "timerd hall: hall.username = '': hala nemá prihlásenie" in slovak

@@ -3,8 +3,9 @@ tables' outcomes, refusals, schedule errors, results, usage errors of our own, a
 broker and `hall secure`, in the desk config's `[ui] language` (or the locale's, for "auto"),
 from the message catalogue. Each scenario runs in English, Slovenian and Slovak against a real
 mosquitto and real tables (tests/hall_rig.py); no line of the sl/sk output may be English
-(tests/untranslated.py), apart from data: names, table ids, rounds, numbers and what a table
-itself says of a command it took (its reply's `detail`, made on the table)."""
+(tests/untranslated.py), apart from data: names, table ids, rounds and numbers. What a table
+says of a command it took (its reply's `code` and `params`: the names it took, the start it
+scheduled, the phase it is in) is said in the desk's language too."""
 
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ R1,a1,Åsa Müller,Jiří Novák
 R1,a2,Łukasz Żółw,Søren Ødegård
 R2,a1,Åsa Müller,Łukasz Żółw
 """
-#: Data in every language: the tables, rounds, names, and what a table says of a command it
-#: took (the reply's detail is the table's own text).
+#: Data in every language: the tables, rounds and names. What a table says of a command it
+#: took is not: its reply's `code` and `params` say it in the desk's language (a reply's
+#: English `detail` is for desks before issue 46).
 DATA = ("a1", "a2", "a9", "R1", "R2", "R9", "Åsa Müller", "Jiří Novák", "Łukasz Żółw",
-        "Søren Ødegård", "hall", ", round", "desk", "mosquitto", "chrony", "sudo install",
+        "Søren Ødegård", "hall", "desk", "mosquitto", "chrony", "sudo install",
         "sudo cp", "sudo systemctl restart", "timerd.toml", "toml", "apt install")
 
 
@@ -80,6 +82,8 @@ def test_the_desk_commands_speak_the_desks_language(mosquitto: Broker, tmp_path:
                ["round", "load", str(schedule), "--round", "R7", *store],
                ["round", "load", str(broken), *store],
                ["round", "load", str(schedule), "--round", "R1", *store],
+               ["start-round", "--in", "600s", "--table", "a1", *store],
+               ["reset", "a1", "a2", *store],  # a1 scheduled, a2 idle: both idle again
                ["results", "--round", "R1", "--timeout", "1", *store],
                ["results", "--round", "R8", "--timeout", "1", *store]]
         said = [hall(language, mosquitto.port, *args) for args in run]
@@ -93,6 +97,9 @@ def test_the_desk_commands_speak_the_desks_language(mosquitto: Broker, tmp_path:
         slovenian = in_each_language(scenario)["sl"]
     assert "povezanih miz: 2 od 2" in slovenian
     assert "ZAVRNJENO" in slovenian
+    # What the tables did, from their replies' code and params (English before issue 46).
+    assert "Åsa Müller - Jiří Novák, krog R1" in slovenian
+    assert "začetek določen: začetni signal čez 59" in slovenian
 
 
 def test_the_configs_language_comes_before_the_locale(mosquitto: Broker) -> None:

@@ -42,7 +42,7 @@ from timerd.limits import (
     loads_bounded,
 )
 from timerd.ports import Control, LocalRequest
-from timerd.wire import error_reply
+from timerd.wire import coded_error_reply, error_reply
 
 log = logging.getLogger("timerd.control")
 
@@ -188,7 +188,8 @@ class ControlSocket:
             self._log.warning("refused", "control socket: refused a connection, all %d are "
                               "busy", self.max_connections)
             with contextlib.suppress(ConnectionError):
-                writer.write(json.dumps(error_reply("too many connections")).encode() + b"\n")
+                writer.write(json.dumps(coded_error_reply("limit.connections")).encode()
+                             + b"\n")
             writer.close()
             return
         loop = asyncio.get_running_loop()
@@ -234,5 +235,5 @@ class ControlSocket:
         if over := self._rate.refused(client.user, request, self.service.now()):
             self._log.warning("rate", "control socket: refused commands of %s over the rate",
                               client.user)
-            return error_reply(over)
+            return coded_error_reply(over.key, **over.params)
         return await self.service.acknowledge(request)  # once on disk, or says why not

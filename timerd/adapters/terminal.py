@@ -80,7 +80,7 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     terminals wrap); what does not fit is left out as the module says."""
     msg = msg or Messages()
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
-    clock = shown_face(status.clock_face)
+    clock = shown_face(status.clock_face, msg)
     countdowns = []
     # What the rule modules show (`Status.display`: a running timeout, a line change...): no
     # line here names one of their keys.
@@ -100,10 +100,11 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     return fit("  ".join(parts), room)
 
 
-def shown_face(face: ClockFace) -> str:
-    """The big clock as the terminal shows it: the core's clock face, `OT +` before the time
-    played in a sudden-death overtime (ITHF 4.8)."""
-    return f"OT +{face.text}" if face.kind is FaceKind.COUNT_UP else face.text
+def shown_face(face: ClockFace, msg: Messages) -> str:
+    """The big clock as the terminal shows it: the core's clock face, `OT +` (sl `POD +`,
+    sk `PP +`) before the time played in a sudden-death overtime (ITHF 4.8)."""
+    return msg("clock.overtime", time=face.text) if face.kind is FaceKind.COUNT_UP \
+        else face.text
 
 
 def score_words(status: Status, msg: Messages, name_width: int) -> str:
@@ -124,7 +125,7 @@ def event_line(effect: Effect, status: Status, msg: Messages,
         # When it sounded: the time left, or in a sudden-death overtime (no time left to
         # show) the clock face's time played, as the status line shows it.
         counts_up = status.clock_face.kind is FaceKind.COUNT_UP
-        when = shown_face(status.clock_face) if counts_up else shown_clock(effect.remaining_s)
+        when = shown_face(status.clock_face, msg) if counts_up else shown_clock(effect.remaining_s)
         return f"{when:>5}  {name}"
     if isinstance(effect, Goal):
         side = msg.side(effect.side.value, status.teams)

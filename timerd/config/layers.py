@@ -20,7 +20,7 @@ from typing import Any
 
 from timerd.config import profiles
 from timerd.config.paths import system_config
-from timerd.config.schema import SchemaError, build, merge, read_toml, to_plain
+from timerd.config.schema import Problem, SchemaError, build, merge, read_toml, to_plain
 from timerd.config.sections import Config
 
 
@@ -28,7 +28,7 @@ def parse_override(option: str) -> dict[str, Any]:
     """`section.key=value` as a nested table; the value is read as TOML, else as a string."""
     key, sep, raw = option.partition("=")
     if not sep or not key.strip():
-        raise SchemaError([f"-o {option!r}: write section.key=value"])
+        raise SchemaError([Problem(f"-o {option!r}", "config.override")])
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -59,7 +59,7 @@ def _named(problem: str, layers: list[tuple[Path, dict[str, Any]]],
     if _written_in(problem, optioned):
         return problem
     file = next((f for f, written in reversed(layers) if _written_in(problem, written)), None)
-    return problem if file is None else f"config file {file}: {problem}"
+    return problem if file is None else Problem("", "config.in_file", file=file, problem=problem)
 
 
 def drop_ins(file: Path) -> list[Path]:
@@ -70,8 +70,8 @@ def drop_ins(file: Path) -> list[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise SchemaError([f"config drop-ins {directory}: cannot read: "
-                           f"{exc.strerror or exc}"]) from exc
+        raise SchemaError([Problem("", "config.drop_ins", directory=directory,
+                                   error=exc.strerror or exc)]) from exc
 
 
 def load(path: Path | None = None, overrides: Iterable[str] = ()) -> Config:

@@ -12,6 +12,11 @@ own key path ("gpio.reset_pin = 17: ...").
 A mapping field made with `keyed` is written as one key per entry beside the others (`[gpio]
 goal_home_pin = 23`): its entries are declared elsewhere (each button by the part of the core
 that owns its command) and read at each build, so a newly declared entry has its key.
+
+A problem is a `Problem`: its English line (a str, as logs, scripts and tests read it) that
+keeps its catalogue key and values (`config.*`), so the terminal says it in the user's
+language (`said`, issue 46). A check that gives a plain str (a rule module's, in the core)
+is shown as it is.
 """
 
 from __future__ import annotations
@@ -25,8 +30,12 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
+
+from timerd.core.checks import Line
+from timerd.i18n import LOG_TEXT, Messages, catalogue
 
 T = TypeVar("T")
 
@@ -37,6 +46,38 @@ MAX_PROBLEMS = 50
 
 #: In TOML there is no null: an optional value (a pin that is not fitted) is written "none".
 NONE_WORDS = ("none", "off", "")
+
+
+class Problem(Line):
+    """One problem, in English from the catalogue, with its code and values: `head` is the
+    data it is about ("gpio.reset_pin = 17", a key path), shown before the text in every
+    language; a value may be a Problem itself (a file's problem inside "config file X: ...")."""
+
+    def __new__(cls, head: str, code: str, /, **values: Any) -> Problem:
+        return Line.__new__(cls, head, code, LOG_TEXT(code, **values), **values)
+
+
+@cache
+def _reasons() -> Mapping[str, str]:
+    """The reasons the core's checks give (`checks.at_most`'s `why`), in English, and their
+    catalogue keys (`check.why.*`)."""
+    english = catalogue("en")
+    return {english[key]: key for key in english if key.startswith("check.why.")}
+
+
+def said(problem: Any, msg: Messages) -> Any:
+    """`problem` (a `Line`: a Problem, or a line of the core's checks) in `msg`'s language; a
+    reason of the core's checks by its catalogue key; anything else as it is."""
+    if isinstance(problem, str) and problem in _reasons():
+        return msg(_reasons()[problem])
+    if not isinstance(problem, Line):
+        return problem
+    text = msg(problem.code, **{name: said(value, msg) for name, value in problem.values.items()})
+    return f"{problem.head}: {text}" if problem.head else text
+
+
+def _under(path: str, problem: str) -> str:
+    return problem.under(path) if isinstance(problem, Line) else f"{path}.{problem}"
 
 
 class SchemaError(ValueError):
@@ -80,9 +121,9 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _suggest(key: str, known: typing.Iterable[str]) -> str:
+def _suggest(key: str, known: typing.Iterable[str]) -> str | Problem:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    return Problem("", "config.did_you_mean", name=close[0]) if close else ""
 
 
 def _shown(value: Any) -> str:
@@ -104,17 +145,18 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
     if origin is typing.Literal:
         # Strictly by type: in Python `true == 1`, so `stop_bits = true` would pass as 1.
         if not any(type(value) is type(a) and value == a for a in args):
-            errors.append(f"{path}: {_shown(value)} is not one of {', '.join(map(repr, args))}")
+            errors.append(Problem(path, "config.not_one_of", value=_shown(value),
+                                  choices=", ".join(map(repr, args)), suggest=""))
         return value
     if origin is tuple:
         if not isinstance(value, list):
-            errors.append(f"{path}: expected a list, got {type(value).__name__}")
+            errors.append(Problem(path, "config.expected_list", got=type(value).__name__))
             return ()
         item = args[0]
         return tuple(_convert(item, v, f"{path}[{i}]", errors) for i, v in enumerate(value))
     if origin in (dict, Mapping):
         if not isinstance(value, Mapping):
-            errors.append(f"{path}: expected a table, got {type(value).__name__}")
+            errors.append(Problem(path, "config.expected_table", got=type(value).__name__))
             return {}
         key_tp, val_tp = args
         out = {}
@@ -124,7 +166,7 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
         return types.MappingProxyType(out)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
-            errors.append(f"{path}: expected a table, got {type(value).__name__}")
+            errors.append(Problem(path, "config.expected_table", got=type(value).__name__))
             return None
         return _build(tp, value, path, errors)  # type: ignore[arg-type]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -132,25 +174,25 @@ def _convert(tp: Any, value: Any, path: str, errors: list[str]) -> Any:
             return tp(value)
         except ValueError:
             names = [str(m.value) for m in tp]
-            errors.append(f"{path}: {_shown(value)} is not one of {', '.join(names)}"
-                          + _suggest(str(value), names))
+            errors.append(Problem(path, "config.not_one_of", value=_shown(value),
+                                  choices=", ".join(names), suggest=_suggest(str(value), names)))
             return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            errors.append(f"{path}: expected a number, got {_shown(value)}")
+            errors.append(Problem(path, "config.expected_number", value=_shown(value)))
             return 0.0
         if not math.isfinite(value):  # TOML has nan and inf; no duration or level may be one
-            errors.append(f"{path}: expected a finite number, got {_shown(value)}")
+            errors.append(Problem(path, "config.expected_finite", value=_shown(value)))
             return 0.0
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            errors.append(f"{path}: expected a whole number, got {_shown(value)}")
+            errors.append(Problem(path, "config.expected_whole", value=_shown(value)))
             return 0
         return value
     if tp in (bool, str):
         if not isinstance(value, tp):
-            errors.append(f"{path}: expected {tp.__name__}, got {_shown(value)}")
+            errors.append(Problem(path, f"config.expected_{tp.__name__}", value=_shown(value)))
         return value
     raise TypeError(f"schema cannot convert to {tp!r}")  # a bug in a dataclass, not in the TOML
 
@@ -163,7 +205,8 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
     known = [key for key, _, _ in keys]
     for key in data:
         if key not in known:
-            errors.append(f"{_join(path, key)}: unknown key `{key}`{_suggest(key, known)}")
+            errors.append(Problem(_join(path, key), "config.unknown_key", name=key,
+                                  suggest=_suggest(key, known)))
     kwargs: dict[str, Any] = {}
     for name, field in fields.items():
         if "keyed" in field.metadata:
@@ -176,7 +219,7 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
         elif name in data:
             kwargs[name] = _convert(hints[name], data[name], _join(path, name), errors)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-            errors.append(f"{_join(path, name)}: missing")
+            errors.append(Problem(_join(path, name), "config.missing"))
     try:
         obj = cls(**kwargs)
     except (TypeError, ValueError) as exc:  # only reachable after errors were already listed
@@ -184,7 +227,7 @@ def _build(cls: type[T], data: Mapping[str, Any], path: str, errors: list[str]) 
         return None  # type: ignore[return-value]
     check = getattr(obj, "problems", None)
     if check is not None and len(errors) == already:
-        errors.extend(f"{path}.{p}" if path else p for p in check())
+        errors.extend(_under(path, p) if path else p for p in check())
     return obj
 
 
@@ -194,7 +237,7 @@ def build(cls: type[T], data: Mapping[str, Any], path: str = "") -> T:
     errors: list[str] = []
     obj = _build(cls, data, path, errors)
     if len(errors) > MAX_PROBLEMS:
-        errors[MAX_PROBLEMS:] = [f"... and {len(errors) - MAX_PROBLEMS} more problems"]
+        errors[MAX_PROBLEMS:] = [Problem("", "config.more", n=len(errors) - MAX_PROBLEMS)]
     if errors:
         raise SchemaError(errors)
     return obj
@@ -204,30 +247,31 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
     """The table in the TOML file at `path`, read as `what` ("config file"), or SchemaError
     with one line naming the file: unreadable, over `MAX_FILE_BYTES`, not UTF-8 (TOML is
     UTF-8 by definition), nested too deeply for the parser, or not valid TOML."""
-    where = f"{what} {path}"
+    where = Problem("", f"config.what.{what.replace(' ', '_')}", path=path)
     try:
         with path.open("rb") as file:  # read at most the limit: /dev/zero is a "file" too
             raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise SchemaError([f"{where}: cannot read: {exc.strerror or exc}"]) from exc
+        raise SchemaError([Problem("", "config.cannot_read", where=where,
+                                   error=exc.strerror or exc)]) from exc
     if len(raw) > MAX_FILE_BYTES:
-        raise SchemaError([f"{where}: larger than {MAX_FILE_BYTES // 1024} KiB; a config or "
-                           "profile is a few KiB (is it the right file?)"])
+        raise SchemaError([Problem("", "config.too_large", where=where,
+                                   kib=MAX_FILE_BYTES // 1024)])
     return parse_toml(raw, where)
 
 
-def parse_toml(raw: bytes, where: str) -> dict[str, Any]:
+def parse_toml(raw: bytes, where: str) -> dict[str, Any]:  # `where` may be a Problem
     """`raw` parsed as TOML, or SchemaError with one line starting with `where`."""
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
-        raise SchemaError([f"{where}: not UTF-8 text (byte {raw[exc.start]:#04x} on line "
-                           f"{line}); save it as UTF-8"]) from exc
+        raise SchemaError([Problem("", "config.not_utf8", where=where,
+                                   byte=f"{raw[exc.start]:#04x}", line=line)]) from exc
     except RecursionError as exc:
-        raise SchemaError([f"{where}: nested too deeply to read"]) from exc
+        raise SchemaError([Problem("", "config.too_deep", where=where)]) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise SchemaError([f"{where}: not valid TOML: {exc}"]) from exc
+        raise SchemaError([Problem("", "config.not_toml", where=where, error=exc)]) from exc
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

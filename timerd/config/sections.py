@@ -22,7 +22,7 @@ import tomli_w
 
 from timerd.config import profiles
 from timerd.config.paths import runtime_dir, state_dir
-from timerd.config.schema import NONE_WORDS, keyed, to_plain
+from timerd.config.schema import NONE_WORDS, Problem, keyed, to_plain
 from timerd.core import rules
 from timerd.core.checks import HOUR_S, at_most, durations, pattern
 from timerd.core.effects import SignalKind
@@ -94,18 +94,18 @@ class GpioConfig:
         return out
 
     def problems(self) -> list[str]:
-        out = []
+        out: list[str] = []
         seen: dict[int, str] = {}
         for key, pin in self.pins().items():
             if not 0 <= pin <= 27:
-                out.append(f"{key} = {pin}: BCM pins on the 40-pin header are 0 to 27")
+                out.append(Problem(f"{key} = {pin}", "config.pin_range"))
             elif pin in seen:
-                out.append(f"{key} = {pin}: pin already used by {seen[pin]}")
+                out.append(Problem(f"{key} = {pin}", "config.pin_used", by=seen[pin]))
             seen.setdefault(pin, key)
         if isinstance(self.chip, int) and self.chip < 0:
-            out.append(f"chip = {self.chip}: a chip number is /dev/gpiochipN, N from 0")
+            out.append(Problem(f"chip = {self.chip}", "config.chip"))
         if self.debounce_ms < 0:
-            out.append(f"debounce_ms = {self.debounce_ms:g}: must not be negative")
+            out.append(Problem(f"debounce_ms = {self.debounce_ms:g}", "config.not_negative"))
         out += at_most(200, "a press shorter than this is lost", " ms",
                        debounce_ms=self.debounce_ms)
         out += durations(long_press_s=self.long_press_s)
@@ -146,20 +146,18 @@ class KeypadConfig:
         return [key for keys in self.keys().values() for key in keys]
 
     def problems(self) -> list[str]:
-        out = []
+        out: list[str] = []
         codes = _evdev_codes() if self.device else None
         seen: dict[str, str] = {}
         for name, keys in self.keys().items():
             for i, key in enumerate(keys):
                 where = f"{name}[{i}] = {key!r}"
                 if not KEY_NAME.fullmatch(key):
-                    out.append(f"{where}: a key name is KEY_... or BTN_... (`evtest` shows "
-                               "what a key sends)")
+                    out.append(Problem(where, "config.key_name"))
                 elif codes is not None and key not in codes:
-                    out.append(f"{where}: not a key the kernel has"
-                               + _close(key, codes))
+                    out.append(Problem(where, "config.no_such_key", suggest=_close(key, codes)))
                 elif key in seen:
-                    out.append(f"{where}: already the key of {seen[key]}")
+                    out.append(Problem(where, "config.key_used", by=seen[key]))
                 seen.setdefault(key, name)
         out += durations(retry_s=self.retry_s)
         out += at_most(60, "a keypad plugged back in acts within a minute", " s",
@@ -179,9 +177,9 @@ def _evdev_codes() -> frozenset[str] | None:
     return frozenset(name for name in dir(ecodes) if name.startswith(("KEY_", "BTN_")))
 
 
-def _close(key: str, known: frozenset[str]) -> str:
+def _close(key: str, known: frozenset[str]) -> str | Problem:
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
-    return f"; did you mean {close[0]}?" if close else ""
+    return Problem("", "config.did_you_mean_key", name=close[0]) if close else ""
 
 
 @dataclass(frozen=True)
@@ -210,10 +208,10 @@ class SignalOutput:
     def problems(self) -> list[str]:
         out = pattern("pattern_s", self.pattern_s)
         if self.gap_s < 0:
-            out.append(f"gap_s = {self.gap_s:g}: must not be negative")
+            out.append(Problem(f"gap_s = {self.gap_s:g}", "config.not_negative"))
         out += at_most(10, "the pause between the beeps of one signal", " s", gap_s=self.gap_s)
         if not 0 <= self.volume <= 1:
-            out.append(f"volume = {self.volume:g}: must be between 0 and 1")
+            out.append(Problem(f"volume = {self.volume:g}", "config.volume"))
         return out
 
 
@@ -286,8 +284,10 @@ COMMAND_BURST = 60
 
 
 def command_rate_problems(per_s: float, burst: int) -> list[str]:
-    out = [] if per_s > 0 else [f"commands_per_s = {per_s:g}: must be more than 0"]
-    return out + ([] if burst >= 1 else [f"command_burst = {burst}: must be at least 1"])
+    out: list[str] = [] if per_s > 0 else [
+        Problem(f"commands_per_s = {per_s:g}", "config.positive")]
+    return out + ([] if burst >= 1 else [Problem(f"command_burst = {burst}",
+                                                 "config.at_least_1")])
 
 
 @dataclass(frozen=True)
@@ -311,7 +311,7 @@ class ControlConfig:
         out = durations(idle_timeout_s=self.idle_timeout_s) + at_most(
             HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
-            out.append(f"max_connections = {self.max_connections}: must be at least 1")
+            out.append(Problem(f"max_connections = {self.max_connections}", "config.at_least_1"))
         return out + command_rate_problems(self.commands_per_s, self.command_burst)
 
 
@@ -374,30 +374,27 @@ class WebConfig:
         out = durations(idle_timeout_s=self.idle_timeout_s) + at_most(
             HOUR_S, IDLE_WHY, " s", idle_timeout_s=self.idle_timeout_s)
         if self.max_connections < 1:
-            out.append(f"max_connections = {self.max_connections}: must be at least 1")
+            out.append(Problem(f"max_connections = {self.max_connections}", "config.at_least_1"))
         out += command_rate_problems(self.commands_per_s, self.command_burst)
         host, _, port = self.control.rpartition(":")
         if self.control and not (host and port.isdigit() and 0 <= int(port) <= 65535):
-            out.append(f"control = {self.control!r}: write HOST:PORT (e.g. 127.0.0.1:8081), "
-                       "or leave it empty to serve control with the scoreboard")
+            out.append(Problem(f"control = {self.control!r}", "config.control"))
         if not 0 <= self.port <= 65535:
-            out.append(f"port = {self.port}: a TCP port is 1 to 65535 (0: any free port)")
+            out.append(Problem(f"port = {self.port}", "config.web_port"))
         if not self.host:
-            out.append("host: give an address to listen on (0.0.0.0: every interface)")
+            out.append(Problem("host", "config.host"))
         if any(not 33 <= ord(c) <= 126 for c in self.token):
-            out.append("token: use printable ASCII without spaces (it travels in an HTTP header)")
+            out.append(Problem("token", "config.token_ascii"))
         elif self.token and len(self.token) < MIN_TOKEN:
-            out.append(f"token: {len(self.token)} characters, too short to be a secret: use at "
-                       f"least {MIN_TOKEN} (`timerd install` writes a random one; or "
-                       "python3 -c 'import secrets; print(secrets.token_urlsafe(24))')")
+            out.append(Problem("token", "config.token_short", n=len(self.token),
+                               least=MIN_TOKEN))
         for proxy in self.trusted_proxies:
             try:
                 ipaddress.ip_address(proxy)
             except ValueError:
-                out.append(f"trusted_proxies: {proxy!r} is not an IP address")
+                out.append(Problem("trusted_proxies", "config.not_ip", proxy=repr(proxy)))
         if any(c in self.scoreboard_frame_ancestors for c in ";,\r\n"):
-            out.append("scoreboard_frame_ancestors: CSP sources separated by spaces, without "
-                       "';' or ','")
+            out.append(Problem("scoreboard_frame_ancestors", "config.frame_ancestors"))
         return out
 
 
@@ -426,15 +423,15 @@ class SerialConfig:
     retry_max_s: float = 5.0
 
     def problems(self) -> list[str]:
-        out = []
+        out: list[str] = []
         if self.baud <= 0:
-            out.append(f"baud = {self.baud}: must be positive (e.g. 9600, 115200)")
+            out.append(Problem(f"baud = {self.baud}", "config.baud"))
         out += at_most(4_000_000, "no USB serial adapter goes faster", baud=self.baud)
         out += durations(keepalive_s=self.keepalive_s)
         out += at_most(60, "the display tells a dead link by the keepalive", " s",
                        keepalive_s=self.keepalive_s)
         if self.retry_max_s < 0.5:
-            out.append(f"retry_max_s = {self.retry_max_s:g}: must be at least 0.5 s")
+            out.append(Problem(f"retry_max_s = {self.retry_max_s:g}", "config.retry_max"))
         return out + at_most(60, "a display plugged back in shows the match within a minute",
                              " s", retry_max_s=self.retry_max_s)
 
@@ -464,7 +461,7 @@ class TableConfig:
 
     def problems(self) -> list[str]:
         if len(self.name) > 40 or not self.name.isprintable():
-            return [f"name = {self.name!r}: at most 40 printable characters on one line"]
+            return [Problem(f"name = {self.name!r}", "config.table_name")]
         return []
 
 
@@ -473,8 +470,10 @@ class UiConfig:
     """What people read: the scoreboard, the control page, the terminal, `timerctl`."""
 
     #: en, sl or sk; "auto": the web page follows the browser's languages, the terminal and
-    #: timerctl (its replies, errors and help) and `timerd hall` the locale (LC_ALL,
-    #: LC_MESSAGES, LANG). Texts come from timerd/i18n/ (timerd.i18n).
+    #: timerctl (its replies, errors and help), `timerd hall`, and the help, usage errors and
+    #: config errors of `timerd` the locale (LC_ALL, LC_MESSAGES, LANG). Texts come from
+    #: timerd/i18n/ (timerd.i18n). `timerd`'s help and config errors take it from
+    #: /etc/timerd/timerd.toml when that file is valid, else from the locale.
     language: Literal["auto", "en", "sl", "sk"] = "auto"
 
 
@@ -540,27 +539,24 @@ class HallConfig:
     def table_id(self) -> str:
         return self.table or socket.gethostname()
 
-    def anonymous(self) -> str | None:
+    def anonymous(self) -> Problem | None:
         """Why this table or desk may not talk to the broker as it is configured: no login,
         and `allow_anonymous` not set (None: it may)."""
         if self.username or self.allow_anonymous:
             return None
-        return ("username = '': the hall has no login, and a broker that takes anonymous "
-                "clients obeys anyone on the hall's network. Run `timerd hall secure` for "
-                "the broker's users and each table's and the desk's login (docs/hall.md, "
-                "\"Locking the broker down\"), or set hall.allow_anonymous = true")
+        return Problem("username = ''", "config.anonymous")
 
     def problems(self) -> list[str]:
         out = [] if not self.enabled or (why := self.anonymous()) is None else [why]
         for key in ("hall", "table"):
             value = getattr(self, key)
             if any(c in value for c in TOPIC_SPECIAL) or (key == "hall" and not value):
-                out.append(f"{key} = {value!r}: a topic level, not empty and without / + #")
+                out.append(Problem(f"{key} = {value!r}", "config.topic_level"))
         if not 0 < self.port < 65536:
-            out.append(f"port = {self.port}: a TCP port is 1 to 65535")
+            out.append(Problem(f"port = {self.port}", "config.port"))
         for key in ("heartbeat_s", "reconnect_max_s", "clock_check_s", "max_offset_ms"):
             if getattr(self, key) <= 0:
-                out.append(f"{key} = {getattr(self, key):g}: must be more than 0")
+                out.append(Problem(f"{key} = {getattr(self, key):g}", "config.positive"))
         return out + at_most(
             HOUR_S, "the desk must hear from a table, and a table from the broker, hourly",
             " s", heartbeat_s=self.heartbeat_s, reconnect_max_s=self.reconnect_max_s,
@@ -596,14 +592,14 @@ class ServiceConfig:
     cpu_latency_us: int = 0
 
     def problems(self) -> list[str]:
-        out = []
+        out: list[str] = []
         if not 1 <= self.rt_priority <= 99:
-            out.append(f"rt_priority = {self.rt_priority}: SCHED_FIFO priorities are 1 to 99")
+            out.append(Problem(f"rt_priority = {self.rt_priority}", "config.rt_priority"))
         if not -20 <= self.nice <= 19:
-            out.append(f"nice = {self.nice}: nice values are -20 to 19")
+            out.append(Problem(f"nice = {self.nice}", "config.nice"))
         if not -1 <= self.cpu_latency_us <= MAX_CPU_LATENCY_US:
-            out.append(f"cpu_latency_us = {self.cpu_latency_us}: -1 (off) or 0 to "
-                       f"{MAX_CPU_LATENCY_US} µs")
+            out.append(Problem(f"cpu_latency_us = {self.cpu_latency_us}", "config.cpu_latency",
+                               most=MAX_CPU_LATENCY_US))
         return out
 
 

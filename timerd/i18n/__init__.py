@@ -82,14 +82,15 @@ def resolve(setting: str, environ: Mapping[str, str] = os.environ) -> str:
 #: number of seconds shown as the count-up clock face (120.0 is "2:00"), `score` the sides'
 #: goals ({"home": 2, "away": 1} is "2:1"), `player` a shirt number after the side (" #17",
 #: none: ""), `shirts` shirt numbers (["5", "9"] is "5, 9", none: "-"), `tenths` seconds
-#: to a tenth ("18.0"). Any other number shows as it is, a float
-#: without a trailing ".0" (`:g`). The page's `said` (web/timerd.js) reads the same table.
+#: to a tenth ("18.0"), `thousandths` to a thousandth (a hall start's "59.982"). Any
+#: other number shows as it is, a float without a trailing ".0" (`:g`). The page's `said`
+#: (web/timerd.js) reads the same table.
 WORDS = {"side": "side", "winner": "side", "kind": "kind", "reason": "reason",
          "evidence": "evidence", "stage": "stage", "phase": "term.phase", "was": "term.phase",
          "period": "span", "time": "clock", "left": "clock", "within": "clock",
          "clock": "clock", "at": "clock", "after": "clock", "score": "score",
          "player": "player", "left_s": "tenths", "lead_s": "tenths",
-         "scorer": "shirts", "assists": "shirts"}
+         "scorer": "shirts", "assists": "shirts", "in_s": "thousandths"}
 
 
 class Messages:
@@ -152,8 +153,9 @@ class Messages:
         if kind == "score" and isinstance(value, Mapping):
             return f"{value.get('home', 0)}:{value.get('away', 0)}"
         if isinstance(value, int | float) and not isinstance(value, bool) \
-                and kind in ("clock", "tenths"):
-            return elapsed_clock(value) if kind == "clock" else f"{value:.1f}"
+                and kind in ("clock", "tenths", "thousandths"):
+            return elapsed_clock(value) if kind == "clock" else \
+                f"{value:.1f}" if kind == "tenths" else f"{value:.3f}"
         if isinstance(value, float):
             return f"{value:g}"
         if kind in ("clock", "score") or not isinstance(value, str):

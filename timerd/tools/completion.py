@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from timerd.tools.argparse_text import said
+
 #: The shells shtab writes for that a Raspberry Pi OS user may use.
 SHELLS = ("bash", "zsh", "tcsh")
 PROGRAMS = ("timerd", "timerctl")
@@ -85,15 +87,16 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("shell", nargs="?", choices=SHELLS, help="the shell to print for")
+    """`timerd completion`'s arguments, their help in the terminal's language."""
+    parser.add_argument("shell", nargs="?", choices=SHELLS, help=said("completion.help.shell"))
     parser.add_argument("--program", choices=PROGRAMS, default="timerd",
-                        help="the command to complete (default timerd)")
-    parser.add_argument("--install", action="store_true",
-                        help="write the bash and zsh scripts of timerd and timerctl to "
-                             + ", ".join(str(d) for d, _ in INSTALLED.values()))
-    parser.add_argument("--uninstall", action="store_true", help="remove those scripts")
+                        help=said("completion.help.program"))
+    parser.add_argument("--install", action="store_true", help=said(
+        "completion.help.install", dirs=", ".join(str(d) for d, _ in INSTALLED.values())))
+    parser.add_argument("--uninstall", action="store_true",
+                        help=said("completion.help.uninstall"))
     parser.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
-                        help="with --install or --uninstall: under DIR (an image)")
+                        help=said("completion.help.root"))
 
 
 def main(args: argparse.Namespace, parsers: dict[str, Callable[[], argparse.ArgumentParser]],

@@ -54,6 +54,7 @@ from timerd.adapters.hall.protocol import (
     table_of,
 )
 from timerd.config import Config, HallConfig, state_dir
+from timerd.config.schema import said as said_problem
 from timerd.core.display import elapsed_clock, shown_clock
 from timerd.limits import MAX_DEPTH, InputRefused, loads_bounded
 from timerd.tools.hall_round import (
@@ -230,7 +231,7 @@ class Hall:
             data = loads_bounded(payload, MAX_PAYLOAD_BYTES, MAX_DEPTH)
             why = None
         except InputRefused as exc:
-            data, why = None, str(exc)
+            data, why = None, said(exc.key, **exc.params)
         shape = {"state": STATE, "results": RESULT, "events": REPLY}[kind]
         why = why or problem(data, shape)
         if kind == "state":
@@ -241,7 +242,7 @@ class Hall:
                 why = said("hall.why.names_table", table=clean(data["table"], 24),
                            topic=view.name)
             if why is None and data.get("result") is None and not withdrawn(data):
-                why = "result: an object expected, got None (and no withdrawal)"
+                why = said("hall.wire.no_result")
             if why:
                 self.set_aside(data if isinstance(data, dict) else {"table": view.name}, why)
             else:
@@ -331,18 +332,19 @@ def clock_sync_text(clock: dict[str, Any], max_offset_ms: float) -> tuple[str, N
 
 
 def shown_time(state: dict[str, Any], now: float) -> str:
-    """The table's clock face as it reads now, extrapolated from when the state was sent."""
+    """The table's clock face as it reads now, extrapolated from when the state was sent;
+    a sudden-death overtime's (ITHF 4.8) and a shootout's marked in the terminal's language."""
     age = max(0.0, now - float(state.get("wall", now)))
     phase = state.get("phase")
     if counts_to_start(state):
         return shown_clock(state["start_in_s"] - age)  # m:ss, as the table's clock shows it
     face = state.get("clock_face") or {}
     kind, value = face.get("kind"), float(face.get("value_s", state.get("remaining_s", 0.0)))
-    if kind == "shootout":
-        return f"SO {face.get('text', '')}"
+    if kind == "shootout":  # the catalogue's abbreviations: "SO", sl "KS", sk "SN"
+        return said("clock.shootout", shots=face.get("text", ""))
     runs = phase == "running" or kind == "break"  # a break's clock runs by itself
     if kind == "count_up":
-        return "OT +" + elapsed_clock(value + (age if runs else 0.0))
+        return said("clock.overtime", time=elapsed_clock(value + (age if runs else 0.0)))
     return shown_clock(value - (age if runs else 0.0))
 
 
@@ -585,10 +587,11 @@ class Desk:
                 out.append(Outcome(name, "no answer", said("hall.term.within",
                                                            s=f"{timeout_s:g}")))
             elif reply.get("ok"):
-                detail = clean(reply.get("detail") or "", 160)  # the phase it is in now
-                out.append(Outcome(name, "ok", terminal().get(f"term.phase.{detail}", detail)))
+                detail = clean(reply.get("detail") or "", 160)  # a table before issue 46:
+                out.append(Outcome(name, "ok", _said(reply, terminal().get(  # its phase
+                    f"term.phase.{detail}", detail))))
             else:
-                out.append(Outcome(name, "REFUSED", _refused(reply),
+                out.append(Outcome(name, "REFUSED", _said(reply, reply.get("error") or ""),
                                    clean(reply.get("code") or "")))
         return out
 
@@ -602,13 +605,15 @@ class Desk:
                                     if t not in asked]
 
 
-def _refused(reply: dict[str, Any]) -> str:
-    """Why a table refused, in the terminal's language when its reply gives the refusal's
-    catalogue key and values, else as the table said it."""
+def _said(reply: dict[str, Any], fallback: str) -> str:
+    """What a table's reply says (what it did, or why it refused), in the terminal's language
+    when it gives a catalogue key and values (`code`, `params`: docs/hall.md) the desk knows,
+    else `fallback`, the table's own text (a table of another version)."""
     code, params = reply.get("code"), reply.get("params")
-    if isinstance(code, str) and isinstance(params, dict):
-        return clean(terminal().notice(code, params), 160)
-    return clean(reply.get("error") or "", 160)
+    if isinstance(code, str) and isinstance(params, dict) and code in i18n.catalogue("en"):
+        with contextlib.suppress(KeyError, ValueError, IndexError):  # values it lacks
+            return clean(terminal().notice(code, params), 160)
+    return clean(fallback, 160)
 
 
 def default_store(config: HallConfig) -> Path:
@@ -942,7 +947,7 @@ def run_command(hall: HallConfig, job: Callable[[], Coroutine[Any, Any, int]]) -
     broker fails, one line saying so (EXIT_USAGE); Ctrl-C ends it quietly. A desk without a
     login is refused unless `hall.allow_anonymous` says so (issue 41 item 5)."""
     if (why := hall.anonymous()) is not None:
-        print(f"timerd hall: hall.{why}", file=sys.stderr)
+        print(f"timerd hall: {said_problem(why.under('hall'), terminal())}", file=sys.stderr)
         return EXIT_USAGE
     try:
         mqtt = import_aiomqtt()

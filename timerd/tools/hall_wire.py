@@ -9,7 +9,8 @@ desk does not read are not checked; a field that is absent is taken as absent (a
 table), never as a wrong type. Every value is bounded too (issue 41 item 3): a number within
 `MAX_NUMBER` (no 1e308, no integer of 400 digits), a text within `TEXT_LIMIT` characters (a
 name or a round within the match's own `NAME_MAX`), a score and a revision whole numbers in
-their range; what is out of bounds sets the message aside with its reason.
+their range; what is out of bounds sets the message aside with its reason, said in the desk's
+language (`hall_text`; a field's name is the wire's, the same in every language).
 
 `clean` is the other half: text that came over the wire is shown on a terminal (`hall
 status`, `hall results`) only without control and bidi characters (no escape sequences, no
@@ -26,6 +27,7 @@ from typing import Any
 
 from timerd.adapters.hall.protocol import MAX_REVISION
 from timerd.core.record import NAME_MAX
+from timerd.tools.hall_text import text as said
 
 #: The longest text from the wire the desk's terminal output shows (names are at most 40).
 TEXT_MAX = 64
@@ -90,25 +92,25 @@ def _fault(value: Any, kind: str) -> str | None:
     """What is wrong with `value` as a `kind` ("a text expected", "out of bounds: ..."),
     or None when nothing is."""
     if kind == "flag":
-        return None if isinstance(value, bool) else "true or false expected"
+        return None if isinstance(value, bool) else said("hall.wire.flag")
     if kind in _TEXT_LIMITS:  # and one that can be written out: no lone surrogate ("\ud800")
         if not (isinstance(value, str) and (value.isascii() or _encodable(value))):
-            return "a text expected"
+            return said("hall.wire.text")
         if kind == "proof" and not all(c in string.hexdigits for c in value):
-            return "hex digits expected"
+            return said("hall.wire.hex")
         return None if len(value) <= _TEXT_LIMITS[kind] else \
-            f"out of bounds: at most {_TEXT_LIMITS[kind]} characters"
+            said("hall.wire.too_long", n=_TEXT_LIMITS[kind])
     whole = kind != "number"
     if isinstance(value, bool) or not isinstance(value, int | float) or (
             whole and isinstance(value, float) and not value.is_integer()):
-        return "a whole number expected" if whole else "a finite number expected"
+        return said("hall.wire.whole" if whole else "hall.wire.finite")
     low, high = _RANGES[kind]
     # Compared, never converted: 10**400 is no float, and NaN is within no range.
     if low <= value <= high:
         return None
     if isinstance(value, float) and not math.isfinite(value):
-        return "a finite number expected"
-    return f"out of bounds: {low:g} to {high:g}"
+        return said("hall.wire.finite")
+    return said("hall.wire.range", low=f"{low:g}", high=f"{high:g}")
 
 
 def _encodable(value: Any) -> bool:
@@ -128,13 +130,14 @@ def problem(value: Any, shape: Obj, where: str = "") -> str | None:
     if value is None and shape.null:
         return None
     if not isinstance(value, Mapping):
-        return f"{where or 'the message'}: an object expected, got {_short(value)}"
+        return said("hall.wire.object", path=where or said("hall.wire.the_message"),
+                    value=_short(value))
     for name, field in shape.fields.items():
         members = value.items() if name == "*" else [(name, value.get(name, ...))]
         for key, member in members:
             path = f"{where}.{key}" if where else str(key)
             if member is ... and name in shape.required:
-                return f"{path}: missing"
+                return said("hall.wire.missing", path=path)
             if member is ...:
                 continue  # absent: an older table does not send it
             if isinstance(field, Obj):
@@ -143,7 +146,7 @@ def problem(value: Any, shape: Obj, where: str = "") -> str | None:
                     return found
             elif not (member is None and field.endswith("?")) \
                     and (fault := _fault(member, field.rstrip("?"))):
-                return f"{path}: {fault}, got {_short(member)}"
+                return said("hall.wire.got", path=path, fault=fault, value=_short(member))
     return None
 
 

@@ -48,6 +48,7 @@ from typing import TextIO
 
 from timerd.core.display import ClockFace
 from timerd.tools import completion
+from timerd.tools.argparse_text import said
 
 USER = "timerd"
 #: The service user's own group: members may use the control socket (/run/timerd is 0750
@@ -741,33 +742,23 @@ def confirm(question: str, yes: bool, out: TextIO) -> bool:
 
 
 def add_arguments(install: argparse.ArgumentParser, uninstall: argparse.ArgumentParser) -> None:
+    """`timerd install` and `uninstall`'s options, their help in the terminal's language."""
     for parser in (install, uninstall):
-        parser.add_argument("--dry-run", action="store_true",
-                            help="print every step, change nothing")
+        parser.add_argument("--dry-run", action="store_true", help=said("install.help.dry_run"))
         parser.add_argument("--root", type=Path, default=Path("/"), metavar="DIR",
-                            help="an SD card image mounted at DIR: write files there; what "
-                                 "needs the Pi itself runs at its first boot")
+                            help=said("install.help.root"))
         parser.add_argument("--venv", type=Path, default=PREFIX / "venv", metavar="DIR",
-                            help=f"the virtual environment (default {PREFIX / 'venv'})")
-        parser.add_argument("--yes", "-y", action="store_true",
-                            help="do not ask before going on (the plan is printed all the same)")
-        parser.add_argument("--instance", metavar="NAME",
-                            help="one of several tables on this machine: unit timerd@NAME, "
-                                 "config /etc/timerd/NAME.toml, its own socket, state and web "
-                                 "port")
-    install.add_argument("--source", type=Path, metavar="DIR",
-                         help="the timerd source tree (default: the one this runs from)")
+                            help=said("install.help.venv", path=PREFIX / "venv"))
+        parser.add_argument("--yes", "-y", action="store_true", help=said("install.help.yes"))
+        parser.add_argument("--instance", metavar="NAME", help=said("install.help.instance"))
+    install.add_argument("--source", type=Path, metavar="DIR", help=said("install.help.source"))
     install.add_argument("--python", default="/usr/bin/python3", metavar="PATH",
-                         help="the Python the virtual environment is made from")
+                         help=said("install.help.python"))
     install.add_argument("--no-apt", dest="apt", action="store_false",
-                         help="skip installing system packages with apt-get")
+                         help=said("install.help.no_apt"))
     install.add_argument("--user", default=os.environ.get("SUDO_USER") or None,
-                         metavar="NAME",
-                         help=f"add NAME to the group {SOCKET_GROUP}, which may use timerctl "
-                              "(default: the user who ran sudo)")
-    uninstall.add_argument("--purge", action="store_true",
-                           help="also remove the config, the match journal, the results and "
-                                "the user (it says what and asks)")
+                         metavar="NAME", help=said("install.help.user", group=SOCKET_GROUP))
+    uninstall.add_argument("--purge", action="store_true", help=said("install.help.purge"))
 
 
 def _installed_version(venv: Path) -> str:

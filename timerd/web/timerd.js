@@ -248,7 +248,8 @@ const timerd = (() => {
   // are words of the catalogue (`words`: a side, a penalty kind...) are translated too. A
   // refusal is its reason alone; the page says which button was refused.
   // Numbers are shown as the catalogue's table says (`clock`: seconds as m:ss, `score`:
-  // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0"), as Messages.notice does.
+  // "2:1", `player`: " #17", `shirts`: "5, 9" or "-", `tenths`: "18.0", `thousandths`:
+  // "59.982"), as Messages.notice does.
   function said(code, params = {}, teams = null) {
     const values = {};
     for (const [name, v] of Object.entries(params)) values[name] = value(i18n.words[name], v, teams);
@@ -263,6 +264,7 @@ const timerd = (() => {
     if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
     if (kind === "clock" && typeof v === "number") return elapsedClock(v);
     if (kind === "tenths" && typeof v === "number") return v.toFixed(1);
+    if (kind === "thousandths" && typeof v === "number") return v.toFixed(3);
     if (typeof v !== "string" || !kind || kind === "text") return v;
     return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
   }

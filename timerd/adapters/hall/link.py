@@ -80,12 +80,16 @@ from timerd.core.rules.scoring import Teams
 from timerd.disk import DiskWriter, hold_lock, replace_file
 from timerd.limits import MAX_DEPTH, InputRefused, RateLimitedLog, loads_bounded
 from timerd.ports import Control, Dispatch, Spawned
-from timerd.wire import event_record, refused_reply
+from timerd.wire import done_reply, event_record, refused_reply
 
 if TYPE_CHECKING:
     import aiomqtt
 
 log = logging.getLogger("timerd.hall")
+
+#: What a command did, for its reply (`wire.done_reply`): a catalogue key (`hall.done.*`)
+#: and its values, so the desk says it in its language (issue 46 item 1).
+Done = tuple[str, dict[str, Any]]
 
 #: Events kept while the broker is away (a whole match has a few dozen); older ones are dropped.
 EVENT_BACKLOG = 1000
@@ -410,10 +414,10 @@ class HallLink:
         self._kick = asyncio.Event()
         self._tasks: list[Spawned] = []
         self._log = RateLimitedLog(log)  # lines about the broker's messages and comings
-        self._commands: dict[str, Callable[[Mapping[str, Any]], str]] = {
+        self._commands: dict[str, Callable[[Mapping[str, Any]], Done]] = {
             "start_round": self._start_round,
-            "pause": lambda _: self._execute(Pause()),
-            "resume": lambda _: self._execute(Resume()),
+            "pause": lambda _: ("hall.done.phase", {"phase": self._execute(Pause())}),
+            "resume": lambda _: ("hall.done.phase", {"phase": self._execute(Resume())}),
             "teams": self._teams,
             "ack": self._ack,
             "reset": self._reset,
@@ -612,21 +616,19 @@ class HallLink:
             self._log.warning("unknown", "ignored unknown command %.80r on %s (known: %s)", name,
                               topic, ", ".join(self._commands))
             return
-        detail, refused = "", None
         try:
-            detail = handler(message)
+            answer = done_reply(*handler(message))
         except CommandRefused as exc:
             exc.command = exc.command or name
-            refused = refused_reply(refusal(exc))
+            answer = refused_reply(refusal(exc))
         except Exception:  # a bug must not take the link (or the match) down
             log.exception("command %s failed", name)
-            refused = internal_error(name)
-        if refused is None:
+            answer = internal_error(name)
+        if answer["ok"]:
             self._log.info("done", "%s done", name)
         else:
-            self._log.info("refused", "%s refused: %s", name, refused["error"])
-        self._queue_event(reply_record(name, message.get("id"), self.wall(), detail=detail,
-                                       refused=refused))
+            self._log.info("refused", "%s refused: %s", name, answer["error"])
+        self._queue_event(reply_record(name, message.get("id"), self.wall(), answer))
 
     def _execute(self, command: Command) -> str:
         return self.service.execute(command).phase.value
@@ -634,7 +636,7 @@ class HallLink:
     def _phase(self) -> Phase:
         return self.service.status().phase
 
-    def _start_round(self, message: Mapping[str, Any]) -> str:
+    def _start_round(self, message: Mapping[str, Any]) -> Done:
         """ITHF 4.4 for a whole hall: the start signal sounds at the instant `at` (epoch).
 
         The instant is converted to the loop's monotonic clock once, here; a later step of
@@ -648,28 +650,23 @@ class HallLink:
         round_id = message.get("round")
         if round_id is not None and not isinstance(round_id, str):
             raise CommandRefused("round_string")
-        reset = ""
+        reset = False
         if self._phase() is Phase.FINISHED:
             if self.result is None:
                 raise CommandRefused("result_not_sent")
             if not self.result["acked"]:
                 raise CommandRefused("result_not_acked", result=self.result["id"])
             self._execute(Reset())
-            reset = "reset (result acknowledged), "
+            reset = True
         lead_s = (at - self.wall()) * self.rate
         # The round goes with the start (checked as a name, journalled with the match).
         phase = self._execute(StartIn(lead_s, round_id))
-        if self.service.profile.clock == "stop":  # ISBHF 407 !1: the clock waits for the ball
-            return (f"{reset}{phase}: ready for the referee's faceoff in "
-                    f"{lead_s / self.rate:.3f} s (START starts the clock)")
-        return f"{reset}{phase}: start signal in {lead_s / self.rate:.3f} s"
+        # A stop-clock table (ISBHF 407 !1) is ready for the faceoff then: the clock waits.
+        code = ("hall.done.reset_start" if reset else "hall.done.start") + (
+            "_faceoff" if self.service.profile.clock == "stop" else "")
+        return code, {"phase": phase, "in_s": round(lead_s / self.rate, 3)}
 
-    def _result_state(self) -> str:
-        if self.result is None:
-            return "no result sent by this run"
-        return f"result {self.result['id']} not acknowledged"
-
-    def _teams(self, message: Mapping[str, Any]) -> str:
+    def _teams(self, message: Mapping[str, Any]) -> Done:
         """The sides' names and the round from the desk's schedule (`timerd hall round
         load`), through the match's own `teams` command: its limits and refusals apply."""
         home, away, round_id = (message.get(k, "") for k in ("home", "away", "round"))
@@ -679,9 +676,10 @@ class HallLink:
             raise CommandRefused("teams_in_play", round=self.round or "-",
                                  phase=self._phase().value, next=round_id)
         self._execute(Teams(home, away, round_id or self.round or ""))
-        return f"{home} - {away}" + (f", round {round_id}" if round_id else "")
+        return ("hall.done.teams_round" if round_id else "hall.done.teams"), {
+            "home": home, "away": away, **({"round": round_id} if round_id else {})}
 
-    def _ack(self, message: Mapping[str, Any]) -> str:
+    def _ack(self, message: Mapping[str, Any]) -> Done:
         """The desk has stored the result `result` (its id): a start_round may reset now."""
         result_id = message.get("result")
         # A desk's ack names the revision it stored (issue 28); an older one's ack does not
@@ -691,14 +689,14 @@ class HallLink:
             self.result["acked"] = True
             self._keep_latest()
             self._state_now()
-            return f"result {result_id} acknowledged"
+            return "hall.done.acked", {"result": result_id}
         if result_id in self._result_ids:
-            return f"result {result_id} acknowledged (an earlier one)"
+            return "hall.done.acked_earlier", {"result": result_id}
         if self.result is None:
             raise CommandRefused("ack_none_sent", result=str(result_id)[:40])
         raise CommandRefused("ack_unknown", result=str(result_id)[:40], sent=self.result["id"])
 
-    def _reset(self, message: Mapping[str, Any]) -> str:
+    def _reset(self, message: Mapping[str, Any]) -> Done:
         """The desk resets this table for a new match: never a match in play (that takes a
         long press at the table); a finished one even when its result is not acknowledged
         (it stays in the outbox until the broker has it, and in the results file).
@@ -708,11 +706,14 @@ class HallLink:
             raise CommandRefused("reset_in_play", phase=phase.value)
         if message.get("finished_only") and phase is not Phase.FINISHED:
             if phase is Phase.IDLE:
-                return "idle already"
+                return "hall.done.idle_already", {}
             raise CommandRefused("reset_not_finished", phase=phase.value)
-        unsent = "" if phase is not Phase.FINISHED or (self.result or {}).get("acked") \
-            else f" ({self._result_state()}: it stays in the outbox and the results file)"
-        return self._execute(Reset()) + unsent
+        code, params = "hall.done.phase", {}  # a result not at the desk stays where it is:
+        if phase is Phase.FINISHED and self.result is None:
+            code = "hall.done.reset_no_result"
+        elif phase is Phase.FINISHED and self.result is not None and not self.result["acked"]:
+            code, params = "hall.done.reset_not_acked", {"result": self.result["id"]}
+        return code, {"phase": self._execute(Reset()), **params}
 
     # -- the connection --------------------------------------------------------------------
 

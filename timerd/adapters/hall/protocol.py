@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from timerd.config import HallConfig
 from timerd.core.effects import refusal
 from timerd.core.refused import CommandRefused, named
-from timerd.wire import REPLY_FORMAT, refused_reply
+from timerd.wire import refused_reply
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -98,11 +99,11 @@ def proof_follows(later: object, steps: int, earlier: object) -> bool:
     return hmac.compare_digest(value.hex(), earlier)
 
 
-def reply_record(command: str, request_id: Any, wall: float, *, detail: str = "",
-                 refused: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A table's answer to a desk's command (`id` is the desk's): done with its `detail`, or
-    `refused` (a `wire.refused_reply` or `wire.error_reply`); the reply's `format` is wire's."""
-    answer = refused or {"format": REPLY_FORMAT, "ok": True, "detail": detail}
+def reply_record(command: str, request_id: Any, wall: float,
+                 answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A table's answer to a desk's command (`id` is the desk's): `answer` is what it did (a
+    `wire.done_reply`: `code`, `params` and the English `detail`) or why not (a
+    `wire.refused_reply` or `wire.error_reply`); the reply's `format` is wire's."""
     return {"type": "reply", "command": command, "id": request_id, **answer, "wall": wall}
 
 

@@ -86,7 +86,6 @@ from timerd.config import INSTANCE_HINT, InUse, WebConfig
 from timerd.config.sections import MIN_TOKEN
 from timerd.core.effects import Tick
 from timerd.disk import DiskWriter, replace_file
-from timerd.i18n import LOG_TEXT
 from timerd.limits import (
     CommandRate,
     InputRefused,
@@ -97,6 +96,7 @@ from timerd.limits import (
 )
 from timerd.ports import Control, Dispatch
 from timerd.wire import (
+    coded_error_reply,
     commands_document,
     devices_reply,
     error_reply,
@@ -501,11 +501,12 @@ class WebServer:
         self._tokens.succeeded(peer)
         try:
             payload = loads_bounded(await request.read(), MAX_BODY)
-        except InputRefused as exc:
-            return _error(400, str(exc))
+        except InputRefused as exc:  # the page says it in its language by its code
+            return json_response(coded_error_reply(exc.key, **exc.params), 400)
         if over := self._command_rate.refused(peer, payload, self.service.loop.time() / self.rate):
             self._log.warning("rate", "web command refused: %s is over the command rate", peer)
-            return _error(429, over, [("Retry-After", "1")])
+            return json_response(coded_error_reply(over.key, **over.params), 429,
+                                 [("Retry-After", "1")])
         reply = await self.service.acknowledge(payload)  # once on disk, or says why not
         return json_response(reply, 200 if reply["ok"] else 400)
 
@@ -557,23 +558,22 @@ class WebServer:
             return devices_reply(self.pairing.listing())
         if args[:1] == ("revoke",) and len(args) == 2:
             if self.pairing.forget(args[1]) is None:
-                return error_reply(f"no paired device {args[1]!r} (`timerctl desk --list` "
-                                   "lists them)")
+                return coded_error_reply("cli.desk.no_device", device=repr(args[1]))
             if problem := await self._keep_devices():
                 log.error("web: device %s is revoked until the daemon stops, but the file "
                           "cannot be written: %s", args[1], problem)
-                return error_reply(f"revoked until timerd stops, but not on disk: {problem}")
+                return coded_error_reply("cli.desk.revoked_not_kept", problem=problem)
             log.info("web: revoked device %s", args[1])
             return devices_reply(self.pairing.listing())
         if args:
-            return _desk_problem("cli.desk.usage")
+            return coded_error_reply("cli.desk.usage")
         if not self.config.token:
-            return _desk_problem("cli.desk.no_token", least=MIN_TOKEN)
+            return coded_error_reply("cli.desk.no_token", least=MIN_TOKEN)
         if self.control_bound is None:
-            return _desk_problem("cli.desk.not_listening")
+            return coded_error_reply("cli.desk.not_listening")
         host, port = self.control_bound
         if self.config.control and host in LOOPBACK:
-            return _desk_problem("cli.desk.pi_only", control=self.config.control)
+            return coded_error_reply("cli.desk.pi_only", control=self.config.control)
         return pairing_code_reply(self.pairing.new_code(), CODE_TTL_S, host, port)
 
     async def _stream(self, request: Request) -> Response | Upgrade:
@@ -664,7 +664,3 @@ def _encode(value: Any) -> bytes:
     return _dumps(value).encode()
 
 
-def _desk_problem(key: str, **params: Any) -> dict[str, Any]:
-    """What `timerctl desk` is told when no phone can pair (the config's problem): English in
-    `error`, and the catalogue's key and values for timerctl to say it in its language."""
-    return error_reply(LOG_TEXT(key, **params)) | {"code": key, "params": params}
