@@ -6,7 +6,10 @@ too (tests/adapters/test_module_rows_browser.py, in chromium)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -14,8 +17,10 @@ from tests.laps_module import laps_document, laps_profile, register
 from timerd.adapters.terminal import status_line
 from timerd.cli import format_status
 from timerd.config import profiles
+from timerd.core import rules
 from timerd.core.match import Match
-from timerd.i18n import Messages
+from timerd.core.rule import RuleModule, Shown
+from timerd.i18n import Messages, catalogue
 
 
 def test_timerctl_status_shows_a_modules_rows_in_the_readers_language(
@@ -40,7 +45,7 @@ def test_timerctl_status_shows_a_modules_rows_in_the_readers_language(
 def test_a_profile_without_the_module_shows_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
     register(monkeypatch)
     status = Match(profiles.load("ithf")).status(0.0)
-    assert status.display == []
+    assert [entry["key"] for entry in status.display] == ["passive"]  # ITHF 8.3's own
     assert "Laps" not in format_status(status.to_dict() | {"format": 2}, Messages("en"))
 
 
@@ -53,3 +58,96 @@ def test_the_terminal_shows_a_modules_rows(monkeypatch: pytest.MonkeyPatch,
     line = status_line(match.status(35.0), Messages("en"), width=120)
     assert "Laps 1" in line
     assert "Since the lap 0:15" in line
+
+
+def test_the_built_in_modules_are_shown_from_their_declarations_alone() -> None:
+    """The built-in modules declare how the text views show them (`Shown` with parts:
+    `sides`, `entries`, `entry`): their entries in the status say which catalogue texts
+    and which of a part's fields, and nothing in the views names their keys
+    (tests/test_walls_views.py::test_the_text_views_name_no_rule_modules_status_key)."""
+    status = Match(profiles.load("isbhf")).status(0.0)
+    timeouts = next(entry for entry in status.display if entry["key"] == "timeouts")
+    assert timeouts == {
+        "key": "timeouts", "kind": "sides", "label": "st.timeouts",
+        "texts": {"st.timeout_running": "remaining_s", "st.timeout_left": ""},
+        "brief": {"term.timeout": "remaining_s"},
+        "fields": {"side": ["side", "side"], "n": ["left", "text"],
+                   "time": ["remaining_s", "countdown"]}}
+    assert [entry["key"] for entry in status.display] == [
+        "penalties", "timeouts", "line_change", "goalie_change"]
+
+
+def test_passive_play_reads_from_its_declaration_with_the_teams_names() -> None:
+    """ITHF 8.1-8.2 in `timerctl status`: a side's count to the warning, then WARNED, named
+    as every other line names a side (its player's name when set). Fails on the old code,
+    whose passive line said "Home" where the names were set."""
+    match = Match(profiles.load("ithf"))
+    match.handle(match.parse("teams", "Jana", "Peter"), 0.0)
+    match.handle(match.parse("start"), 0.0)
+    match.poll(25.0)  # the start signal at 20 s (ITHF 4.4)
+    match.handle(match.parse("passive", "home"), 30.0)
+    counting = format_status(match.status(32.0).to_dict(), Messages("en")).splitlines()
+    assert counting[-1] == "passive Jana 3.0 s"
+    assert not any("Peter" in line and "passive" in line for line in counting)
+    match.poll(36.0)  # the warning at 35 s (ITHF 8.2)
+    warned = format_status(match.status(36.0).to_dict(), Messages("sk")).splitlines()
+    assert warned[-1] == "pasívna hra Jana UPOZORNENÝ"
+    # The terminal's status line shows no passive count (the module declares no brief).
+    assert status_line(match.status(36.0), Messages("en")) == \
+        " 4:44  Jana 0:0 Peter  running  last: PASSIVE PLAY"
+
+
+def test_the_display_every_status_shares_is_made_once_and_read_only() -> None:
+    """The entries are made once per set of modules (a status per dispatch costs no new
+    ones) and shared, so none can be written: a reader's write would change what every
+    later status shows (issue 44 item 2)."""
+    match = Match(profiles.load("isbhf"))
+    first, later = match.status(0.0), match.status(1.0)
+    assert first.display is later.display
+    with pytest.raises(TypeError):
+        first.display[0]["kind"] = "text"
+    with pytest.raises(TypeError):
+        first.display[1]["fields"]["time"].append("clock")
+    with pytest.raises(TypeError):
+        first.display.append({"key": "planted"})
+
+
+def test_an_entry_whose_texts_the_catalogue_lacks_shows_their_keys() -> None:
+    """A newer daemon's module read by an older `timerctl`: its catalogue keys, not a crash."""
+    status = {"display": [{"key": "review", "kind": "entry", "label": "st.review",
+                           "texts": {"st.review_left": ""}, "fields": {}}],
+              "review": {"remaining_s": 5.0}}
+    assert Messages("en").shown(status) == ([("st.review", "st.review_left")], [])
+
+
+class Reviews(RuleModule):
+    """A test-only module whose value has parts: the video reviews asked for (each a side
+    and the seconds left), drawn by no view of its own."""
+
+    name = "reviews"
+    shows = MappingProxyType({"reviews": []})
+    display = MappingProxyType({"reviews": Shown(
+        None, "entries", texts={"st.review": ""}, brief={"term.review": "remaining_s"},
+        fields={"side": ("side", "side"), "time": ("remaining_s", "countdown")})})
+
+    def status(self, now: float) -> Mapping[str, Any]:
+        return {"reviews": [{"side": "away", "remaining_s": 100.0 - now}]}
+
+
+def test_a_new_modules_value_of_parts_is_shown_without_a_view_edit(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A new sport's value of parts (a list of reviews) in `timerctl status` and on the
+    terminal's status line from its declaration and its catalogue texts alone."""
+    monkeypatch.setitem(rules.MODULES, Reviews.name, Reviews)
+    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Reviews))
+    monkeypatch.setitem(catalogue("en"), "st.review", "video review {side} {time}")
+    monkeypatch.setitem(catalogue("en"), "term.review", "review {time}")
+    path = tmp_path / "reviews.toml"
+    path.write_text('extends = "ithf"\nname = "reviews"\nrules = ["reviews"]\n',
+                    encoding="utf-8")
+    match = Match(profiles.load(str(path)))
+    match.handle(match.parse("teams", "Jana", "Peter"), 0.0)
+    status = match.status(40.0)
+    assert format_status(status.to_dict(), Messages("en")).splitlines()[-1] == \
+        "video review Peter 1:00"
+    assert status_line(status, Messages("en")).endswith("  review 1:00")

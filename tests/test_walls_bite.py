@@ -33,6 +33,9 @@ The breaches planted, by wall:
 - one status document and one event shape: `status.to_dict()` in an adapter, an adapter
   calling `wire.status_document` itself, a dict of the document's clock keys, an adapter's
   own signal event;
+- a new sport touches no text view (issue 44 item 5): `timerctl status` reading a module's
+  key (`status.get("timeouts")`, `status["penalties"]`), the terminal a module's attribute
+  (`status.line_change`);
 - one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
@@ -75,6 +78,7 @@ from tests.test_walls import (
     shapes_outside_the_wire,
     wiring_outside_the_app,
 )
+from tests.test_walls_views import module_keys_in_views
 
 Wall = Callable[[Path], Collection[str]]
 
@@ -94,6 +98,7 @@ def over_the_cap(root: Path) -> list[str]:
 
 
 WALLS: dict[str, Wall] = {
+    "module-keys": module_keys_in_views,
     "contracts": contracts, "adapter-imports": adapter_wall_breaches,
     "allowlist": outside_the_allowlist, "no-io": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
@@ -239,6 +244,16 @@ BREACHES = [
     Breach("adapter-own-event-shape", "adapters/events.py",
            'def _planted(e):\n    return {"type": "signal", "signal": e.kind.value,'
            ' "beeps": e.beeps}\n', "shapes", "a signal event"),
+    # A new sport touches no text view: they show a module's status from its declaration.
+    Breach("timerctl-reads-a-modules-key", "cli.py",
+           'def _planted(status):\n    return status.get("timeouts")\n', "module-keys",
+           "cli.py:"),
+    Breach("timerctl-indexes-a-modules-key", "cli.py",
+           'def _planted(status):\n    return [p["number"] for p in status["penalties"]]\n',
+           "module-keys", ": penalties"),
+    Breach("terminal-reads-a-modules-attribute", "adapters/terminal.py",
+           'def _planted(status):\n    return status.line_change["remaining_s"]\n',
+           "module-keys", "adapters/terminal.py:"),
     # One clock face.
     Breach("adapter-own-mss", "adapters/terminal.py",
            'def _planted(s):\n    return f"{int(s) // 60}:{int(s) % 60:02d}"\n', "clock",

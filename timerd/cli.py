@@ -399,7 +399,8 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
     from timerd.core.display import shown_clock  # noqa: PLC0415
 
     msg = msg or Messages(resolve(str(status.get("language") or "auto")))
-    row = _row(msg)
+    width = _width(msg, status.get("display") or [])
+    row = _row(msg, width)
     face = status.get("clock_face") or {}
     clock = str(face.get("text") or shown_clock(status["remaining_s"])) + (
         "  " + msg("st.period", n=status["period"], of=status["periods"])
@@ -431,12 +432,11 @@ def format_status(status: dict[str, Any], msg: Messages | None = None) -> str:
                      s=f"{status['paused_total_s']:.1f}"))
     if status.get("last_signal"):
         lines.append(row("st.last", msg.signal(status["last_signal"])))
-    lines.extend(_score_lines(status, msg))
-    lines.extend(_ball_hockey_lines(status, msg))
-    # What a rule module shows in rows of its own (`Status.display`): no line here names it.
-    lines.extend(f"{label:<{_width(msg)}} {value}"
-                 for label, value in (msg.row(entry, status)
-                                      for entry in status.get("display") or []))
+    lines.extend(_score_lines(status, msg, row))
+    # What the rule modules show (`Status.display`): no line here names one of their keys.
+    rows, module_lines = msg.shown(status)
+    lines.extend(f"{label:<{width}} {value}" for label, value in rows)
+    lines.extend(module_lines)
     if "speaker" in status:
         state = msg.get(f"st.speaker.{status['speaker']}", status["speaker"])
         lines.append(row("st.sound", msg("st.speaker", state=state)
@@ -508,58 +508,30 @@ def _result_said(result: dict[str, Any], teams: dict[str, str], msg: Messages) -
 #: language (at least 9), so the values line up in every language (issue 31).
 ROW_KEYS = ("st.profile", "st.phase", "st.clock", "st.next_profile", "st.version", "st.table",
             "st.teams", "st.start_in", "st.paused", "st.stopped", "st.last", "st.score",
-            "st.overtime", "st.result", "st.timeouts", "st.sound")
+            "st.overtime", "st.result", "st.sound")
 
 
-def _width(msg: Messages) -> int:
-    """The labels' column: as wide as the longest label in the language, at least 9."""
-    return max(9, *(len(msg(key)) for key in ROW_KEYS))
+def _width(msg: Messages, display: list[dict[str, Any]]) -> int:
+    """The labels' column: as wide as the longest label in the language, at least 9; the
+    rule modules' rows whose labels are the catalogue's (`display`) too."""
+    labels = [msg(key) for key in ROW_KEYS]
+    labels += [msg.label(e) for e in display if isinstance(e.get("label"), str)]
+    return max(9, *(len(label) for label in labels))
 
 
-def _row(msg: Messages) -> Any:
+def _row(msg: Messages, width: int) -> Callable[[str, object], str]:
     """A status line: the label in its column, then the value."""
-    width = _width(msg)
-
     def row(key: str, value: object) -> str:
         return f"{msg(key):<{width}} {value}"
     return row
 
 
-def _ball_hockey_lines(status: dict[str, Any], msg: Messages) -> list[str]:
-    """Timeouts, penalties and the stoppage countdowns, when the profile has them."""
-    from timerd.core.display import shown_clock  # noqa: PLC0415
-
-    lines = []
-    teams = status.get("teams")  # a side by its team's name when it has one
-    if timeouts := status.get("timeouts"):
-        lines.append(_row(msg)("st.timeouts", ", ".join(
-            msg("st.timeout_left", side=msg.side(side, teams), n=t["left"])
-            + (f" ({msg('st.running', time=shown_clock(t['remaining_s']))})"
-               if t["remaining_s"] is not None else "")
-            for side, t in timeouts.items())))
-    for p in status.get("penalties") or []:
-        lines.append(msg("st.penalty", number=p["number"], side=msg.side(p["side"], teams),
-                         player=f" #{p['player']}" if p["player"] else "",
-                         kind=msg.get(f"kind.{p['kind']}", p["kind"]),
-                         time=shown_clock(p["remaining_s"]))
-                     + ("" if p["running"] else f" ({msg('st.waiting')})"))
-    if change := status.get("line_change"):
-        lines.append(msg("st.line_change",
-                         stage=msg.get(f"stage.{change['stage']}", change["stage"]),
-                         n=change["number"], of=change["stages"],
-                         time=shown_clock(change["remaining_s"])))
-    for side, left in (status.get("goalie_change") or {}).items():
-        lines.append(msg("st.goalie_change", side=msg.side(side, teams),
-                         time=shown_clock(left)))
-    return lines
-
-
-def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
+def _score_lines(status: dict[str, Any], msg: Messages,
+                 row: Callable[[str, object], str]) -> list[str]:
     """The score and the scoring rules' state, when the daemon reports them."""
     score = status.get("score")
     if score is None:
         return []
-    row = _row(msg)
     lines = [row("st.score", f"{score['home']}:{score['away']}")]
     if status.get("overtime") and status.get("overtime_s") is not None:
         lines.append(row("st.overtime", f"{status['overtime_s']:.1f} s"))
@@ -567,10 +539,6 @@ def _score_lines(status: dict[str, Any], msg: Messages) -> list[str]:
         lines.append(msg("st.guard", s=f"{status['faceoff_guard_s']:.1f}"))
     if status.get("faceoff_pending"):
         lines.append(msg("st.faceoff_pending"))
-    for side, left in (status.get("passive") or {}).items():
-        if left is not None:
-            lines.append(msg("st.passive", side=msg.side(side),
-                             state=msg("st.warned") if left == 0 else f"{left:.1f} s"))
     if goals := status.get("goals"):
         last = goals[-1]
         verdict = msg("st.counted") if last["counted"] else msg(

@@ -36,6 +36,7 @@ ALLOWED = frozenset({
     "dataclasses",
     "enum",
     "functools",
+    "itertools",
     "math",
     "re",
     "types",

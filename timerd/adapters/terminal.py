@@ -82,19 +82,10 @@ def status_line(status: Status, msg: Messages | None = None, width: int = DEFAUL
     period = f" P{status.period}/{status.periods}" if status.periods > 1 else ""
     clock = shown_face(status.clock_face, msg)
     countdowns = []
-    if status.timeouts:
-        countdowns += [msg("term.timeout", side=msg.side(side),
-                           time=shown_clock(t["remaining_s"]))
-                       for side, t in status.timeouts.items() if t.get("remaining_s") is not None]
-    if status.line_change:
-        countdowns.append(msg("term.line_change",
-                              time=shown_clock(status.line_change["remaining_s"])))
-    # What a rule module shows in rows of its own (`Status.display`): no line here names it.
-    if status.display:
-        shown = {"teams": status.teams, **{e["key"]: getattr(status, e["key"])
-                                           for e in status.display}}
-        countdowns += [f"{label} {value}" for label, value in
-                       (msg.row(entry, shown) for entry in status.display)]
+    # What the rule modules show (`Status.display`: a running timeout, a line change...): no
+    # line here names one of their keys.
+    countdowns += msg.brief({"display": status.display, "teams": status.teams,
+                             **{e["key"]: getattr(status, e["key"]) for e in status.display}})
     last = [msg("term.last", signal=msg.signal(status.last_signal))] if status.last_signal else []
     room = width - 1
     for name_width in NAME_WIDTHS:

@@ -14,7 +14,7 @@ per-feature branch in the phase machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -89,19 +89,44 @@ class MatchView(Protocol):
 
 @dataclass(frozen=True)
 class Shown:
-    """How every view shows one of a module's status keys (issue 44 item 5): its label in
-    each language, as catalogue entries (`{"en": "Laps", "sl": "Krogi"}`: a view in another
-    language shows the English), and its value's kind (`i18n.WORDS`' kinds: `clock` seconds
-    as the clock face, `tenths`, `score` {"home", "away"}, `player`, `shirts`; `text` as it
-    is). The desk, the scoreboard, the terminal and `timerctl status` show it without a line
-    of their own (`Status.display`)."""
+    """How every view shows one of a module's status keys (issue 44 item 5): data alone,
+    catalogue keys and value kinds; the text is made in `timerd.i18n` (`Messages.shown`).
 
-    label: Mapping[str, str]
+    `label` names it: its text per language (`{"en": "Laps", "sl": "Krogi"}`: a view in
+    another language shows the English), or a catalogue key (`"st.timeouts"`). `kind` is how
+    its value reads: one of `i18n.WORDS`' kinds (`clock` seconds as the count-up clock face,
+    `countdown` seconds left as the scoreboard shows them, `tenths`, `score` {"home",
+    "away"}, `player`, `shirts`; `text` as it is) for a value shown whole, or a value of
+    parts, each one text: `sides` ({"home": part, "away": part}, a side whose part is null
+    shows nothing), `entries` (a list of parts), `entry` (one part, or null: nothing).
+
+    A part's text is a catalogue entry: `texts` (`timerctl status`) and `brief` (the
+    terminal's status line) map each catalogue key to the part's field that must be set
+    (true, a number not 0) for it, "" for none: the first that holds is the part's text;
+    none, and the part is not shown there. `fields` gives each placeholder of those texts
+    as a part's field and its kind (`{"time": ("remaining_s", "countdown")}`); a part's
+    fields are its keys (a part that is no mapping is `value`), and under `sides` its
+    `side`. With a `label`, `timerctl status` shows the parts in one row, else each part on
+    a line of its own; without a `brief` the terminal shows a row with a label. The desk,
+    the scoreboard, the terminal and `timerctl status` show it without a line of their own
+    (`Status.display`)."""
+
+    label: Mapping[str, str] | str | None
     kind: str = "text"
+    texts: Mapping[str, str] = field(default_factory=dict)
+    brief: Mapping[str, str] = field(default_factory=dict)
+    fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def entry(self, key: str) -> dict[str, Any]:
-        """The status's entry for `key`: its key, kind and labels (`Status.display`)."""
-        return {"key": key, "kind": self.kind, "label": dict(self.label)}
+        """The status's entry for `key`: its key, kind and label, and how its parts read
+        when it has parts (`Status.display`)."""
+        label = self.label if self.label is None or isinstance(self.label, str) \
+            else dict(self.label)
+        out: dict[str, Any] = {"key": key, "kind": self.kind, "label": label}
+        for name in ("texts", "brief", "fields"):
+            if value := getattr(self, name):
+                out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
+        return out
 
 
 class RuleModule:

@@ -22,6 +22,7 @@ from timerd.core.clock import MatchClock
 from timerd.core.display import ClockFace, clock_face, next_change, next_whole, tenth_only
 from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
+from timerd.core.frozen import ReadOnlyList, read_only
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
 from timerd.core.rule import BreakKind, RuleModule, own
@@ -161,6 +162,15 @@ class Shown(Protocol):
     def records(self) -> dict[str, Any]: ...
 
 
+@functools.cache
+def displayed(modules: tuple[type[RuleModule], ...]) -> ReadOnlyList:
+    """The status's `display` of a match of `modules` (`RuleModule.display`, each key's
+    entry): made once and shared by every status of such a match, read-only, so that no
+    reader's write changes what a later status shows (issue 44 item 2)."""
+    return ReadOnlyList(read_only(how.entry(key)) for module in modules
+                        for key, how in module.display.items())
+
+
 def snapshot(match: Shown, now: float) -> Status:
     """The match at `now`: the phase machine's clock, score and records, and what each of the
     profile's rule modules shows (`RuleModule.status`)."""
@@ -214,7 +224,7 @@ def snapshot(match: Shown, now: float) -> Status:
         teams=teams,
         round=match.round,
         match_id=match.match_id,
-        display=[how.entry(key) for rule in match.rules for key, how in rule.display.items()],
+        display=displayed(tuple(type(rule) for rule in match.rules)),
         **shown,
     )
 

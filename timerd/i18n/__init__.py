@@ -23,7 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from timerd.core.display import elapsed_clock
+from timerd.core.display import elapsed_clock, shown_clock
 from timerd.core.effects import refusal
 from timerd.core.refused import CommandRefused
 
@@ -140,7 +140,11 @@ class Messages:
 
     def value(self, kind: str | None, value: Any, teams: Mapping[str, str] | None = None) -> Any:
         """`value` as the catalogue shows a value of `kind` (`WORDS`' kinds; None or `text`:
-        as it is): a notice's values, and a rule module's row (`RuleModule.display`)."""
+        as it is; `countdown`: seconds left as the scoreboard shows them, rounded up, tenths
+        in the last 10 s): a notice's values, and a rule module's (`RuleModule.display`)."""
+        if kind == "countdown" and isinstance(value, int | float) \
+                and not isinstance(value, bool):
+            return shown_clock(value)
         if kind == "player":
             return f" #{value}" if value else ""
         if kind == "shirts":
@@ -161,13 +165,72 @@ class Messages:
         return self.get(f"{kind}.{value}", value) if kind not in (None, "text") else value
 
     def row(self, entry: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[str, str]:
-        """A rule module's row of the status (an entry of `Status.display`): its label in
-        this language (else English, else its key) and its value as its kind shows it."""
-        labels = entry.get("label") or {}
-        label = labels.get(self.language) or labels.get(DEFAULT) or entry["key"]
+        """A rule module's row of the status (an entry of `Status.display` shown whole): its
+        label (`label`) and its value as its kind shows it."""
         value = status.get(entry["key"])
-        return str(label), "-" if value is None else str(
+        return self.label(entry), "-" if value is None else str(
             self.value(entry.get("kind"), value, status.get("teams")))
+
+    def label(self, entry: Mapping[str, Any]) -> str:
+        """The label of an entry of `Status.display`: its catalogue key's text, or its text
+        in this language (else English), or else its key."""
+        label = entry.get("label")
+        if isinstance(label, str):
+            return self.get(label, label)  # a key this catalogue lacks (a newer daemon's)
+        return str((label or {}).get(self.language) or (label or {}).get(DEFAULT)
+                   or entry["key"])
+
+    def shown(self, status: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+        """What `timerctl status` shows of the rule modules (`Status.display`, `Shown`): the
+        rows, each a label and its value (the parts of a value with parts, in one row), and
+        the lines of the parts of a value without a label, each on a line of its own. No
+        view names a module's key (issue 44 item 5)."""
+        rows, lines = [], []
+        for entry in status.get("display") or []:
+            if entry.get("kind") not in PARTS:
+                rows.append(self.row(entry, status))
+                continue
+            parts = self.parts(entry, status, entry.get("texts") or {}, status.get("teams"))
+            if entry.get("label") is None:
+                lines += parts
+            elif parts:
+                rows.append((self.label(entry), ", ".join(parts)))
+        return rows, lines
+
+    def brief(self, status: Mapping[str, Any]) -> list[str]:
+        """What the terminal's status line shows of the rule modules: each part in its
+        `brief` text, its side as Home/Away (the line's score names the teams), else a row
+        with a label as "label value"; a value with parts and no brief is not on it."""
+        out = []
+        for entry in status.get("display") or []:
+            if entry.get("kind") in PARTS:
+                out += self.parts(entry, status, entry.get("brief") or {})
+            else:
+                out.append(" ".join(self.row(entry, status)))
+        return out
+
+    def parts(self, entry: Mapping[str, Any], status: Mapping[str, Any],
+              texts: Mapping[str, str], teams: Mapping[str, str] | None = None) -> list[str]:
+        """The parts of a rule module's value (an entry of `Status.display` of kind `sides`,
+        `entries` or `entry`), each in the first of `texts` (a catalogue key: the part's
+        field it needs set, "" none) that holds, its placeholders from the entry's `fields`
+        (a part's field and its kind); a part none of `texts` holds for is left out."""
+        value, kind = status.get(entry["key"]), entry.get("kind")
+        if kind == "sides":
+            parts = [{**_fields(part), "side": side} for side, part in (value or {}).items()
+                     if part is not None]
+        else:
+            parts = [_fields(part) for part in (value or [] if kind == "entries" else
+                                                [] if value is None else [value])]
+        fields = entry.get("fields") or {}
+        out = []
+        for part in parts:
+            key = next((key for key, needs in texts.items() if not needs or part.get(needs)),
+                       None)
+            if key is not None:
+                out.append(self.get(key, key, **{name: self.value(shows, part.get(field), teams)
+                                                 for name, (field, shows) in fields.items()}))
+        return out
 
     # -- the words every surface needs --------------------------------------------------------
 
@@ -190,6 +253,16 @@ class Messages:
             return self("signal.stop")
         name = self.get(f"signal.{kind}", kind.replace("_", " ").upper())
         return f"{name} x{beeps}" if beeps > 1 else name
+
+
+#: The kinds of a rule module's value of parts (`core.rule.Shown`): each part is a text of
+#: its own (`Messages.parts`), not one value.
+PARTS = ("sides", "entries", "entry")
+
+
+def _fields(part: Any) -> dict[str, Any]:
+    """A part of a rule module's value by its fields: a mapping's own, else `value`."""
+    return dict(part) if isinstance(part, Mapping) else {"value": part}
 
 
 #: The log's language (and the `message` beside a code in public shapes): English, from the

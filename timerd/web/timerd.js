@@ -258,6 +258,7 @@ const timerd = (() => {
   // A value as the catalogue shows a value of `kind` (i18n.WORDS' kinds; none or "text": as
   // it is), as timerd.i18n.Messages.value does: a notice's values and a module's row alike.
   function value(kind, v, teams = null) {
+    if (kind === "countdown" && typeof v === "number") return shownClock(v); // seconds left
     if (kind === "player") return v ? ` #${v}` : "";
     if (kind === "shirts") return [].concat(v ?? []).filter((shirt) => shirt).join(", ") || "-";
     if (kind === "score" && v && typeof v === "object") return `${v.home ?? 0}:${v.away ?? 0}`;
@@ -270,9 +271,13 @@ const timerd = (() => {
   // The rows the profile's rule modules show of themselves (the state's `display`: each
   // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
   // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
+  // An entry whose value has parts (i18n.PARTS' kinds: the timeouts, the penalties...) is
+  // the text views' (Messages.shown); the pages still draw those modules in their own places.
+  const PARTS = ["sides", "entries", "entry"];
   function displayRows(s) {
-    return (s?.display ?? []).map((entry) => {
-      const label = entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
+    return (s?.display ?? []).filter((entry) => !PARTS.includes(entry.kind)).map((entry) => {
+      const label = typeof entry.label === "string" ? textOr(entry.label, entry.label)
+        : entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
       const v = s[entry.key];
       return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
     });

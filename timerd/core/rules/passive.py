@@ -17,7 +17,7 @@ from timerd.core.buttons import Button
 from timerd.core.checks import at_most
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
-from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Goal, Side, parse_side
 from timerd.core.settings import GUARD_WHY, ProfileBase, Settings
 
@@ -99,6 +99,11 @@ class Passive(RuleModule):
     settings = PassiveSettings
     #: ITHF 8.3: the count left per side, 0 once warned (null: none running).
     shows = MappingProxyType({"passive": dict.fromkeys(s.value for s in Side)})
+    #: As `timerctl status` shows it: a line per side that holds the puck, its seconds to
+    #: the warning (ITHF 8.1), or that it was warned (8.2).
+    display = MappingProxyType({"passive": Shown(
+        None, "sides", texts={"st.passive": "value", "st.passive_warned": ""},
+        fields={"side": ("side", "side"), "s": ("value", "tenths")})})
     declares = (PassivePress,)
     buttons = (
         Button("passive_home", "The home side's PASSIVE button (passive play, ITHF 8.3).",

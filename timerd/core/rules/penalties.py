@@ -27,7 +27,7 @@ from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
-from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Goal, Side, parse_player, parse_side
 from timerd.core.settings import MAX_COUNT, ProfileBase, Settings
 
@@ -307,6 +307,12 @@ class Penalties(RuleModule):
     #: "running"}, running ones first (`PenaltyBox.shown`); in the result, every penalty
     #: given (`GivenPenalty.record`).
     shows = records = MappingProxyType({"penalties": []})
+    #: As `timerctl status` shows them: a line per penalty not over, a waiting one says so.
+    display = MappingProxyType({"penalties": Shown(
+        None, "entries", texts={"st.penalty": "running", "st.penalty_waiting": ""},
+        fields={"number": ("number", "text"), "side": ("side", "side"),
+                "player": ("player", "player"), "kind": ("kind", "kind"),
+                "time": ("remaining_s", "countdown")})})
     declares = (Penalty, PenaltyCancel)
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 

@@ -17,7 +17,7 @@ from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
-from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Side, parse_side
 from timerd.core.settings import ProfileBase, Settings
 
@@ -147,6 +147,12 @@ class LineChanges(RuleModule):
     settings = LineChangeSettings
     #: ISBHF 404b: {"stage", "number", "stages", "remaining_s"} while one runs.
     shows = MappingProxyType({"line_change": None})
+    #: As the text views show it: the stage, its number and time left (the terminal's
+    #: status line, the time).
+    display = MappingProxyType({"line_change": Shown(
+        None, "entry", texts={"st.line_change": ""}, brief={"term.line_change": ""},
+        fields={"stage": ("stage", "stage"), "n": ("number", "text"),
+                "of": ("stages", "text"), "time": ("remaining_s", "countdown")})})
     declares = (StartLineChange,)
     buttons = (Button("line_change", "The LINE CHANGE button of ball hockey (ISBHF 404b).",
                       press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",), panel="l",
@@ -215,6 +221,10 @@ class GoalieChanges(RuleModule):
     settings = GoalieChangeSettings
     #: ISBHF 408: the time left per team dressing a goalie.
     shows = MappingProxyType({"goalie_change": {}})
+    #: As `timerctl status` shows it: a line per team dressing a goalie, its time left.
+    display = MappingProxyType({"goalie_change": Shown(
+        None, "sides", texts={"st.goalie_change": ""},
+        fields={"side": ("side", "side"), "time": ("value", "countdown")})})
     declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:

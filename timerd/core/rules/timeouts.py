@@ -19,7 +19,7 @@ from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
 from timerd.core.refused import CommandRefused
-from timerd.core.rule import CommandTable, MatchView, RuleModule, Step
+from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Side, parse_side
 from timerd.core.settings import MAX_COUNT, Settings
 
@@ -147,6 +147,14 @@ class TeamTimeouts(RuleModule):
     #: ISBHF 412: per team {"left", "remaining_s"}, the time left on its running timeout or
     #: null; in the result, every timeout taken (`Timeout.record`).
     shows = MappingProxyType({"timeouts": None})
+    #: As the text views show it: each team's timeouts left and a running one's time left
+    #: in one row; the terminal's status line, a running timeout alone.
+    display = MappingProxyType({"timeouts": Shown(
+        "st.timeouts", "sides",
+        texts={"st.timeout_running": "remaining_s", "st.timeout_left": ""},
+        brief={"term.timeout": "remaining_s"},
+        fields={"side": ("side", "side"), "n": ("left", "text"),
+                "time": ("remaining_s", "countdown")})})
     records = MappingProxyType({"timeouts": []})
     declares = (TakeTimeout,)
 
