@@ -281,6 +281,7 @@ class Service:
         if binding is None:
             return
         self.act_on_buttons({name: binding.logic.edge(pressed, at)}, at)
+        self.timer.inputs_stirred = True
         self.timer.wake()
 
     def edge_from_thread(self, name: str, pressed: bool, at: float | None = None) -> None:

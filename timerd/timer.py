@@ -130,6 +130,11 @@ class Timer:
     _handle: asyncio.TimerHandle | None = None
     _deadline: float | None = None
     _inputs_due: float | None = None
+    #: A button's edge came since the buttons and chords were last seen with nothing due:
+    #: only an edge starts a bounce window, a long press or a chord (`Service.button_edge`
+    #: sets it), so a match that nobody touches does not ask every button at each wake-up
+    #: (issue 44 item 8: CPU per match minute).
+    inputs_stirred: bool = True
     _stepping: bool = False  # in `step`: `arm` follows, so `wake` need not
     _rearm_due: bool = False  # `wake` has asked for `_rearm`
 
@@ -194,9 +199,12 @@ class Timer:
         button's bounce window or long press, a chord, an output's exact call (not the shown
         clock's next change); and the next of the buttons' and chords' alone."""
         driven = self.driven
-        inputs = [b.logic.next_deadline() for b in driven.buttons.values()]
-        inputs += [chord.next_deadline() for chord in driven.chords]
-        first_input = min((c for c in inputs if c is not None), default=None)
+        first_input = None
+        if self.inputs_stirred:
+            inputs = [b.logic.next_deadline() for b in driven.buttons.values()]
+            inputs += [chord.next_deadline() for chord in driven.chords]
+            first_input = min((c for c in inputs if c is not None), default=None)
+            self.inputs_stirred = first_input is not None
         exact = min((d for d in (driven.match.next_deadline(), first_input,
                                  self.exact.next_due()) if d is not None), default=None)
         tick = None if self.next_tick is None else self.next_tick[0]
