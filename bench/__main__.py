@@ -506,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
                         "CPU per match minute of each and B's over A's (bench/ab.py); "
                         "nothing else is measured")
     parser.add_argument("--pairs", type=int, default=2, help="runs of each commit for --ab")
+    parser.add_argument("--instructions", action="store_true",
+                        help="--ab counts instructions under valgrind's callgrind instead of "
+                        "CPU seconds (bench/ab.py): steady on a loaded machine")
     args = parser.parse_args(argv)
     name = "quick" if args.quick else "full"
     mode = MODES[name]
@@ -515,9 +518,9 @@ def main(argv: list[str] | None = None) -> int:
             else mode.drift_profile
         print(f"timerd A/B ({name}: {profile}) on {machine.label(machine.describe())}; "
               f"A {a}, B {b}", flush=True)
-        found = ab_mod.ab(a, b, args.pairs, profile)
-        print(f"  medians: A {found['medians'][a]:.4f}, B {found['medians'][b]:.4f} CPU-s per "
-              f"match minute; B/A {found['ratio_b_over_a']:.3f}")
+        found = ab_mod.ab(a, b, args.pairs, profile, instructions=args.instructions)
+        print(f"  medians: A {found['medians'][a]:.4f}, B {found['medians'][b]:.4f} "
+              f"{found['unit']} per match minute; B/A {found['ratio_b_over_a']:.3f}")
         return 0
     if args.only is not None:
         return only(mode, name, args.only, args.out or REPO / "bench/out")

@@ -7,6 +7,14 @@ open: `CPU_BUDGET_SWITCHES`), one daemon at a time, A and B alternately (A B, B 
 so a machine whose load drifts through the run weighs on both alike. Reported: each run's
 CPU seconds per match minute, each commit's median, and B's median over A's (below 1: B costs
 less). Figures are for one machine at one time; a loaded machine spreads them.
+
+`--instructions` counts instead of timing: each daemon runs under valgrind's callgrind
+(Debian's `valgrind`) at `--speed 10`, counting from the start command to the final signal
+only, and the report is the instructions per match minute (Ir). A count hardly moves with the
+machine's load, so two commits a few percent apart are told apart in one pair, where CPU
+seconds on a shared 2-core machine spread by a tenth. Both run without the speaker: a commit
+whose speaker cannot play on the machine (018c525 without simpleaudio) would else be measured
+doing less.
 """
 
 from __future__ import annotations
@@ -72,17 +80,61 @@ def cpu_per_match_minute(tree: Path, workdir: Path, profile: str) -> float:
     return sum(cpu1[part] - cpu0[part] for part in cpu0) / ((ended - started) / 60)
 
 
-def ab(a: str, b: str, pairs: int, profile: str) -> dict[str, Any]:
-    """`pairs` runs of each commit, alternately (A B, B A, ...); each run printed."""
+#: `--instructions`: the daemon's speed under callgrind, whose slowdown its loop still keeps
+#: up with at a match minute in 6 s.
+CALLGRIND_SPEED = 10
+
+
+def instructions_per_match_minute(tree: Path, workdir: Path, profile: str) -> float:
+    """The instructions (callgrind's Ir, millions) per match minute of `tree`'s daemon
+    playing one match of `profile`, from its start command to its final signal."""
+    workdir.mkdir()
+    config, _ = adapter_config(workdir, profile, CPU_BUDGET_SWITCHES, repo=tree)
+    port: int | None = tomllib.loads(config.read_text()).get("web", {}).get("port")
+    out = workdir / "callgrind.out"
+    daemon = Daemon(config, workdir, repo=tree,
+                    under=("valgrind", "--tool=callgrind", "--instr-atstart=no",
+                           f"--callgrind-out-file={out}.%p"),
+                    options=("--speed", str(CALLGRIND_SPEED), "-o", "speaker.enabled=false"))
+    played = profiles.load(profile)
+    length_s = played.pre_signal_lead_s + played.period_s
+    pid = str(daemon.proc.pid)
+    try:
+        daemon.wait_ready(timeout_s=600)
+        with contextlib.ExitStack() as stack:
+            if port:
+                stack.enter_context(WebPage(port))
+            subprocess.run(["callgrind_control", "--instr=on", pid], check=True,
+                           capture_output=True)
+            daemon.command("start")
+            daemon.wait_signal("final", timeout_s=length_s / CALLGRIND_SPEED + 300)
+            subprocess.run(["callgrind_control", "--instr=off", pid], check=True,
+                           capture_output=True)
+            subprocess.run(["callgrind_control", "--dump", pid], check=True,
+                           capture_output=True)
+    finally:
+        daemon.stop()
+    counted = 0
+    for dump in workdir.glob(f"callgrind.out.{pid}*"):
+        for line in dump.read_text(errors="replace").splitlines():
+            if line.startswith("totals:"):
+                counted += int(line.split()[1])
+    return counted / 1e6 / (length_s / 60)
+
+
+def ab(a: str, b: str, pairs: int, profile: str, instructions: bool = False) -> dict[str, Any]:
+    """`pairs` runs of each commit, alternately (A B, B A, ...); each run printed: CPU
+    seconds, or with `instructions` millions of instructions, per match minute."""
+    measure, unit = (instructions_per_match_minute, "M instructions") if instructions \
+        else (cpu_per_match_minute, "CPU-s")
     runs: dict[str, list[float]] = {a: [], b: []}
     with tempfile.TemporaryDirectory(prefix="timerd-ab-") as tmp:
         trees = {commit: tree_of(commit, Path(tmp)) for commit in (a, b)}
         for pair in range(pairs):
             for commit in (a, b) if pair % 2 == 0 else (b, a):
-                cpu = cpu_per_match_minute(trees[commit],
-                                           Path(tmp) / f"run-{pair}-{commit}", profile)
-                runs[commit].append(cpu)
-                print(f"  {commit}: {cpu:.4f} CPU-s per match minute", flush=True)
+                found = measure(trees[commit], Path(tmp) / f"run-{pair}-{commit}", profile)
+                runs[commit].append(found)
+                print(f"  {commit}: {found:.4f} {unit} per match minute", flush=True)
     medians = {commit: statistics.median(found) for commit, found in runs.items()}
-    return {"profile": profile, "pairs": pairs, "runs": runs, "medians": medians,
+    return {"profile": profile, "pairs": pairs, "unit": unit, "runs": runs, "medians": medians,
             "ratio_b_over_a": medians[b] / medians[a]}

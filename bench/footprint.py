@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -164,13 +164,16 @@ class Daemon:
     `repo`: the tree whose timerd it runs (`python -m timerd` from there: `bench/run --ab`
     runs two commits' trees)."""
 
-    def __init__(self, config: Path, workdir: Path, repo: Path = REPO) -> None:
+    def __init__(self, config: Path, workdir: Path, repo: Path = REPO,
+                 under: Sequence[str] = (), options: Sequence[str] = ()) -> None:
+        """`under`: a command the daemon runs under (`valgrind ...`: `bench/run --ab
+        --instructions`); `options`: more of `timerd run`'s (`--speed`, `-o`)."""
         self.socket = workdir / "control.sock"
         alsa = workdir / "alsa.conf"
         alsa.write_text(ALSA_NULL)
         env = {**os.environ, "ALSA_CONFIG_PATH": str(alsa)}
-        cmd = [sys.executable, "-m", "timerd", "run", "--simulate", "--config", str(config),
-               "--control", str(self.socket), "--events", "-"]
+        cmd = [*under, sys.executable, "-m", "timerd", "run", "--simulate", "--config",
+               str(config), "--control", str(self.socket), "--events", "-", *options]
         self.events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self.log: list[str] = []
         self._ready = threading.Event()
