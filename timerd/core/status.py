@@ -22,7 +22,7 @@ from timerd.core.clock import MatchClock
 from timerd.core.display import ClockFace, clock_face, next_change, next_whole, tenth_only
 from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
-from timerd.core.frozen import ReadOnlyList, read_only
+from timerd.core.frozen import ReadOnlyDict, ReadOnlyList, read_only
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
 from timerd.core.rule import BreakKind, RuleModule, own
@@ -90,7 +90,7 @@ class StatusBase:
         # The fields in their order: a dataclass's instance dict holds them as __init__ set
         # them (one copy, not a getattr per key: made per dispatch, issue 44 item 8).
         out = dict(self.__dict__)
-        out["clock_face"] = self.clock_face.to_dict()
+        out["clock_face"] = ReadOnlyDict(self.clock_face.to_dict())
         return out
 
 
@@ -182,7 +182,11 @@ def snapshot(match: Shown, now: float) -> Status:
     last = match.last_signal
     count_up = not math.isfinite(match.clock.length_s)
     in_play = match.phase in (Phase.RUNNING, Phase.PAUSED)
-    teams = {side.value: name for side, name in match.teams.items()}
+    # The score, the names, the goals and the clock face are made read-only here, where they
+    # are made: a dispatch's document then keeps them as they are, and copies only what the
+    # modules and adapters add (issue 44 item 8: its freeze to the depth was a sixth of the
+    # instructions of a match minute, docs/BENCHMARKS.md).
+    teams = ReadOnlyDict({side.value: name for side, name in match.teams.items()})
     registered = rules.REGISTERED  # read now: a module registered later is shown too
     result = None
     if match.result is not None:
@@ -212,8 +216,8 @@ def snapshot(match: Shown, now: float) -> Status:
         paused_total_s=paused_total,
         last_signal=None if last is None else last.kind.value,
         last_signal_remaining_s=None if last is None else last.remaining_s,
-        score={side.value: n for side, n in match.sheet.score().items()},
-        goals=[g.to_dict() for g in match.sheet.goals],
+        score=ReadOnlyDict({side.value: n for side, n in match.sheet.score().items()}),
+        goals=ReadOnlyList([read_only(g.to_dict()) for g in match.sheet.goals]),
         faceoff_guard_s=match.guard.remaining_s(match.play_s(now)) if in_play else None,
         faceoff_pending=match.guard.pending,
         overtime=match.overtime,
