@@ -40,6 +40,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from timerd.core.frozen import ReadOnlyDict
+
 log = logging.getLogger("timerd.storage")
 
 #: Real seconds a job may take before its waiters are told it is not on disk yet.
@@ -127,9 +129,10 @@ class DiskWriter:
     def status_extra(self) -> dict[str, Any]:
         """`status["storage"]`: whether every write works, what fails, and the results not
         yet in the results file (one is, for the moment of its write, at every match end)."""
-        return {"storage": {"ok": not self.faults,
-                            "faults": dict(self.faults),
-                            "pending_results": self.pending_results}}
+        # Read-only as made: a dispatch's document keeps it as it is (issue 44 item 8).
+        return {"storage": ReadOnlyDict({"ok": not self.faults,
+                                         "faults": ReadOnlyDict(self.faults),
+                                         "pending_results": self.pending_results})}
 
     def fault(self, what: str, text: str | None) -> None:
         """Set (or with None clear) a fault found outside a job, e.g. no journal at start."""

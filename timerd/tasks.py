@@ -27,6 +27,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from timerd.core.frozen import ReadOnlyDict
+
 log = logging.getLogger("timerd.tasks")
 
 #: Loop seconds before a crashed task is started again.
@@ -93,7 +95,8 @@ class Supervisor:
 
     def status_extra(self) -> dict[str, Any]:
         """`status["task_crashes"]`: {name: count} of the adapters' tasks that crashed."""
-        return {"task_crashes": self.crashed()}
+        # Read-only as made: a dispatch's document keeps it as it is (issue 44 item 8).
+        return {"task_crashes": ReadOnlyDict(self.crashed())}
 
     async def aclose(self) -> None:
         """Stop every task still running (the daemon's end, after the adapters' own stops)."""

@@ -62,6 +62,7 @@ from timerd.core.effects import (
     Signal,
     SignalKind,
 )
+from timerd.core.frozen import ReadOnlyList
 from timerd.core.score import AWARDS, Goal
 from timerd.core.status import Status
 from timerd.disk import DiskWriter, LineFile, replace_file
@@ -171,8 +172,8 @@ class ResultsFile:
         of its own: the core's `goals` are the core's (issue 32). Goals change only with a
         dispatch, and this output is handed each before any output that shows the status
         (app.py), so the list seen last is the dispatch's."""
-        return {"goal_wall_times": [entry["wall_time"]
-                                    for entry in self.with_wall_times(self._goals)]}
+        return {"goal_wall_times": ReadOnlyList([  # kept as it is by the document (issue 44)
+            entry["wall_time"] for entry in self.with_wall_times(self._goals)])}
 
     def with_wall_times(self, goals: list[dict[str, Any]],
                         awarded_at: float | None = None) -> list[dict[str, Any]]:
