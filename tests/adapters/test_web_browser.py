@@ -149,6 +149,9 @@ def test_the_page_says_a_notice_as_the_catalogue_does(page: Page, daemon: Daemon
     assert {code for code, _ in told} >= {"notice.penalty_running", "notice.undo",
                                           "refused.forfeit_too_soon", "notice.shot_scored"}
     page.goto(f"{daemon.url}/?kiosk=1")
+    # The catalogue comes from GET /api/i18n after the page loads: ask once it is there (a CI
+    # run asked before and met the fallback, the key itself).
+    page.evaluate("timerd.loadTexts()")
     for language in LANGUAGES:
         shown = page.evaluate("([language, told]) => { timerd.i18n.language = language;"
                               " return told.map(([c, p]) => timerd.said(c, p)); }",
