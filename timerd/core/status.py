@@ -122,7 +122,8 @@ else:
 def absent(modules: tuple[type[RuleModule], ...], which: str) -> dict[str, Any]:
     """The keys `modules` add to the status (`which` = "shows") or the result ("records"),
     as a match without them has them (a period's entry: `periods_record`): a copy of what
-    `_absent` composed once per registry (it is read per status: issue 44 item 8)."""
+    `_absent` composed once per registry (it is read per status: issue 44 item 8), whose
+    values are read-only, so that a status's document keeps them as they are."""
     return dict(_absent(modules, which))
 
 
@@ -131,7 +132,7 @@ def _absent(modules: tuple[type[RuleModule], ...], which: str) -> Mapping[str, A
     out: dict[str, Any] = {}
     for module in modules:
         out.update(getattr(module, which))
-    return out
+    return read_only(out)
 
 
 class Shown(Protocol):
