@@ -229,7 +229,7 @@ def snapshot(match: Shown, now: float) -> Status:
         teams=teams,
         round=match.round,
         match_id=match.match_id,
-        display=displayed(tuple(type(rule) for rule in match.rules)),
+        display=displayed(tuple(map(type, match.rules))),
         **shown,
     )
 
