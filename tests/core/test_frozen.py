@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import play
 from timerd.core.frozen import ReadOnlyDict, ReadOnlyList, read_only
+from timerd.core.rules.passive import Passive
 from timerd.service import Service
 
 
@@ -95,3 +96,25 @@ def test_a_playing_match_s_status_is_read_only_as_made(profile: str,
     assert {"score", "goals", "teams", "clock_face", "display"} <= shown
     if profile == "isbhf-playoff":
         assert {"penalties", "timeouts", "line_change", "goalie_change"} <= shown
+
+
+def test_a_rule_module_s_and_an_adapter_s_plain_parts_are_read_only_in_the_document(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a rule module or an adapter hands as a plain dict or list (the core's own parts
+    are read-only as made) is frozen where the status and the document are composed, so the
+    document every output gets is read-only to its depth, its values as they were handed.
+    Fails when `Dispatch.document` keeps a part as it came."""
+    documents: list[Any] = []
+    monkeypatch.setattr(Passive, "status", lambda self, now: {"passive": {"home": [now]}})
+
+    def setup(service: Service) -> None:
+        service.status_extras.append(lambda: {"mine": {"a": [1, {"b": True}]}, "n": 1.0})
+        service.outputs.append(type("Documents", (), {"notify": staticmethod(
+            lambda dispatch: documents.append(dispatch.document))})())
+
+    play("ithf", [(0, "start")], until=5, setup=setup)
+    document = documents[-1]
+    assert writes(document) == []
+    assert document["mine"] == {"a": [1, {"b": True}]}
+    assert type(document["n"]) is float
+    assert document["passive"]["home"][0] > 0

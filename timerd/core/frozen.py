@@ -1,7 +1,7 @@
-"""Values no reader can change (issue 44 item 2): a dispatch's one status document
-(`wire.read_only`), handed to every output, so that what one output writes cannot change
-what a later one sends; and what every status shares, made once (the rule modules'
-`display`, `core.status.displayed`). They encode as JSON and compare as the dicts and lists
+"""Values no reader can change (issue 44 item 2): the parts of a dispatch's one status
+document (`ports.Dispatch.document`), handed to every output, so that what one output writes
+cannot change what a later one sends; and what every status shares, made once (the rule
+modules' `display`, `core.status.displayed`). They encode as JSON and compare as the dicts and lists
 they are; a copy (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the
 reader's own.
 """
@@ -56,20 +56,27 @@ _KEPT: set[type] = {str, int, float, bool, type(None), ReadOnlyDict, ReadOnlyLis
 
 def read_only(document: dict[str, Any]) -> ReadOnlyDict:
     """`document` (JSON-able) with every dict and list in it read-only, a part read-only
-    already kept as it is: one pass over it.
-
-    Made per dispatch, so the pass is C's where every part is read-only as made (the core's
-    and the adapters' status parts, issue 44 item 8): the document is copied whole (`dict`'s
-    own copy) and its values' types are looked up in `_KEPT` (`issuperset` over `map(type,
-    ...)`); only where one is not kept does Python code look at each value. `isinstance`
-    would look up `__class__` on every value that is not a container: a third of the
-    instructions of a dispatch's freeze (`bench/run --ab --instructions`)."""
+    already kept as it is: a copy, its values frozen (`freeze_values`)."""
     frozen = ReadOnlyDict(document)
-    if not _KEPT.issuperset(map(type, document.values())):
-        for key, value in document.items():
-            if type(value) not in _KEPT:
-                dict.__setitem__(frozen, key, _read_only(value))
+    freeze_values(frozen)
     return frozen
+
+
+def freeze_values(values: dict[str, Any]) -> dict[str, Any]:
+    """`values`, each dict and list among them (to its depth) replaced by its read-only copy,
+    in place; a part read-only already is kept as it is.
+
+    Made per status and per dispatch (a rule module's and an adapter's parts), so the pass is
+    C's where every value is read-only as made: the values' types are looked up in `_KEPT`
+    (`issuperset` over `map(type, ...)`); only where one is not kept does Python code look at
+    each value. `isinstance` would look up `__class__` on every value that is not a
+    container: a third of the instructions of a dispatch's freeze (issue 44 item 8,
+    `bench/run --ab --instructions`)."""
+    if not _KEPT.issuperset(map(type, values.values())):
+        for key, value in list(values.items()):
+            if type(value) not in _KEPT:
+                dict.__setitem__(values, key, _read_only(value))
+    return values
 
 
 def _read_only(value: Any) -> Any:
