@@ -63,7 +63,7 @@ def register(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Reviews))
     for language, texts in TEXTS.items():
         for key, text in texts.items():
-            monkeypatch.setitem(catalogue(language), key, text)  # type: ignore[arg-type]
+            monkeypatch.setitem(catalogue(language), key, text)
 
 
 def reviews_match(tmp_path: Path) -> Match:

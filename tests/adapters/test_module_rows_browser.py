@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, Route, WebSocketRoute, expect
@@ -17,9 +18,12 @@ from test_web_browser import daemon, fake_stream, page, push  # noqa: F401 (fixt
 from web_harness import Daemon, browser_fixture  # noqa: F401 (the `browser` fixture)
 
 from tests.laps_module import laps_document, register
-from tests.reviews_module import TEXTS, reviews_document
+from tests.reviews_module import TEXTS, reviews_document, reviews_match
 from tests.reviews_module import register as register_reviews
+from timerd.config import profiles
+from timerd.core.match import Match
 from timerd.i18n import LANGUAGES, Messages
+from timerd.wire import status_document
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +44,8 @@ def test_the_scoreboard_shows_a_modules_rows(page: Page, fake_stream: WebSocketR
     expect(rows).to_be_hidden()
 
 
-def open_streamed(page: Page, url: str, *, texts: bool = False) -> WebSocketRoute:  # noqa: F811 (a page)
+def open_streamed(page: Page, url: str, *, texts: bool = False,  # noqa: F811 (a page)
+                  link: bool = True) -> WebSocketRoute:
     """`url` with its state stream served by the test, live; with `texts`, the catalogues the
     page loads (`GET /api/i18n`) hold the test module's texts, as the daemon's would if the
     module were one of its own."""
@@ -55,7 +60,10 @@ def open_streamed(page: Page, url: str, *, texts: bool = False) -> WebSocketRout
     routes: list[WebSocketRoute] = []
     page.route_web_socket(re.compile(r"/api/stream$"), lambda r: routes.append(r))  # noqa: PLW0108
     page.goto(url)
-    expect(page.locator("#link")).to_have_text("live")
+    if link:
+        expect(page.locator("#link")).to_have_text("live")
+    else:  # a stream overlay shows no badge
+        expect(page.locator("body")).to_have_attribute("data-link", "up")
     return routes[0]
 
 
@@ -66,7 +74,6 @@ def test_the_desk_shows_a_modules_rows(page: Page, daemon: Daemon,  # noqa: F811
     expect(page.locator(".module-rows dd")).to_have_text(["2", "1:05"])
 
 
-@pytest.mark.xfail(strict=True, reason="the pages skip a value of parts (the next commit)")
 @pytest.mark.parametrize("path", ["/", "/control"])
 def test_the_pages_show_a_modules_parts_as_timerctl_status_says_them(
         page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
@@ -89,3 +96,78 @@ def test_the_pages_show_a_modules_parts_as_timerctl_status_says_them(
         labelled, lines = Messages(language).shown(document)
         expect(rows.locator("dt")).to_have_text([label for label, _ in labelled])
         expect(rows.locator("dd")).to_have_text([text for _, text in labelled] + lines)
+
+
+def built_in_states() -> list[dict[str, Any]]:
+    """Status documents of the built-in modules with values of parts: an ISBHF stoppage
+    with running and waiting penalties (a player or none), a running timeout and one left,
+    the line change and a goalie change, with the teams' names and without; ITHF passive
+    play counting for one side and warned for the other (ITHF 8.1-8.2), and none."""
+    rink = Match(profiles.load("isbhf"))
+    rink.handle(rink.parse("start"), 0.0)
+    rink.poll(0.0)
+    rink.handle(rink.parse("stop"), 60.0)
+    for at, words in enumerate([("home", "minor", "17"), ("home", "major", "4"),
+                                ("home", "minor"), ("away", "minor", "9")]):
+        rink.handle(rink.parse("penalty", *words), 61.0 + at)
+    rink.handle(rink.parse("timeout", "away"), 70.0)
+    rink.handle(rink.parse("goalie-change", "home"), 71.0)
+    rink.handle(rink.parse("linechange"), 72.0)
+    states = [rink.status(75.0)]
+    rink.handle(rink.parse("teams", "HC Košice", "Jana"), 76.0)
+    states.append(rink.status(76.5))
+    table = Match(profiles.load("ithf"))
+    states.append(table.status(0.0))
+    table.handle(table.parse("start"), 0.0)
+    table.poll(25.0)  # the start signal at 20 s (ITHF 4.4)
+    table.handle(table.parse("passive", "away"), 30.0)
+    table.poll(36.0)  # the warning at 35 s (ITHF 8.2)
+    table.handle(table.parse("passive", "home"), 40.0)
+    states.append(table.status(41.5))
+    return [status_document(status, [{}]) for status in states]
+
+
+def test_the_page_shows_a_modules_parts_as_messages_shown_does(
+        page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
+        tmp_path: Path) -> None:
+    """The page's `timerd.shown` and `Messages.shown` give the same rows and lines for every
+    built-in module with a value of parts and the test-only reviews module, in every
+    language, and `timerd.brief` (the overlay's tags) what `Messages.brief` gives the
+    terminal's status line: one catalogue, one declaration, two renderers that agree."""
+    register_reviews(monkeypatch)
+    states = [*built_in_states(), reviews_document(tmp_path),
+              status_document(reviews_match(tmp_path).status(95.0), [{}])]
+    open_streamed(page, f"{daemon.url}/?kiosk=1", texts=True)
+    page.evaluate("timerd.loadTexts()")
+    kinds = {entry["kind"] for state in states for entry in state["display"]}
+    assert {"sides", "entries", "entry"} <= kinds
+    for language in LANGUAGES:
+        shown = page.evaluate("([language, states]) => { timerd.i18n.language = language;"
+                              " return states.map((s) => [timerd.shown(s), timerd.brief(s)]);"
+                              " }", [language, states])
+        for state, (got, brief) in zip(states, shown, strict=True):
+            rows, lines = Messages(language).shown(state)
+            assert (got["rows"], got["lines"]) == ([list(row) for row in rows], lines), \
+                (language, got)
+            assert brief == Messages(language).brief(state), (language, brief)
+    assert [Messages("en").shown(state) != ([], []) for state in states] == [
+        True, True, False, True, True, True]  # only the ITHF match before its start is empty
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_overlay_tags_a_modules_parts_as_the_terminal_says_them(
+        page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
+        tmp_path: Path, language: str) -> None:
+    """The stream overlay's bug tags what a new module's parts have on in play, in the words
+    of the terminal's status line (`brief`: each review and its time; the challenges have
+    no brief and are not on it), in each language the overlay is asked for (`lang=`).
+    Fails on the old code: the overlay showed no module's slice."""
+    register_reviews(monkeypatch)
+    match = reviews_match(tmp_path)
+    match.handle(match.parse("start"), 0.0)
+    match.poll(25.0)  # the start signal at 20 s (ITHF 4.4)
+    document = status_document(match.status(40.0), [{}])
+    assert Messages("en").brief(document) == ["review 1:00", "review 2:00"]
+    push(open_streamed(page, f"{daemon.url}/overlay?lang={language}", link=False, texts=True),
+         document)
+    expect(page.locator("#tags .module")).to_have_text(Messages(language).brief(document))

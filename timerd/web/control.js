@@ -15,6 +15,11 @@
   const $ = (id) => document.getElementById(id);
   const { t } = timerd;
   const SIDES = ["home", "away"];
+  // The rule modules' status keys the desk draws in places of its own: the penalties in its
+  // box of cancel buttons (a control of the penalties), the running timeout and the line
+  // change in its head; every other module's slice is shown from its declaration
+  // (`timerd.showDisplay`). tests/test_walls_views.py holds the page to this list.
+  const DRAWN = ["penalties", "timeouts", "line_change"];
   const CONFIRM_MS = 4000; // how long a destructive button stays armed for its second tap
   // A second tap of the same button this soon is a double tap, not a second command: one
   // goal, not two; PAUSE, not pause-and-resume (issue 45 item 4).
@@ -443,7 +448,7 @@
     renderPenalties(s);
     const text = situation(s);
     if ($("situation").textContent !== text) $("situation").textContent = text;
-    timerd.showDisplay(s, $("situation").parentElement); // a rule module's own rows
+    timerd.showDisplay(s, $("situation").parentElement, DRAWN); // every other module's slice
     document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
   }
 

@@ -23,6 +23,13 @@
   };
 
   const SIDES = ["home", "away"];
+  // The rule modules' status keys this page draws in places of its own (a rink's board: the
+  // teams' boxes with the shootout, the goalie change and the penalties; the timeouts, the
+  // line change, the ends switched in the header); every other module's slice is shown from
+  // its declaration (`timerd.showDisplay`). tests/test_walls_views.py holds the page to
+  // this list.
+  const DRAWN = ["shootout", "goalie_change", "penalties", "timeouts", "line_change",
+    "ends_switched"];
   const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
   // Fill `box` with one div per row, each row [className, text], reusing the divs it has.
@@ -141,7 +148,7 @@
           time: timerd.shownClock(s.last_signal_remaining_s) })
         : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
-    timerd.showDisplay(s, $("last-signal").parentElement); // a rule module's own rows
+    timerd.showDisplay(s, $("last-signal").parentElement, DRAWN); // a rule module's own rows
   }
 
   // Hall mode: the round's other tables along the bottom of the TV, as the hall board's round

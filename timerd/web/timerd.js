@@ -268,40 +268,97 @@ const timerd = (() => {
     if (typeof v !== "string" || !kind || kind === "text") return v;
     return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
   }
-  // The rows the profile's rule modules show of themselves (the state's `display`: each
-  // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
-  // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
-  // An entry whose value has parts (i18n.PARTS' kinds: the timeouts, the penalties...) is
-  // the text views' (Messages.shown); the pages still draw those modules in their own places.
-  const PARTS = ["sides", "entries", "entry"];
-  function displayRows(s) {
-    return (s?.display ?? []).filter((entry) => !PARTS.includes(entry.kind)).map((entry) => {
-      const label = typeof entry.label === "string" ? textOr(entry.label, entry.label)
-        : entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
-      const v = s[entry.key];
-      return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
+  // What the profile's rule modules show of themselves (the state's `display`: each {key,
+  // kind, label} and, for a value of parts, its `texts` and `fields`), in the page's language,
+  // as timerd.i18n.Messages.shown says it for `timerctl status`: `rows`, each [label, value]
+  // (a value of parts, its parts' texts joined, in one row when it has a label), and `lines`,
+  // the parts of a value without a label, one text each. A new sport's status needs no line
+  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own.
+  const PARTS = ["sides", "entries", "entry"]; // i18n.PARTS
+  function shown(s, skip = []) {
+    const rows = [];
+    const lines = [];
+    for (const entry of s?.display ?? []) {
+      if (skip.includes(entry.key)) continue;
+      if (!PARTS.includes(entry.kind)) {
+        rows.push([label(entry), row(entry, s)]);
+        continue;
+      }
+      const texts = parts(entry, s, entry.texts ?? {}, s.teams);
+      if (entry.label === null || entry.label === undefined) lines.push(...texts);
+      else if (texts.length) rows.push([label(entry), texts.join(", ")]);
+    }
+    return { rows, lines };
+  }
+  // What a short line shows of the rule modules, as Messages.brief says it for the
+  // terminal's status line (the stream overlay's tags): each part in its `brief` text, its
+  // side as Home/Away, else a row with a label as "label value"; a value with parts and no
+  // brief is not on it. `skip` as for `shown`.
+  function brief(s, skip = []) {
+    return (s?.display ?? []).filter((entry) => !skip.includes(entry.key)).flatMap((entry) => (
+      PARTS.includes(entry.kind) ? parts(entry, s, entry.brief ?? {})
+        : [`${label(entry)} ${row(entry, s)}`]));
+  }
+  // A value shown whole, as its kind shows it ("-" when it is null), as Messages.row.
+  function row(entry, s) {
+    const v = s[entry.key];
+    return v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams));
+  }
+  // An entry's label: its catalogue key's text, or its text in the page's language (else
+  // English), or else its key, as Messages.label.
+  const label = (entry) => (typeof entry.label === "string" ? textOr(entry.label, entry.label)
+    : entry.label?.[i18n.language] || entry.label?.en || entry.key);
+  // Is a part's field set, as Python's truth says (an empty list or mapping is not)?
+  const held = (x) => (Array.isArray(x) ? x.length > 0
+    : x && typeof x === "object" ? Object.keys(x).length > 0 : Boolean(x));
+  // A part by its fields: a mapping's own, else `value` (i18n._fields).
+  const fieldsOf = (part) => (part && typeof part === "object" && !Array.isArray(part)
+    ? part : { value: part });
+  // The parts of a value of parts (`sides`: a part per side, its `side` among its fields, a
+  // null one left out; `entries` a list; `entry` one or null), each in the first of `texts`
+  // (a catalogue key: the part's field that must be set, "" none) that holds, its
+  // placeholders from the entry's `fields` (a part's field and its kind), as Messages.parts.
+  function parts(entry, s, texts, teams = null) {
+    const v = s[entry.key];
+    const all = entry.kind === "sides"
+      ? Object.entries(v && typeof v === "object" ? v : {}).filter(([, p]) => p != null)
+        .map(([side, p]) => ({ ...fieldsOf(p), side }))
+      : (entry.kind === "entries" ? (Array.isArray(v) ? v : []) : v == null ? [] : [v])
+        .map(fieldsOf);
+    return all.flatMap((part) => {
+      const key = Object.keys(texts).find((k) => !texts[k] || held(part[texts[k]]));
+      if (key === undefined) return [];
+      const values = Object.fromEntries(Object.entries(entry.fields ?? {}).map(
+        ([name, [field, kind]]) => [name, value(kind, part[field] ?? null, teams)]));
+      return [t(key, values)];
     });
   }
-  // `displayRows` drawn into a box of its own at the end of `parent` (made at the first
-  // state): the one helper every page calls, the scoreboard, the desk and the overlay alike.
-  function showDisplay(s, parent) {
+  // `shown` drawn into a box of its own at the end of `parent` (made at the first state): a
+  // row is a label and its value, a line spans both; the one helper every page calls, the
+  // scoreboard, the desk and the overlay alike.
+  function showDisplay(s, parent, skip = []) {
     let box = parent.querySelector(":scope > .module-rows");
     if (!box) {
       box = document.createElement("dl");
       box.className = "module-rows";
       parent.appendChild(box);
     }
-    const rows = displayRows(s);
-    box.hidden = rows.length === 0;
-    const text = rows.map(([label, v]) => `${label}\u0000${v}`).join("\u0001");
+    const { rows, lines } = shown(s, skip);
+    const all = [...rows, ...lines.map((line) => [null, line])];
+    box.hidden = all.length === 0;
+    const text = all.map(([name, v]) => `${name}\u0000${v}`).join("\u0001");
     if (box.dataset.shown === text) return;
     box.dataset.shown = text;
-    box.replaceChildren(...rows.flatMap(([label, v]) => {
-      const dt = document.createElement("dt");
-      dt.textContent = label;
+    box.replaceChildren(...all.flatMap(([name, v]) => {
       const dd = document.createElement("dd");
       dd.textContent = v;
-      dd.dataset.key = label;
+      if (name === null) {
+        dd.className = "line";
+        return [dd];
+      }
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      dd.dataset.key = name;
       return [dt, dd];
     }));
   }
@@ -461,7 +518,7 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, displayRows,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, shown, brief,
     showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();
