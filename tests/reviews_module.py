@@ -36,7 +36,8 @@ TEXTS = {
 
 class Reviews(RuleModule):
     """The reviews asked for, each a side and the seconds left (the first ends at 100 s),
-    and the challenges each team has left (the home team none: not shown)."""
+    counting down in real time, and the challenges each team has left (the home team none:
+    not shown)."""
 
     name = "reviews"
     shows = MappingProxyType({"reviews": [], "challenges": dict.fromkeys(("home", "away"))})
@@ -44,7 +45,8 @@ class Reviews(RuleModule):
         "reviews": Shown(None, "entries", texts={"st.review": ""},
                          brief={"term.review": "remaining_s"},
                          fields={"side": ("side", "side"),
-                                 "time": ("remaining_s", "countdown")}),
+                                 "time": ("remaining_s", "countdown")},
+                         runs={"remaining_s": ("real", "")}),
         "challenges": Shown({"en": "Challenges", "sl": "Izzivi", "sk": "Výzvy"}, "sides",
                             texts={"st.challenges": ""},
                             fields={"side": ("side", "side"), "n": ("value", "text")}),

@@ -69,7 +69,8 @@ def test_the_built_in_modules_are_shown_from_their_declarations_alone() -> None:
         "texts": {"st.timeout_running": "remaining_s", "st.timeout_left": ""},
         "brief": {"term.timeout": "remaining_s"},
         "fields": {"side": ["side", "side"], "n": ["left", "text"],
-                   "time": ["remaining_s", "countdown"]}}
+                   "time": ["remaining_s", "countdown"]},
+        "runs": {"remaining_s": ["real", ""]}}
     assert [entry["key"] for entry in status.display] == [
         "penalties", "timeouts", "line_change", "goalie_change"]
 

@@ -27,6 +27,10 @@ from timerd.wire import status_document
 
 pytestmark = pytest.mark.e2e
 
+#: A state's rate (daemon seconds per real second) at which its times stand still on the
+#: page while a test reads them: a review's 1:00 stays 1:00 (they run on: `runs`).
+STILL = 1e-6
+
 
 def test_the_scoreboard_shows_a_modules_rows(page: Page, fake_stream: WebSocketRoute,  # noqa: F811 (fixtures)
                                              monkeypatch: pytest.MonkeyPatch,
@@ -84,7 +88,7 @@ def test_the_pages_show_a_modules_parts_as_timerctl_status_says_them(
     skipped every value of parts."""
     register_reviews(monkeypatch)
     document = reviews_document(tmp_path)
-    push(open_streamed(page, f"{daemon.url}{path}", texts=True), document)
+    push(open_streamed(page, f"{daemon.url}{path}", texts=True), document, rate=STILL)
     rows = page.locator(".module-rows")
     expect(rows.locator("dt")).to_have_text(["Challenges"])
     expect(rows.locator("dd")).to_have_text(
@@ -169,5 +173,32 @@ def test_the_overlay_tags_a_modules_parts_as_the_terminal_says_them(
     document = status_document(match.status(40.0), [{}])
     assert Messages("en").brief(document) == ["review 1:00", "review 2:00"]
     push(open_streamed(page, f"{daemon.url}/overlay?lang={language}", link=False, texts=True),
-         document)
+         document, rate=STILL)
     expect(page.locator("#tags .module")).to_have_text(Messages(language).brief(document))
+
+
+def test_a_modules_times_run_on_between_pushes_as_declared(
+        page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
+        tmp_path: Path) -> None:
+    """Between two pushes the page runs a module's times as its declaration says (`runs`):
+    a review's time counts down in real time though the match clock stands, the
+    challenges left stay; ITHF passive play counts down in play time while the clock runs
+    (ITHF 8.1), and not while the clock stands.
+    Fails on the old code: the page ran only the times of the keys it named."""
+    register_reviews(monkeypatch)
+    route = open_streamed(page, f"{daemon.url}/", texts=True)
+    push(route, reviews_document(tmp_path), rate=30)
+    lines = page.locator(".module-rows dd")
+    expect(lines.nth(1)).to_have_text(re.compile(r"^video review Peter 0:[0-4]\d$"))
+    expect(lines.nth(0)).to_have_text("Peter 2 left")
+    passive = built_in_states()[3]
+    assert passive["clock_running"]
+    assert Messages("en").shown(passive)[1] == ["passive Home 3.5 s"]
+    # The clock stands: a review runs (time passes on the page), the passive count does not.
+    reviews = reviews_document(tmp_path)
+    push(route, {**passive, "clock_running": False, "reviews": reviews["reviews"],
+                 "display": [*passive["display"], *reviews["display"]]}, rate=30)
+    expect(lines.nth(1)).to_have_text(re.compile(r"^video review Away 0:[0-4]\d$"))
+    expect(lines.nth(0)).to_have_text("passive Home 3.5 s")
+    push(route, passive, rate=1)
+    expect(lines).to_have_text([re.compile(r"^passive Home [0-2]\.\d s$")])

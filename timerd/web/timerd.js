@@ -29,9 +29,10 @@ const timerd = (() => {
   // The state at this instant: the last pushed state run forward locally, so the clocks count
   // smoothly between pushes. `rate` is daemon seconds per real second (timerd run --speed).
   // Every push re-syncs, so a local clock never drifts further than one push interval.
-  // Two kinds of time pass: game time only while the match clock runs (the period, penalties,
-  // a count-up overtime), real time always (the start and break countdowns, an interruption,
-  // a timeout, a line change, a goalie's dressing time).
+  // Two kinds of time pass: game time only while the match clock runs (the period, a
+  // count-up overtime), real time always (the start and break countdowns, an interruption);
+  // a rule module's times run as its declaration says (`runOn`: a penalty in game time, a
+  // timeout, a line change, a goalie's dressing time in real time).
   function current(sync) {
     if (!sync) return null;
     const dt = ((performance.now() - sync.at) / 1000) * sync.rate;
@@ -40,11 +41,6 @@ const timerd = (() => {
     if (s.clock_running) {
       s.remaining_s = down(s.remaining_s);
       if (typeof s.overtime_s === "number") s.overtime_s += dt; // ITHF 4.8 counts up
-      // A penalty is served in game time; a waiting one stands still until it has a place.
-      if (Array.isArray(s.penalties)) {
-        s.penalties = s.penalties.map((p) => (p && p.running
-          ? { ...p, remaining_s: down(p.remaining_s) } : p));
-      }
     }
     s.start_in_s = down(s.start_in_s); // only set while a start or a break's end is due
     // The big clock (timerd.core.display.clock_face): a break counts down in real time, the
@@ -60,18 +56,34 @@ const timerd = (() => {
     if (s.phase === "paused" && typeof s.interruption_s === "number") {
       s.interruption_s += dt;
     }
-    if (s.timeouts && typeof s.timeouts === "object") { // ISBHF 412: in a stoppage
-      s.timeouts = Object.fromEntries(Object.entries(s.timeouts).map(([side, t]) => [
-        side, t && typeof t === "object" ? { ...t, remaining_s: down(t.remaining_s) } : t]));
-    }
-    if (s.line_change && typeof s.line_change === "object") { // ISBHF 404b
-      s.line_change = { ...s.line_change, remaining_s: down(s.line_change.remaining_s) };
-    }
-    if (s.goalie_change && typeof s.goalie_change === "object") { // ISBHF 408
-      s.goalie_change = Object.fromEntries(
-        Object.entries(s.goalie_change).map(([side, left]) => [side, down(left)]));
+    for (const entry of s.display ?? []) {
+      if (entry.runs && s[entry.key] != null) s[entry.key] = runOn(entry, s, down);
     }
     return s;
+  }
+
+  // A rule module's value with its times run on (`down`) as its entry's `runs` says
+  // (core.rule.Shown): each of a part's fields named there counts down in `play` time
+  // (only while the match clock runs) or `real` time, while the part's field it needs is
+  // set (a waiting penalty stands still until it has a place); the value keeps its shape.
+  function runOn(entry, s, down) {
+    const runs = Object.entries(entry.runs).filter(([, [time]]) => time === "real"
+      || s.clock_running);
+    const part = (p) => {
+      if (p == null) return p;
+      const own = fieldsOf(p); // a mapping itself, else {value: p}
+      const fields = { ...own };
+      for (const [field, [, needs]] of runs) {
+        if (!needs || held(fields[needs])) fields[field] = down(fields[field]);
+      }
+      return own === p ? fields : fields.value;
+    };
+    const v = s[entry.key];
+    if (entry.kind === "sides") {
+      return Object.fromEntries(Object.entries(v).map(([side, p]) => [side, part(p)]));
+    }
+    if (entry.kind === "entries") return Array.isArray(v) ? v.map(part) : v;
+    return part(v);
   }
 
   // What the big clock shows: the period's time left; in a break the break's time left (a
