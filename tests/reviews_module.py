@@ -10,6 +10,7 @@ desk, in chromium) in every language, without a line of any view naming it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -26,11 +27,11 @@ from timerd.wire import status_document
 #: The module's catalogue texts, by language, as its lines in `i18n/*.json` would be.
 TEXTS = {
     "en": {"st.review": "video review {side} {time}", "term.review": "review {time}",
-           "st.challenges": "{side} {n} left"},
+           "st.challenges": "{side} {n} left", "web.review": "Review {time}"},
     "sl": {"st.review": "video pregled {side} {time}", "term.review": "pregled {time}",
-           "st.challenges": "{side} še {n}"},
+           "st.challenges": "{side} še {n}", "web.review": "Pregled {time}"},
     "sk": {"st.review": "videorozhodnutie {side} {time}", "term.review": "video {time}",
-           "st.challenges": "{side} ešte {n}"},
+           "st.challenges": "{side} ešte {n}", "web.review": "Video {time}"},
 }
 
 
@@ -58,11 +59,20 @@ class Reviews(RuleModule):
                 "challenges": {"home": None, "away": 2}}
 
 
-def register(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`Reviews` registered, as one line of `core/rules/__init__.py` registers a module, and
-    its texts in every language's catalogue."""
-    monkeypatch.setitem(rules.MODULES, Reviews.name, Reviews)
-    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Reviews))
+class BoardReviews(Reviews):
+    """`Reviews` whose reviews a rink's board shows in their team's box (`board`)."""
+
+    display = MappingProxyType({
+        **Reviews.display,
+        "reviews": replace(Reviews.display["reviews"], board={"web.review": ""}),
+    })
+
+
+def register(monkeypatch: pytest.MonkeyPatch, module: type[Reviews] = Reviews) -> None:
+    """`module` (`Reviews`) registered, as one line of `core/rules/__init__.py` registers a
+    module, and its texts in every language's catalogue."""
+    monkeypatch.setitem(rules.MODULES, module.name, module)
+    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, module))
     for language, texts in TEXTS.items():
         for key, text in texts.items():
             monkeypatch.setitem(catalogue(language), key, text)

@@ -18,7 +18,7 @@ from test_web_browser import daemon, fake_stream, page, push  # noqa: F401 (fixt
 from web_harness import Daemon, browser_fixture  # noqa: F401 (the `browser` fixture)
 
 from tests.laps_module import laps_document, register
-from tests.reviews_module import TEXTS, reviews_document, reviews_match
+from tests.reviews_module import TEXTS, BoardReviews, reviews_document, reviews_match
 from tests.reviews_module import register as register_reviews
 from timerd.config import profiles
 from timerd.core.match import Match
@@ -202,3 +202,28 @@ def test_a_modules_times_run_on_between_pushes_as_declared(
     expect(lines.nth(0)).to_have_text("passive Home 3.5 s")
     push(route, passive, rate=1)
     expect(lines).to_have_text([re.compile(r"^passive Home [0-2]\.\d s$")])
+
+
+@pytest.mark.parametrize("path", ["/", "/control"])
+def test_a_module_places_its_parts_on_the_rink_board_by_declaration(
+        page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
+        tmp_path: Path, path: str) -> None:
+    """A module that declares how a rink's board shows its parts (`board`) has them in its
+    teams' boxes on the scoreboard, in that text, and not among the
+    other rows; the desk, which has no board, shows them with its other rows. The goalie
+    change (ISBHF 408) is drawn so too. Fails on the old code: the boxes held what the page
+    named (the goalie change, the penalties, the shootout) and nothing else."""
+    register_reviews(monkeypatch, BoardReviews)
+    document = reviews_document(tmp_path)
+    push(open_streamed(page, f"{daemon.url}{path}", texts=True), document, rate=STILL)
+    rows = page.locator(".module-rows dd")
+    if path == "/control":
+        expect(rows).to_have_text(
+            ["Peter 2 left", "video review Peter 1:00", "video review Jana 2:00"])
+        return
+    expect(page.locator("#away-box")).to_have_text("Review 1:00")
+    expect(page.locator("#home-box")).to_have_text("Review 2:00")
+    expect(rows).to_have_text(["Peter 2 left"])
+    page.select_option("#language", "sk")
+    expect(page.locator("#away-box")).to_have_text("Video 1:00")
+    expect(rows).to_have_text(["Peter ešte 2"])

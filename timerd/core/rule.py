@@ -115,7 +115,11 @@ class Shown:
     mapping) count down between two statuses, so a page runs them on between pushes as the
     match does: each in `play` time (while the match clock runs: a penalty) or `real` time
     (always: a timeout), and only while the part's field it names is set ("" none: a
-    waiting penalty stands still)."""
+    waiting penalty stands still).
+
+    `board` are the texts of a part with a `side` as a rink's board shows it, in its team's
+    box (the scoreboard), read as `texts` are; without them a page shows the part with the
+    other modules' rows."""
 
     label: Mapping[str, str] | str | None
     kind: str = "text"
@@ -123,6 +127,7 @@ class Shown:
     brief: Mapping[str, str] = field(default_factory=dict)
     fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     runs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    board: Mapping[str, str] = field(default_factory=dict)
 
     def entry(self, key: str) -> dict[str, Any]:
         """The status's entry for `key`: its key, kind and label, how its parts read when
@@ -130,7 +135,7 @@ class Shown:
         label = self.label if self.label is None or isinstance(self.label, str) \
             else dict(self.label)
         out: dict[str, Any] = {"key": key, "kind": self.kind, "label": label}
-        for name in ("texts", "brief", "fields", "runs"):
+        for name in ("texts", "brief", "fields", "runs", "board"):
             if value := getattr(self, name):
                 out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
         return out

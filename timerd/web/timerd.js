@@ -285,13 +285,14 @@ const timerd = (() => {
   // as timerd.i18n.Messages.shown says it for `timerctl status`: `rows`, each [label, value]
   // (a value of parts, its parts' texts joined, in one row when it has a label), and `lines`,
   // the parts of a value without a label, one text each. A new sport's status needs no line
-  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own.
+  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own; with
+  // `board`, the entries a rink's board shows in the teams' boxes (`board`) too.
   const PARTS = ["sides", "entries", "entry"]; // i18n.PARTS
-  function shown(s, skip = []) {
+  function shown(s, skip = [], board = false) {
     const rows = [];
     const lines = [];
     for (const entry of s?.display ?? []) {
-      if (skip.includes(entry.key)) continue;
+      if (skip.includes(entry.key) || (board && entry.board)) continue;
       if (!PARTS.includes(entry.kind)) {
         rows.push([label(entry), row(entry, s)]);
         continue;
@@ -329,15 +330,16 @@ const timerd = (() => {
   // The parts of a value of parts (`sides`: a part per side, its `side` among its fields, a
   // null one left out; `entries` a list; `entry` one or null), each in the first of `texts`
   // (a catalogue key: the part's field that must be set, "" none) that holds, its
-  // placeholders from the entry's `fields` (a part's field and its kind), as Messages.parts.
-  function parts(entry, s, texts, teams = null) {
+  // placeholders from the entry's `fields` (a part's field and its kind), as Messages.parts;
+  // with a `side`, only that side's parts.
+  function parts(entry, s, texts, teams = null, side = null) {
     const v = s[entry.key];
     const all = entry.kind === "sides"
       ? Object.entries(v && typeof v === "object" ? v : {}).filter(([, p]) => p != null)
-        .map(([side, p]) => ({ ...fieldsOf(p), side }))
+        .map(([at, p]) => ({ ...fieldsOf(p), side: at }))
       : (entry.kind === "entries" ? (Array.isArray(v) ? v : []) : v == null ? [] : [v])
         .map(fieldsOf);
-    return all.flatMap((part) => {
+    return all.filter((part) => side === null || part.side === side).flatMap((part) => {
       const key = Object.keys(texts).find((k) => !texts[k] || held(part[texts[k]]));
       if (key === undefined) return [];
       const values = Object.fromEntries(Object.entries(entry.fields ?? {}).map(
@@ -345,17 +347,22 @@ const timerd = (() => {
       return [t(key, values)];
     });
   }
+  // What a rink's board shows of the rule modules in `side`'s box: each part of that side of
+  // an entry with `board` texts, in the first that holds (the goalie's dressing time, ISBHF
+  // 408), by the team's name.
+  const onBoard = (s, side) => (s?.display ?? []).filter((entry) => entry.board)
+    .flatMap((entry) => parts(entry, s, entry.board, s.teams, side));
   // `shown` drawn into a box of its own at the end of `parent` (made at the first state): a
   // row is a label and its value, a line spans both; the one helper every page calls, the
-  // scoreboard, the desk and the overlay alike.
-  function showDisplay(s, parent, skip = []) {
+  // scoreboard, the desk and the overlay alike (`board`: the page shows `onBoard` itself).
+  function showDisplay(s, parent, skip = [], board = false) {
     let box = parent.querySelector(":scope > .module-rows");
     if (!box) {
       box = document.createElement("dl");
       box.className = "module-rows";
       parent.appendChild(box);
     }
-    const { rows, lines } = shown(s, skip);
+    const { rows, lines } = shown(s, skip, board);
     const all = [...rows, ...lines.map((line) => [null, line])];
     box.hidden = all.length === 0;
     const text = all.map(([name, v]) => `${name}\u0000${v}`).join("\u0001");
@@ -530,7 +537,7 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, shown, brief,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, shown, brief, onBoard,
     showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
   };
 })();

@@ -226,7 +226,8 @@ class GoalieChanges(RuleModule):
     display = MappingProxyType({"goalie_change": Shown(
         None, "sides", texts={"st.goalie_change": ""},
         fields={"side": ("side", "side"), "time": ("value", "countdown")},
-        runs={"value": ("real", "")})})  # ISBHF 408: while the clock stands
+        runs={"value": ("real", "")},  # ISBHF 408: while the clock stands
+        board={"web.goalie_change": ""})})  # in its team's box on the scoreboard
     declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:
