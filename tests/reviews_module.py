@@ -27,11 +27,14 @@ from timerd.wire import status_document
 #: The module's catalogue texts, by language, as its lines in `i18n/*.json` would be.
 TEXTS = {
     "en": {"st.review": "video review {side} {time}", "term.review": "review {time}",
-           "st.challenges": "{side} {n} left", "web.review": "Review {time}"},
+           "st.challenges": "{side} {n} left", "web.review": "Review {time}",
+           "web.challenges": "Challenges: {side} {n}"},
     "sl": {"st.review": "video pregled {side} {time}", "term.review": "pregled {time}",
-           "st.challenges": "{side} še {n}", "web.review": "Pregled {time}"},
+           "st.challenges": "{side} še {n}", "web.review": "Pregled {time}",
+           "web.challenges": "Izzivi: {side} {n}"},
     "sk": {"st.review": "videorozhodnutie {side} {time}", "term.review": "video {time}",
-           "st.challenges": "{side} ešte {n}", "web.review": "Video {time}"},
+           "st.challenges": "{side} ešte {n}", "web.review": "Video {time}",
+           "web.challenges": "Výzvy: {side} {n}"},
 }
 
 
@@ -59,12 +62,14 @@ class Reviews(RuleModule):
                 "challenges": {"home": None, "away": 2}}
 
 
-class BoardReviews(Reviews):
-    """`Reviews` whose reviews a rink's board shows in their team's box (`board`)."""
+class PlacedReviews(Reviews):
+    """`Reviews` whose reviews a rink's board shows in their team's box (`board`), and whose
+    challenges left are a line of their own (`banner`)."""
 
     display = MappingProxyType({
-        **Reviews.display,
         "reviews": replace(Reviews.display["reviews"], board={"web.review": ""}),
+        "challenges": replace(Reviews.display["challenges"],
+                              banner={"web.challenges": ""}),
     })
 
 

@@ -18,7 +18,7 @@ from test_web_browser import daemon, fake_stream, page, push  # noqa: F401 (fixt
 from web_harness import Daemon, browser_fixture  # noqa: F401 (the `browser` fixture)
 
 from tests.laps_module import laps_document, register
-from tests.reviews_module import TEXTS, BoardReviews, reviews_document, reviews_match
+from tests.reviews_module import TEXTS, PlacedReviews, reviews_document, reviews_match
 from tests.reviews_module import register as register_reviews
 from timerd.config import profiles
 from timerd.core.match import Match
@@ -209,21 +209,24 @@ def test_a_module_places_its_parts_on_the_rink_board_by_declaration(
         page: Page, daemon: Daemon, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (fixtures)
         tmp_path: Path, path: str) -> None:
     """A module that declares how a rink's board shows its parts (`board`) has them in its
-    teams' boxes on the scoreboard, in that text, and not among the
-    other rows; the desk, which has no board, shows them with its other rows. The goalie
-    change (ISBHF 408) is drawn so too. Fails on the old code: the boxes held what the page
-    named (the goalie change, the penalties, the shootout) and nothing else."""
-    register_reviews(monkeypatch, BoardReviews)
+    teams' boxes on the scoreboard, in that text; the desk, which has no board, shows them
+    with its other rows. What it declares as a line of its own (`banner`) is under the
+    scoreboard's clock and in the desk's head. Neither is among the other rows. The goalie
+    change (ISBHF 408) and the line change (404b) are drawn so too. Fails on the old code:
+    the boxes and the line held what the page named and nothing else."""
+    register_reviews(monkeypatch, PlacedReviews)
     document = reviews_document(tmp_path)
     push(open_streamed(page, f"{daemon.url}{path}", texts=True), document, rate=STILL)
     rows = page.locator(".module-rows dd")
     if path == "/control":
-        expect(rows).to_have_text(
-            ["Peter 2 left", "video review Peter 1:00", "video review Jana 2:00"])
+        expect(page.locator("#situation")).to_have_text("Challenges: Peter 2")
+        expect(page.locator("#situation")).to_be_visible()
+        expect(rows).to_have_text(["video review Peter 1:00", "video review Jana 2:00"])
         return
     expect(page.locator("#away-box")).to_have_text("Review 1:00")
     expect(page.locator("#home-box")).to_have_text("Review 2:00")
-    expect(rows).to_have_text(["Peter 2 left"])
+    expect(page.locator("#line-change")).to_have_text("Challenges: Peter 2")
+    expect(page.locator(".module-rows")).to_be_hidden()
     page.select_option("#language", "sk")
     expect(page.locator("#away-box")).to_have_text("Video 1:00")
-    expect(rows).to_have_text(["Peter ešte 2"])
+    expect(page.locator("#line-change")).to_have_text("Výzvy: Peter 2")

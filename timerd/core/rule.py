@@ -118,8 +118,9 @@ class Shown:
     waiting penalty stands still).
 
     `board` are the texts of a part with a `side` as a rink's board shows it, in its team's
-    box (the scoreboard), read as `texts` are; without them a page shows the part with the
-    other modules' rows."""
+    box (the scoreboard), and `banner` those of a part in a line of its own (under the
+    scoreboard's clock, in the desk's head: the line change), each read as `texts` are;
+    without them a page shows the part with the other modules' rows."""
 
     label: Mapping[str, str] | str | None
     kind: str = "text"
@@ -128,6 +129,7 @@ class Shown:
     fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     runs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     board: Mapping[str, str] = field(default_factory=dict)
+    banner: Mapping[str, str] = field(default_factory=dict)
 
     def entry(self, key: str) -> dict[str, Any]:
         """The status's entry for `key`: its key, kind and label, how its parts read when
@@ -135,7 +137,7 @@ class Shown:
         label = self.label if self.label is None or isinstance(self.label, str) \
             else dict(self.label)
         out: dict[str, Any] = {"key": key, "kind": self.kind, "label": label}
-        for name in ("texts", "brief", "fields", "runs", "board"):
+        for name in ("texts", "brief", "fields", "runs", "board", "banner"):
             if value := getattr(self, name):
                 out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
         return out

@@ -285,14 +285,15 @@ const timerd = (() => {
   // as timerd.i18n.Messages.shown says it for `timerctl status`: `rows`, each [label, value]
   // (a value of parts, its parts' texts joined, in one row when it has a label), and `lines`,
   // the parts of a value without a label, one text each. A new sport's status needs no line
-  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own; with
-  // `board`, the entries a rink's board shows in the teams' boxes (`board`) too.
+  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own;
+  // `places`: the places a page shows the entries declared for (`board`: the scoreboard's
+  // teams' boxes, `onBoard`; `banner`: a line of its own, `banner`), left out here.
   const PARTS = ["sides", "entries", "entry"]; // i18n.PARTS
-  function shown(s, skip = [], board = false) {
+  function shown(s, skip = [], places = []) {
     const rows = [];
     const lines = [];
     for (const entry of s?.display ?? []) {
-      if (skip.includes(entry.key) || (board && entry.board)) continue;
+      if (skip.includes(entry.key) || places.some((place) => entry[place])) continue;
       if (!PARTS.includes(entry.kind)) {
         rows.push([label(entry), row(entry, s)]);
         continue;
@@ -347,22 +348,27 @@ const timerd = (() => {
       return [t(key, values)];
     });
   }
-  // What a rink's board shows of the rule modules in `side`'s box: each part of that side of
-  // an entry with `board` texts, in the first that holds (the goalie's dressing time, ISBHF
-  // 408), by the team's name.
-  const onBoard = (s, side) => (s?.display ?? []).filter((entry) => entry.board)
-    .flatMap((entry) => parts(entry, s, entry.board, s.teams, side));
+  // The parts of the entries declared for a `place` (`board`, `banner`), in its texts, by
+  // the teams' names; with a `side`, only that side's.
+  const placed = (place, s, side = null) => (s?.display ?? []).filter((entry) => entry[place])
+    .flatMap((entry) => parts(entry, s, entry[place], s.teams, side));
+  // What a rink's board shows of the rule modules in `side`'s box (the goalie's dressing
+  // time, ISBHF 408).
+  const onBoard = (s, side) => placed("board", s, side);
+  // What the rule modules show in a line of their own: under the scoreboard's clock, in the
+  // desk's head (the line change, ISBHF 404b: "Line change: visitors 0:04 (1/3)").
+  const banner = (s) => placed("banner", s);
   // `shown` drawn into a box of its own at the end of `parent` (made at the first state): a
   // row is a label and its value, a line spans both; the one helper every page calls, the
-  // scoreboard, the desk and the overlay alike (`board`: the page shows `onBoard` itself).
-  function showDisplay(s, parent, skip = [], board = false) {
+  // scoreboard, the desk and the overlay alike (`places`: as for `shown`).
+  function showDisplay(s, parent, skip = [], places = []) {
     let box = parent.querySelector(":scope > .module-rows");
     if (!box) {
       box = document.createElement("dl");
       box.className = "module-rows";
       parent.appendChild(box);
     }
-    const { rows, lines } = shown(s, skip, board);
+    const { rows, lines } = shown(s, skip, places);
     const all = [...rows, ...lines.map((line) => [null, line])];
     box.hidden = all.length === 0;
     const text = all.map(([name, v]) => `${name}\u0000${v}`).join("\u0001");
@@ -408,14 +414,6 @@ const timerd = (() => {
       && typeof x.remaining_s === "number");
     return running ? [running[0], t("web.timeout_running", { side: sideName(running[0], s.teams),
       time: shownClock(running[1].remaining_s) })] : null;
-  }
-
-  // ISBHF 404b: the line change's stage and time ("Line change: visitors 0:04 (1/3)"), or "".
-  function lineChangeText(change) {
-    if (!change || typeof change !== "object") return "";
-    const left = typeof change.remaining_s === "number" ? shownClock(change.remaining_s) : "";
-    return t("web.line_change", { stage: textOr(`stage.${change.stage}`, change.stage),
-      time: left, n: change.number, of: change.stages });
   }
 
   // One line for where the match stands, and a CSS class for its look (colour, a blink).
@@ -538,6 +536,7 @@ const timerd = (() => {
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
     textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, shown, brief, onBoard,
-    showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
+    banner,
+    showDisplay, profileTitle, whereText, runningTimeout,
   };
 })();

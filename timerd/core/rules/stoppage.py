@@ -153,7 +153,8 @@ class LineChanges(RuleModule):
         None, "entry", texts={"st.line_change": ""}, brief={"term.line_change": ""},
         fields={"stage": ("stage", "stage"), "n": ("number", "text"),
                 "of": ("stages", "text"), "time": ("remaining_s", "countdown")},
-        runs={"remaining_s": ("real", "")})})  # ISBHF 404b: while the clock stands
+        runs={"remaining_s": ("real", "")},  # ISBHF 404b: while the clock stands
+        banner={"web.line_change": ""})})  # under the scoreboard's clock, in the desk's head
     declares = (StartLineChange,)
     buttons = (Button("line_change", "The LINE CHANGE button of ball hockey (ISBHF 404b).",
                       press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",), panel="l",
