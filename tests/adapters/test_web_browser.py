@@ -25,7 +25,9 @@ from web_harness import (
 )
 
 from timerd import __version__
+from timerd.config import profiles
 from timerd.core.display import shown_clock
+from timerd.core.match import Match
 from timerd.i18n import LANGUAGES, Messages
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
@@ -176,6 +178,9 @@ BASE_STATE: dict[str, Any] = {
     "period_s": 900.0, "remaining_s": 421.3, "elapsed_s": 478.7, "start_in_s": None,
     "interruption_s": 3.0, "interruptions": 4, "paused_total_s": 60.0,
     "last_signal": "period_end", "last_signal_remaining_s": 0.0,
+    # How ball hockey's rule modules are shown, and which of their times run (issue 44 item
+    # 5), as the daemon sends it with every state.
+    "display": json.loads(json.dumps(Match(profiles.load("isbhf")).status(0.0).display)),
 }
 
 
