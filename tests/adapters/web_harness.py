@@ -23,11 +23,16 @@ from typing import Any
 
 import pytest
 from conftest import require
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "web scoreboard at"
 START_TIMEOUT_S = 20.0
+#: How long an `expect` in a browser test waits for its condition. Playwright's own default
+#: is 5 s, whatever a context's `set_default_timeout` says (that one is for actions only):
+#: short for a page that loads, connects and fetches its catalogue on a loaded 2-core machine.
+EXPECT_TIMEOUT_MS = 20_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
