@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -146,7 +147,10 @@ class Daemon:
     overrides: list[str] = field(default_factory=list)
     #: The log line that says it is ready.
     ready: str = READY
-    port: int = field(default_factory=free_port)
+    #: Its web port; 0 (the default): the one the kernel gives its first start, learned from
+    #: its ready line and kept for a restart. A port picked free here and bound by the daemon
+    #: a second later could be taken by another process meanwhile.
+    port: int = 0
     proc: subprocess.Popen[str] | None = None
     log: list[str] = field(default_factory=list)
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -183,7 +187,11 @@ class Daemon:
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        self.wait_log(self.ready, START_TIMEOUT_S)
+        ready = self.wait_log(self.ready, START_TIMEOUT_S)
+        if self.port == 0:
+            bound = re.search(r"http://127\.0\.0\.1:(\d+)/", ready)
+            assert bound, ready
+            self.port = int(bound.group(1))
         return self
 
     def _read(self, proc: subprocess.Popen[str]) -> None:
