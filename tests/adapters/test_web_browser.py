@@ -280,12 +280,14 @@ def test_a_count_up_overtime_counts_up(page: Page, fake_stream: WebSocketRoute) 
 
 def test_clock_runs_locally_between_pushes_and_resyncs_on_each(
         page: Page, fake_stream: WebSocketRoute) -> None:
-    # One push, then silence: the page must count down by itself (rate 30: 30 s per second).
+    # One push, then silence: the page must count down by itself (rate 5: 5 s per second,
+    # so each reading below lasts 2 real seconds or more; at rate 30 "Running" lasted 0.5 s
+    # and the tenths 0.33 s, narrower than a stall of the page on a loaded machine).
     running = {**BASE_STATE, "phase": "running", "clock_running": True, "remaining_s": 45.0,
                "interruption_s": None,
                "penalties": [{"number": 1, "side": "away", "kind": "minor", "player": None,
                               "remaining_s": 120.0, "running": True}]}
-    push(fake_stream, running, rate=30)
+    push(fake_stream, running, rate=5)
     phase = page.locator("#phase")
     expect(phase).to_have_text("Running")
     wait_clock_at_most(page, 30)
