@@ -485,7 +485,9 @@ def test_the_intermission_counts_down_between_periods(page: Page, tmp_path: Path
     the next period waits for its faceoff, with the teams on switched ends (401)."""
     profile = tmp_path / "isbhf-training.toml"
     profile.write_text(TRAINING_PROFILE)
-    daemon = Daemon(tmp_path, speed=5, profile=str(profile)).start()
+    # Speed 2: the 10 s intermission lasts 5 real seconds, for the four looks at it below (at
+    # 5x its 2 s could end between the page's "Intermission" and the daemon's break_kind).
+    daemon = Daemon(tmp_path, speed=2, profile=str(profile)).start()
     try:
         clock, phase = page.locator("#clock"), page.locator("#phase")
         page.goto(f"{daemon.url}/?kiosk=1")
@@ -493,7 +495,7 @@ def test_the_intermission_counts_down_between_periods(page: Page, tmp_path: Path
         expect(page.locator("#period")).to_have_text("Period 1/3")
         expect(page.locator("#ends")).to_be_hidden()
         daemon.command("start")
-        expect(phase).to_have_text("Intermission", timeout=15_000)
+        expect(phase).to_have_text("Intermission", timeout=30_000)  # 10 real seconds of play
         expect(clock).to_have_class(re.compile(r"\bbreak\b"))
         assert daemon.state()["break_kind"] == "intermission"
         wait_clock_at_most(page, 9.5)  # it counts down from 0:10
