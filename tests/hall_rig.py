@@ -170,10 +170,17 @@ class Observer:
         if login is not None:  # a broker without anonymous access (`timerd hall secure`)
             self.client.username_pw_set(*login)
         self.client.on_connect = lambda c, *_: c.subscribe("timerd/#", qos=1)
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_: subscribed.set()
         self.client.on_message = self._on_message
         self.client.reconnect_delay_set(0.05, 0.2)
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
+        # Subscribed before the test goes on: until the broker's SUBACK a message that is not
+        # retained (an event, a reply) passes the observer by, and a wait for it times out.
+        if not subscribed.wait(20):
+            self.close()
+            raise TimeoutError("the observer was not subscribed within 20 s")
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         with self._lock:
