@@ -33,6 +33,11 @@ from paho.mqtt.client import Client as PahoClient
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 POLL_S = 0.005
+#: How far ahead a test's `start_round` puts the start instant: the command must reach each
+#: table before the instant less its profile's lead, or the table refuses it ("too late for
+#: the pre-signal", ITHF 4.4). At 0.5 s ahead with a 0.2-0.3 s lead that left 0.2-0.3 s for
+#: the broker and the table's loop, which a loaded 2-core machine does not keep.
+START_AHEAD_S = 3.0
 
 
 def wait_until(probe: Callable[[], T | None], timeout_s: float, what: str) -> T:

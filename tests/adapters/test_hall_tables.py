@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.hall_rig import Broker, Observer, Table, stop_all, write_profile
+from tests.hall_rig import START_AHEAD_S, Broker, Observer, Table, stop_all, write_profile
 
 #: Real processes, a broker or a browser, and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -73,7 +73,7 @@ def test_tables_give_their_start_signal_at_the_same_instant(
     profile = write_profile(tmp_path / "drill.toml", period_s=30, lead_s=0.5)
     start_tables(observer, tables, [Table(tmp_path, f"t{i}", broker.port, profile)
                                     for i in range(1, 4)])
-    at = time.time() + 1.0
+    at = time.time() + START_AHEAD_S
     observer.publish("timerd/hall/cmd", {"command": "start_round", "at": at, "round": "R1",
                                          "id": "go"})
     starts = {t.name: observer.wait_for(lambda _, t=t: wall_of(observer, t.name, "start"),
@@ -102,7 +102,8 @@ def test_the_broker_stops_mid_match_the_matches_go_on_and_report_when_it_is_back
     profile = write_profile(tmp_path / "short.toml", period_s=1, lead_s=0.3)
     start_tables(observer, tables, [Table(tmp_path, f"t{i}", broker.port, profile)
                                     for i in (1, 2)])
-    observer.publish("timerd/hall/cmd", {"command": "start_round", "at": time.time() + 0.5})
+    observer.publish("timerd/hall/cmd", {"command": "start_round",
+                                         "at": time.time() + START_AHEAD_S})
     for table in tables:
         observer.wait_for(lambda _, t=table: wall_of(observer, t.name, "start"), 20,
                           f"{table.name} started")
