@@ -73,6 +73,10 @@ class Broker:
                  config: str | None = None) -> None:
         self.directory = directory
         self.port = port or free_port()
+        #: The port is this broker's own pick, not yet bound: another process may take it
+        #: between free_port() and mosquitto's bind, and then it picks again. Once started it
+        #: keeps its port for a restart (the tables know it).
+        self._picked = port is None
         self.extra_config = extra_config  # more mosquitto.conf lines (TLS)
         self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
@@ -81,17 +85,35 @@ class Broker:
         binary = mosquitto_path()
         if binary is None:
             raise FileNotFoundError("mosquitto is not installed")
+        while True:
+            try:
+                self._start(binary, timeout_s)
+            except RuntimeError:
+                if not (self._picked and "Address already in use" in self.log()):
+                    raise
+                self.port = free_port()
+            else:
+                self._picked = False
+                return
+
+    def _start(self, binary: str, timeout_s: float) -> None:
         conf = self.directory / "mosquitto.conf"
         conf.write_text(self.config if self.config is not None else
                         f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
                         f"persistence false\n{self.extra_config}")
-        log = open(self.directory / "mosquitto.log", "ab")  # noqa: SIM115 (the process keeps it)
+        path = self.directory / "mosquitto.log"
+        before = path.stat().st_size if path.exists() else 0
+        log = path.open("ab")
         self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=log)
         log.close()
 
         def accepting() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"mosquitto exited: {self.log()}")
+            # With our own config it logs to stderr: its "running" line, so that another
+            # process that holds the port is not taken for it before mosquitto exits.
+            if self.config is None and b" running" not in path.read_bytes()[before:]:
+                return False
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
             except OSError:
