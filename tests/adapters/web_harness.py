@@ -187,11 +187,13 @@ class Daemon:
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        ready = self.wait_log(self.ready, START_TIMEOUT_S)
-        if self.port == 0:
-            bound = re.search(r"http://127\.0\.0\.1:(\d+)/", ready)
-            assert bound, ready
-            self.port = int(bound.group(1))
+        self.wait_log(self.ready, START_TIMEOUT_S)
+        if self.port == 0:  # the port its web server says (none with the server off)
+            with self._changed:
+                bound = next((m for line in self.log if READY in line
+                              and (m := re.search(r"http://127\.0\.0\.1:(\d+)/", line))), None)
+            if bound:
+                self.port = int(bound[1])
         return self
 
     def _read(self, proc: subprocess.Popen[str]) -> None:
