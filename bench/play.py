@@ -275,8 +275,8 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
         """Wired up: let the operator press, and play until `until_s`."""
         nonlocal ended
         if presses_s and time.monotonic_ns() > t0_ns + round(presses_s[0] * 1e9):
-            raise RuntimeError(f"{design} was wired up after its first press was due; "
-                               "give the players more time to start")
+            raise StartedLate(f"{design} was wired up after its first press was due; "
+                              "give the players more time to start")
         operator.start()
         await asyncio.sleep((t0_ns + round(until_s * 1e9) - time.monotonic_ns()) / 1e9)
         operator.join()
@@ -292,6 +292,16 @@ async def play(design: str, profile: Profile, t0_ns: int, presses_s: list[float]
     return {"design": design, "presses_ns": operator.pressed_ns, "goals_ns": operator.goals_ns,
             "signals": signals, "buzzer_edges": buzzer.transitions[:ended],
             "loop_priority": prioritised, "cpu_latency_held": held is not None}
+
+
+class StartedLate(RuntimeError):
+    """The player was wired up after its first press was due (a loaded machine was slow to
+    start it): nothing it measured would be the design's, so it plays nothing; its exit code
+    (STARTED_LATE) asks the bench to play again with more time to start."""
+
+
+#: The exit code of a player that started late (EX_TEMPFAIL: try again).
+STARTED_LATE = 75
 
 
 def loop_priority(value: str) -> ServiceConfig:
@@ -339,11 +349,15 @@ def main(argv: list[str] | None = None) -> int:
     profile = profiles.load(args.profile)
     presses = [float(p) for p in args.presses.split(",") if p]
     goals = [float(p) for p in args.goals.split(",") if p]
-    result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
-                              goals_s=goals, state=args.state, web_port=args.web_port,
-                              speaker=args.speaker, speaker_retry_s=args.speaker_retry_s,
-                              slow_output_s=args.slow_output_ms / 1000,
-                              loop_priority=service if args.design == "timerd" else None))
+    try:
+        result = asyncio.run(play(args.design, profile, args.t0_ns, presses, args.until_s,
+                                  goals_s=goals, state=args.state, web_port=args.web_port,
+                                  speaker=args.speaker, speaker_retry_s=args.speaker_retry_s,
+                                  slow_output_s=args.slow_output_ms / 1000,
+                                  loop_priority=service if args.design == "timerd" else None))
+    except StartedLate as late:
+        print(late, file=sys.stderr)
+        return STARTED_LATE
     json.dump(result, sys.stdout)
     return 0
 

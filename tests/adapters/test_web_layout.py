@@ -516,3 +516,68 @@ def test_the_tv_fits_long_names_keeps_the_scores_level_and_centres_the_timeout(
         ctx.close()
     finally:
         daemon.stop()
+
+
+def test_the_tv_lists_each_teams_goals_under_its_score(browser: Browser, tmp_path: Path) -> None:
+    """Issue 45 item 3: the room under the scores shows what a spectator who came late wants,
+    each team's goals at their match times, in the page's language, inside the team's column
+    and without overflowing a phone. A goal that did not count (ITHF 5.1: before the start
+    signal) is not listed. Fails on main: no goal is listed."""
+    daemon = Daemon(tmp_path, speed=4).start()  # the pre-signal lasts 5 s
+    try:
+        assert daemon.command("teams", "Jana Novak", "Peter Horvat")[0] == 200
+        assert daemon.command("start")[0] == 200  # the pre-signal: play has not begun
+        assert daemon.command("goal", "away")[0] == 200
+        page_wait(lambda: daemon.state()["phase"] == "running"
+                  and daemon.state()["faceoff_guard_s"] is None)
+        for side in ("home", "away", "home"):
+            assert daemon.command("goal", side)[0] == 200
+        assert daemon.command("pause")[0] == 200
+        goals = daemon.state()["goals"]
+        assert [g["counted"] for g in goals] == [False, True, True, True], goals
+        for size, lang in (((1920, 1080), "en"), ((1920, 1080), "sl"), ((360, 640), "sk")):
+            ctx = context(browser, daemon, size)
+            page = open_page(ctx, daemon, f"/?kiosk=1&lang={lang}")
+            said = Messages(lang)
+            for side in ("home", "away"):
+                times = [said.value("clock", g["match_time_s"]) for g in goals
+                         if g["side"] == side and g["counted"]]
+                expect(page.locator(f"#{side}-box .scored")).to_have_text(
+                    said("web.goal_log", times=" · ".join(times)))
+            assert page.evaluate("document.documentElement.scrollWidth") == size[0]
+            if size == (1920, 1080):  # each list in its team's third, clear of the clock's
+                boxes = page.evaluate("""() => ['home-box', 'clock', 'away-box'].map((id) => {
+                    const r = document.getElementById(id).querySelector('.scored')
+                      ?.getBoundingClientRect() ?? document.getElementById(id)
+                      .getBoundingClientRect();
+                    return [r.left, r.right]; })""")
+                (_, home_right), (clock_left, clock_right), (away_left, _) = boxes
+                assert home_right <= clock_left, boxes
+                assert clock_right <= away_left, boxes
+            assert page.errors == []  # type: ignore[attr-defined]
+            ctx.close()
+    finally:
+        daemon.stop()
+
+
+def test_a_busy_rink_keeps_the_goal_list_on_the_screen(browser: Browser, tmp_path: Path) -> None:
+    """Issue 45 item 3: with a rink's penalties in its box, a team's goal list gives way on a
+    720p TV: it shows its last goals after "…", as many as fit above the screen's bottom, and
+    never runs off it (before the fit, three penalties pushed it past the edge)."""
+    daemon = Daemon(tmp_path, speed=1, profile="isbhf").start()
+    try:
+        for command in (["start"], ["stop"], *(["goal", "home", str(n)] for n in range(11, 18)),
+                        *(["penalty", "home", "minor", str(n)] for n in (4, 5, 6))):
+            assert daemon.command(*command)[0] == 200, command
+        ctx = context(browser, daemon, (1280, 720))
+        page = open_page(ctx, daemon, "/?kiosk=1")
+        log = page.locator("#home-box .scored")
+        expect(log).to_contain_text("#17")  # the last goal
+        assert page.evaluate("document.getElementById('home-box').getBoundingClientRect()"
+                             ".bottom") <= 720
+        assert log.inner_text().startswith(Messages("en")("web.goal_log", times="…")), \
+            log.inner_text()  # some goals gave way
+        assert page.errors == []  # type: ignore[attr-defined]
+        ctx.close()
+    finally:
+        daemon.stop()

@@ -1,7 +1,8 @@
 // The scoreboard page, for a hall TV (`/?kiosk=1`) and spectators' phones: renders the pushed
 // state every animation frame, running the clocks locally between pushes. What a profile adds
-// to the state (score, overtime, and for ball hockey penalties, timeouts, line change, goalie
-// change, shootout; docs/ball-hockey.md) is shown when present and hidden when not. It has no
+// to the state (score and the goals' times, overtime, and for ball hockey penalties, timeouts,
+// line change, goalie change, shootout; docs/ball-hockey.md) is shown when present and hidden
+// when not. It has no
 // match controls: spectators get a link to the score desk, which asks for the token.
 "use strict";
 
@@ -67,6 +68,43 @@
     return rows;
   }
 
+  // The goals that count for a team (ITHF 6.1, ISBHF 420), each at its match time as a game
+  // sheet counts it (net time since the start signal, over every period and overtime) with
+  // its scorer's number (ISBHF 421): what a spectator who came late wants to know, in the
+  // room under the score. Entries that did not count and awarded goals (a forfeit, ITHF 4.6)
+  // are not listed; past GOALS_SHOWN, the last ones after "…". A goal is never cut in two at
+  // a line's end (a no-break space inside it).
+  const GOALS_SHOWN = 8;
+  const countedGoals = (s, side) => (Array.isArray(s.goals) ? s.goals : []).filter((g) => g
+    && g.side === side && g.counted && !g.reason && isNumber(g.match_time_s));
+  function goalLog(goals, shown) {
+    if (goals.length === 0 || shown === 0) return "";
+    const times = goals.slice(-shown).map((g) => (timerd.value("clock", g.match_time_s)
+      + timerd.value("player", g.scorer)).replace(" ", "\u00a0")).join(" · ");
+    return t("web.goal_log", { times: goals.length > shown ? `… ${times}` : times });
+  }
+
+  // A side's box: its rows, then its goals, as many as fit above a TV's bottom edge (a rink's
+  // penalties take the room first; a phone's page scrolls instead). Fitted again only when
+  // what the box holds, where it starts or the screen's size changes, not at every frame:
+  // the digits of a running penalty's time are all one width, so its ticking changes nothing.
+  const TV = window.matchMedia("(orientation: landscape) and (min-width: 1000px)");
+  const fitted = { home: { key: "", shown: GOALS_SHOWN }, away: { key: "", shown: GOALS_SHOWN } };
+  function showSide(box, side, rows, goals) {
+    const fit = fitted[side];
+    const key = [...rows.map(([cls, text]) => `${cls} ${text.replace(/\d/g, "0")}`),
+      goals.length, t("web.goal_log", { times: "" }), innerWidth, innerHeight,
+      Math.round(box.getBoundingClientRect().top)].join("\n");
+    const refit = key !== fit.key;
+    if (refit) Object.assign(fit, { key, shown: GOALS_SHOWN });
+    for (;;) {
+      const log = goalLog(goals, fit.shown);
+      setRows(box, log ? [...rows, ["scored", log]] : rows);
+      if (!refit || !log || !TV.matches || box.getBoundingClientRect().bottom <= innerHeight) return;
+      fit.shown -= 1;
+    }
+  }
+
   // ISBHF 412: a running timeout as "Timeout Away 0:23", and which teams have one left.
   function renderTimeouts(s) {
     const has = s.timeouts != null && typeof s.timeouts === "object";
@@ -127,9 +165,9 @@
     renderTimeouts(s);
     renderLineChange(s.line_change);
     const rows = SIDES.map((side) => sideRows(s, side));
-    const boxes = rows.some((r) => r.length > 0);
+    const goals = SIDES.map((side) => countedGoals(s, side));
+    const boxes = rows.some((r) => r.length > 0) || goals.some((g) => g.length > 0);
     show($("boxes"), boxes);
-    SIDES.forEach((side, i) => setRows($(`${side}-box`), rows[i]));
     // With a score and the teams' boxes on screen the clock gives up some height, so all
     // fits a TV (and keeps at least 40% of it).
     for (const [name, on] of [["full", score !== null], ["rink", boxes]]) {
@@ -142,6 +180,8 @@
         : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
     timerd.showDisplay(s, $("last-signal").parentElement); // a rule module's own rows
+    // Last, with all else in place: each side's box, its goals fitted to the room left.
+    SIDES.forEach((side, i) => showSide($(`${side}-box`), side, rows[i], goals[i]));
   }
 
   // Hall mode: the round's other tables along the bottom of the TV, as the hall board's round
