@@ -33,6 +33,11 @@ from paho.mqtt.client import Client as PahoClient
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 POLL_S = 0.005
+#: How far ahead a test's `start_round` puts the start instant: the command must reach each
+#: table before the instant less its profile's lead, or the table refuses it ("too late for
+#: the pre-signal", ITHF 4.4). At 0.5 s ahead with a 0.2-0.3 s lead that left 0.2-0.3 s for
+#: the broker and the table's loop, which a loaded 2-core machine does not keep.
+START_AHEAD_S = 3.0
 
 
 def wait_until(probe: Callable[[], T | None], timeout_s: float, what: str) -> T:
@@ -68,6 +73,10 @@ class Broker:
                  config: str | None = None) -> None:
         self.directory = directory
         self.port = port or free_port()
+        #: The port is this broker's own pick, not yet bound: another process may take it
+        #: between free_port() and mosquitto's bind, and then it picks again. Once started it
+        #: keeps its port for a restart (the tables know it).
+        self._picked = port is None
         self.extra_config = extra_config  # more mosquitto.conf lines (TLS)
         self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
@@ -76,17 +85,35 @@ class Broker:
         binary = mosquitto_path()
         if binary is None:
             raise FileNotFoundError("mosquitto is not installed")
+        while True:
+            try:
+                self._start(binary, timeout_s)
+            except RuntimeError:
+                if not (self._picked and "Address already in use" in self.log()):
+                    raise
+                self.port = free_port()
+            else:
+                self._picked = False
+                return
+
+    def _start(self, binary: str, timeout_s: float) -> None:
         conf = self.directory / "mosquitto.conf"
         conf.write_text(self.config if self.config is not None else
                         f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
                         f"persistence false\n{self.extra_config}")
-        log = open(self.directory / "mosquitto.log", "ab")  # noqa: SIM115 (the process keeps it)
+        path = self.directory / "mosquitto.log"
+        before = path.stat().st_size if path.exists() else 0
+        log = path.open("ab")
         self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=log)
         log.close()
 
         def accepting() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"mosquitto exited: {self.log()}")
+            # With our own config it logs to stderr: its "running" line, so that another
+            # process that holds the port is not taken for it before mosquitto exits.
+            if self.config is None and b" running" not in path.read_bytes()[before:]:
+                return False
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
             except OSError:
@@ -170,10 +197,17 @@ class Observer:
         if login is not None:  # a broker without anonymous access (`timerd hall secure`)
             self.client.username_pw_set(*login)
         self.client.on_connect = lambda c, *_: c.subscribe("timerd/#", qos=1)
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_: subscribed.set()
         self.client.on_message = self._on_message
         self.client.reconnect_delay_set(0.05, 0.2)
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
+        # Subscribed before the test goes on: until the broker's SUBACK a message that is not
+        # retained (an event, a reply) passes the observer by, and a wait for it times out.
+        if not subscribed.wait(20):
+            self.close()
+            raise TimeoutError("the observer was not subscribed within 20 s")
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         with self._lock:

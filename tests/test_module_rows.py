@@ -6,21 +6,18 @@ too (tests/adapters/test_module_rows_browser.py, in chromium)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
 import pytest
 
 from tests.laps_module import laps_document, laps_profile, register
+from tests.reviews_module import register as register_reviews
+from tests.reviews_module import reviews_match
 from timerd.adapters.terminal import status_line
 from timerd.cli import format_status
 from timerd.config import profiles
-from timerd.core import rules
 from timerd.core.match import Match
-from timerd.core.rule import RuleModule, Shown
-from timerd.i18n import Messages, catalogue
+from timerd.i18n import Messages
 
 
 def test_timerctl_status_shows_a_modules_rows_in_the_readers_language(
@@ -72,7 +69,8 @@ def test_the_built_in_modules_are_shown_from_their_declarations_alone() -> None:
         "texts": {"st.timeout_running": "remaining_s", "st.timeout_left": ""},
         "brief": {"term.timeout": "remaining_s"},
         "fields": {"side": ["side", "side"], "n": ["left", "text"],
-                   "time": ["remaining_s", "countdown"]}}
+                   "time": ["remaining_s", "countdown"]},
+        "runs": {"remaining_s": ["real", ""]}}
     assert [entry["key"] for entry in status.display] == [
         "penalties", "timeouts", "line_change", "goalie_change"]
 
@@ -120,34 +118,15 @@ def test_an_entry_whose_texts_the_catalogue_lacks_shows_their_keys() -> None:
     assert Messages("en").shown(status) == ([("st.review", "st.review_left")], [])
 
 
-class Reviews(RuleModule):
-    """A test-only module whose value has parts: the video reviews asked for (each a side
-    and the seconds left), drawn by no view of its own."""
-
-    name = "reviews"
-    shows = MappingProxyType({"reviews": []})
-    display = MappingProxyType({"reviews": Shown(
-        None, "entries", texts={"st.review": ""}, brief={"term.review": "remaining_s"},
-        fields={"side": ("side", "side"), "time": ("remaining_s", "countdown")})})
-
-    def status(self, now: float) -> Mapping[str, Any]:
-        return {"reviews": [{"side": "away", "remaining_s": 100.0 - now}]}
-
-
 def test_a_new_modules_value_of_parts_is_shown_without_a_view_edit(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A new sport's value of parts (a list of reviews) in `timerctl status` and on the
-    terminal's status line from its declaration and its catalogue texts alone."""
-    monkeypatch.setitem(rules.MODULES, Reviews.name, Reviews)
-    monkeypatch.setattr(rules, "REGISTERED", (*rules.REGISTERED, Reviews))
-    monkeypatch.setitem(catalogue("en"), "st.review", "video review {side} {time}")
-    monkeypatch.setitem(catalogue("en"), "term.review", "review {time}")
-    path = tmp_path / "reviews.toml"
-    path.write_text('extends = "ithf"\nname = "reviews"\nrules = ["reviews"]\n',
-                    encoding="utf-8")
-    match = Match(profiles.load(str(path)))
-    match.handle(match.parse("teams", "Jana", "Peter"), 0.0)
-    status = match.status(40.0)
-    assert format_status(status.to_dict(), Messages("en")).splitlines()[-1] == \
-        "video review Peter 1:00"
-    assert status_line(status, Messages("en")).endswith("  review 1:00")
+    """A new sport's value of parts (a list of reviews, the challenges each team has left) in
+    `timerctl status` and on the terminal's status line from its declaration and its
+    catalogue texts alone (tests/reviews_module.py; on the pages:
+    tests/adapters/test_module_rows_browser.py)."""
+    register_reviews(monkeypatch)
+    status = reviews_match(tmp_path).status(40.0)
+    assert format_status(status.to_dict(), Messages("en")).splitlines()[-3:] == [
+        "Challenges Peter 2 left", "video review Peter 1:00", "video review Jana 2:00"]
+    assert status_line(status, Messages("en"), width=120).endswith(
+        "  review 1:00  review 2:00")

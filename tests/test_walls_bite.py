@@ -35,7 +35,9 @@ The breaches planted, by wall:
   own signal event;
 - a new sport touches no text view (issue 44 item 5): `timerctl status` reading a module's
   key (`status.get("timeouts")`, `status["penalties"]`), the terminal a module's attribute
-  (`status.line_change`);
+  (`status.line_change`); a web page reading a key it does not say it draws itself (its
+  `DRAWN`: the overlay's `s.line_change`, the scoreboard's `s["passive"]`), the pages'
+  shared code one no page draws;
 - one clock face: an adapter's own M:SS (`// 60`, `% 60`), a tool's (`divmod(s, 60)`);
 - codes, not prose: a refusal sentence passed through a variable, a notice's sentence;
   `partition(" ")` in the service, `split(" ", 1)` in a rule module;
@@ -78,7 +80,7 @@ from tests.test_walls import (
     shapes_outside_the_wire,
     wiring_outside_the_app,
 )
-from tests.test_walls_views import module_keys_in_views
+from tests.test_walls_views import module_keys_in_pages, module_keys_in_views
 
 Wall = Callable[[Path], Collection[str]]
 
@@ -98,7 +100,7 @@ def over_the_cap(root: Path) -> list[str]:
 
 
 WALLS: dict[str, Wall] = {
-    "module-keys": module_keys_in_views,
+    "module-keys": module_keys_in_views, "page-keys": module_keys_in_pages,
     "contracts": contracts, "adapter-imports": adapter_wall_breaches,
     "allowlist": outside_the_allowlist, "no-io": impurities,
     "wiring": wiring_outside_the_app, "replies": replies_outside_the_wire,
@@ -254,6 +256,14 @@ BREACHES = [
     Breach("terminal-reads-a-modules-attribute", "adapters/terminal.py",
            'def _planted(status):\n    return status.line_change["remaining_s"]\n',
            "module-keys", "adapters/terminal.py:"),
+    # ... and no page reads a module's key it does not say it draws in a place of its own.
+    Breach("overlay-reads-a-key-it-does-not-draw", "web/overlay.js",
+           "const planted = (s) => s.line_change?.remaining_s;\n", "page-keys",
+           "web/overlay.js:"),
+    Breach("scoreboard-indexes-a-key-it-does-not-draw", "web/scoreboard.js",
+           'const planted = (s) => s["passive"];\n', "page-keys", "scoreboard.js:"),
+    Breach("shared-code-reads-a-key-no-page-draws", "web/timerd.js",
+           "const planted = (s) => s?.passive?.home;\n", "page-keys", "timerd.js:"),
     # One clock face.
     Breach("adapter-own-mss", "adapters/terminal.py",
            'def _planted(s):\n    return f"{int(s) // 60}:{int(s) % 60:02d}"\n', "clock",
@@ -315,12 +325,12 @@ BREACHES = [
 
 
 def copy_of_the_package(into: Path) -> Path:
-    """The `timerd` package (its Python and catalogue, not the web page's files) and
+    """The `timerd` package (its Python, catalogue and web pages, not its sounds) and
     pyproject.toml (the import contracts) copied into `into`; the copy's `timerd` directory."""
     root = PROJECT / "timerd"
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {"__pycache__"} | ({"web", "sounds"} if Path(directory) == root else set())
+        skipped = {"__pycache__"} | ({"sounds"} if Path(directory) == root else set())
         return skipped & set(names)
 
     shutil.copytree(root, into / "timerd", ignore=ignore)

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import require
 from tests.hall_faults import run_tournament
-from tests.hall_rig import ROOT, Broker, mosquitto_path, running_tables
+from tests.hall_rig import ROOT, START_AHEAD_S, Broker, mosquitto_path, running_tables
 
 #: Real processes, a broker, SIGKILLs and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -43,7 +43,7 @@ def test_a_result_the_broker_lost_in_a_crash_reaches_the_desk(
     with running_tables(mosquitto, tmp_path, ("t1",), period_s=1, lead_s=0.2) as (
             observer, tables):
         observer.publish("timerd/hall/cmd", {"command": "start_round", "round": "R1",
-                                             "at": time.time() + 0.5})
+                                             "at": time.time() + START_AHEAD_S})
         observer.wait_for(lambda _: (m := observer.last("t1", "results")) is not None
                           and m.json()["round"] == "R1", 30, "the result at the broker")
         mosquitto.kill()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hall_rig import ROOT, Broker, running_tables, wait_until
+from tests.hall_rig import ROOT, START_AHEAD_S, Broker, running_tables, wait_until
 
 #: Real processes, a broker and real time: the e2e tier (generous margins).
 pytestmark = pytest.mark.e2e
@@ -29,7 +29,7 @@ def test_each_table_keeps_its_own_outbox_and_a_second_daemon_refuses_a_held_one(
     with running_tables(mosquitto, tmp_path, names, period_s=1, lead_s=0.2) as (
             observer, tables):
         observer.publish("timerd/hall/cmd", {"command": "start_round", "round": "R1",
-                                             "at": time.time() + 0.5})
+                                             "at": time.time() + START_AHEAD_S})
         for table in tables:
             table.wait_event(lambda e: e.get("state") == "finished", 30, "its match's end")
         results = subprocess.run(

@@ -114,11 +114,16 @@ def context(browser: Browser, daemon: Daemon, size: tuple[int, int] = (1280, 720
 
 
 def open_page(ctx: BrowserContext, daemon: Daemon, path: str) -> Page:
+    """`path` open and live; a desk also with its buttons, which it builds only once GET
+    /api/commands has answered, after the first state (a test measuring the desk before
+    then saw none of them)."""
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{daemon.url}{path}")
     expect(page.locator("#link")).to_have_class("link up")  # "live", in any language
+    if path.startswith("/control"):
+        expect(page.locator("button[data-command=toggle]")).to_be_visible()
     page.errors = errors  # type: ignore[attr-defined]
     return page
 

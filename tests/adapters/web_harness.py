@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -23,11 +24,16 @@ from typing import Any
 
 import pytest
 from conftest import require
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "web scoreboard at"
 START_TIMEOUT_S = 20.0
+#: How long an `expect` in a browser test waits for its condition. Playwright's own default
+#: is 5 s, whatever a context's `set_default_timeout` says (that one is for actions only):
+#: short for a page that loads, connects and fetches its catalogue on a loaded 2-core machine.
+EXPECT_TIMEOUT_MS = 20_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -141,7 +147,10 @@ class Daemon:
     overrides: list[str] = field(default_factory=list)
     #: The log line that says it is ready.
     ready: str = READY
-    port: int = field(default_factory=free_port)
+    #: Its web port; 0 (the default): the one the kernel gives its first start, learned from
+    #: its ready line and kept for a restart. A port picked free here and bound by the daemon
+    #: a second later could be taken by another process meanwhile.
+    port: int = 0
     proc: subprocess.Popen[str] | None = None
     log: list[str] = field(default_factory=list)
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -179,6 +188,12 @@ class Daemon:
             stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
         self.wait_log(self.ready, START_TIMEOUT_S)
+        if self.port == 0:  # the port its web server says (none with the server off)
+            with self._changed:
+                bound = next((m for line in self.log if READY in line
+                              and (m := re.search(r"http://127\.0\.0\.1:(\d+)/", line))), None)
+            if bound:
+                self.port = int(bound[1])
         return self
 
     def _read(self, proc: subprocess.Popen[str]) -> None:

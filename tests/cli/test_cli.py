@@ -25,7 +25,7 @@ def timerd(*args, **kw):
                           capture_output=True, text=True, timeout=30, check=False, **kw)
 
 
-def wait_for(condition, timeout_s=10.0):
+def wait_for(condition, timeout_s=30.0):
     """Poll `condition` until it is true; fail after `timeout_s` (waiting, not timing)."""
     end = time.monotonic() + timeout_s
     while not condition():

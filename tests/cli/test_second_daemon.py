@@ -6,6 +6,7 @@ it when it quit), and ran on without a journal or a web port."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -69,22 +70,18 @@ def test_a_second_daemon_on_the_same_state_directory_refuses(tmp_path: Path) -> 
         assert _answers(first.socket)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def test_a_second_daemon_on_the_same_web_port_refuses(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    web = ("-o", f"web.port={_free_port()}")
-    with Daemon(tmp_path / "a", *web).ready() as first:
-        assert any("web scoreboard at" in line for line in first.log)
-        with Daemon(tmp_path / "b", *web) as second:
+    # The first takes any free port (Daemon's web.port=0) and says which: a port picked free
+    # here and bound by it a second later could be another process's by then.
+    with Daemon(tmp_path / "a").ready() as first:
+        said = next(line for line in first.log if "web scoreboard at" in line)
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", said)
+        assert port, said
+        with Daemon(tmp_path / "b", "-o", f"web.port={port[1]}") as second:
             log = second.refused()
-        assert f"127.0.0.1 port {web[1].split('=')[1]} is in use (another timerd?)" in log
+        assert f"127.0.0.1 port {port[1]} is in use (another timerd?)" in log
         assert _answers(first.socket)
 
 

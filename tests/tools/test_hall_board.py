@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from tests.adapters.web_harness import (
     alpha,
     browser_fixture,  # noqa: F401 (the `browser` fixture)
 )
-from tests.hall_rig import ROOT, Broker, Observer, free_port, running_tables, wait_until
+from tests.hall_rig import ROOT, Broker, Observer, running_tables, wait_until
 from timerd.i18n import Messages
 from timerd.tools.hall_board import BOARD_VERSION
 
@@ -43,27 +42,27 @@ class BoardProcess:
 
     def __init__(self, broker: Broker, directory: Path, hall: str = "hall",
                  *overrides: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         log = (directory / f"board-{hall}.log").open("wb")
+        # Any free port, the one it took read from its line: a port picked free here and
+        # bound by the board a second later could be another process's by then.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "timerd", "hall", "board", "--port", str(self.port),
+            [sys.executable, "-m", "timerd", "hall", "board", "--port", "0",
              "-o", f"hall.port={broker.port}", "-o", 'hall.host="127.0.0.1"',
              "-o", "hall.allow_anonymous=true",
              "-o", f'hall.hall="{hall}"', *(a for o in overrides for a in ("-o", o))],
             cwd=ROOT, stdout=log, stderr=log)
         log.close()
         self.log = directory / f"board-{hall}.log"
-        wait_until(self.ready, 30, "the board's HTTP port")
+        self.port = int(wait_until(self.bound, 30, "the board's HTTP port"))
+        self.url = f"http://127.0.0.1:{self.port}"
 
-    def ready(self) -> bool:
+    def bound(self) -> str | None:
+        """The port of the URL the board says it serves on (its line speaks the desk's
+        language, issue 46; the URL is the same in each), once it serves."""
         if self.proc.poll() is not None:
             raise RuntimeError(f"the board exited: {self.log.read_text()}")
-        try:  # its port, not its first line, which speaks the desk's language (issue 46)
-            socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-        except OSError:
-            return False
-        return True
+        said = re.search(r"http://127\.0\.0\.1:(\d+)/", self.log.read_text(errors="replace"))
+        return said[1] if said else None
 
     def stop(self) -> None:
         if self.proc.poll() is None:

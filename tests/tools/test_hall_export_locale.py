@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
-from tests.hall_rig import ROOT, Broker, running_tables
+from tests.hall_rig import ROOT, START_AHEAD_S, Broker, running_tables
 from timerd.tools.hall_round import MATCH_COLUMNS
 
 #: Real processes, a broker, LibreOffice and real time: the e2e tier (generous margins).
@@ -63,7 +63,7 @@ def test_an_excel_export_in_sl_or_sk_imports_with_every_number_right(
     with running_tables(mosquitto, tmp_path, ("t1", "t2"), period_s=1.25, lead_s=0.2) as (
             observer, tables):
         observer.publish("timerd/hall/cmd", {"command": "start_round", "round": "R1",
-                                             "at": time.time() + 0.5})
+                                             "at": time.time() + START_AHEAD_S})
         for table in tables:
             table.wait_event(lambda e: e.get("state") == "finished", 30, "its match's end")
 

@@ -109,21 +109,35 @@ class Shown:
     `side`. With a `label`, `timerctl status` shows the parts in one row, else each part on
     a line of its own; without a `brief` the terminal shows a row with a label. The desk,
     the scoreboard, the terminal and `timerctl status` show it without a line of their own
-    (`Status.display`)."""
+    (`Status.display`).
+
+    `runs` says which of a part's fields (`value`: a value shown whole, or a part that is no
+    mapping) count down between two statuses, so a page runs them on between pushes as the
+    match does: each in `play` time (while the match clock runs: a penalty) or `real` time
+    (always: a timeout), and only while the part's field it names is set ("" none: a
+    waiting penalty stands still).
+
+    `board` are the texts of a part with a `side` as a rink's board shows it, in its team's
+    box (the scoreboard), and `banner` those of a part in a line of its own (under the
+    scoreboard's clock, in the desk's head: the line change), each read as `texts` are;
+    without them a page shows the part with the other modules' rows."""
 
     label: Mapping[str, str] | str | None
     kind: str = "text"
     texts: Mapping[str, str] = field(default_factory=dict)
     brief: Mapping[str, str] = field(default_factory=dict)
     fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    runs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    board: Mapping[str, str] = field(default_factory=dict)
+    banner: Mapping[str, str] = field(default_factory=dict)
 
     def entry(self, key: str) -> dict[str, Any]:
-        """The status's entry for `key`: its key, kind and label, and how its parts read
-        when it has parts (`Status.display`)."""
+        """The status's entry for `key`: its key, kind and label, how its parts read when
+        it has parts, and what counts down (`Status.display`)."""
         label = self.label if self.label is None or isinstance(self.label, str) \
             else dict(self.label)
         out: dict[str, Any] = {"key": key, "kind": self.kind, "label": label}
-        for name in ("texts", "brief", "fields"):
+        for name in ("texts", "brief", "fields", "runs", "board", "banner"):
             if value := getattr(self, name):
                 out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
         return out

@@ -174,8 +174,9 @@ async def serve(config: HallConfig, args: argparse.Namespace, language: str = "a
         await runner.setup()
         try:
             await web.TCPSite(runner, args.bind, args.port).start()
+            port = runner.addresses[0][1]  # as bound: `--port 0` takes any free one
             print(said("hall.term.board", hall=repr(config.hall),
-                       url=f"http://{args.bind}:{args.port}/"), flush=True)
+                       url=f"http://{args.bind}:{port}/"), flush=True)
             tasks = {asyncio.create_task(board.run()), asyncio.create_task(desk.lost())}
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in tasks:

@@ -15,6 +15,12 @@
   const $ = (id) => document.getElementById(id);
   const { t } = timerd;
   const SIDES = ["home", "away"];
+  // The rule modules' status keys the desk draws in places of its own: the penalties in its
+  // box of cancel buttons (a control of the penalties), the running timeout in its head;
+  // every other module's slice is shown from its declaration (`timerd.showDisplay`; in its
+  // head what a module shows in a line of its own, `timerd.banner`: the line change).
+  // tests/test_walls_views.py holds the page to this list.
+  const DRAWN = ["penalties", "timeouts"];
   const CONFIRM_MS = 4000; // how long a destructive button stays armed for its second tap
   // A second tap of the same button this soon is a double tap, not a second command: one
   // goal, not two; PAUSE, not pause-and-resume (issue 45 item 4).
@@ -284,16 +290,21 @@
     }
   }
 
-  // ISBHF 412, 404b: a running timeout, by its team's name, and the line change, with their
-  // time, in the desk's head (a line kept for them: nothing moves when they come and go).
+  // ISBHF 412: a running timeout, by its team's name, with its time, and what the rule
+  // modules show in a line of their own (`timerd.banner`: the line change, ISBHF 404b), in
+  // the desk's head (a line kept for them: nothing moves when they come and go).
   // The timeout's time comes first: a long team name is cut ("…") at the line's end on a
   // 360 px phone, and the countdown must stay in view (issue 45 item 4).
+  // The line is kept while the desk has a TIMEOUT button or a module of the profile shows a
+  // line of its own (`banner`: the line change).
+  let timeoutKept = false;
+  const situationKept = (s) => timeoutKept || (s.display ?? []).some((entry) => entry.banner);
   function situation(s) {
     const timeout = timerd.runningTimeout(s);
     const side = timeout?.[0];
     return [timeout ? t("ctl.timeout_running", { side: sideName(s, side),
       time: timerd.shownClock(s.timeouts[side].remaining_s) }) : "",
-    timerd.lineChangeText(s.line_change)].filter(Boolean).join(" · ");
+    ...timerd.banner(s)].filter(Boolean).join(" · ");
   }
 
   // An argument's words on the desk: the command's own (`ctl.arg.correct.number`: a goal's
@@ -401,7 +412,7 @@
     }
     if (offered.has("penalty-cancel") && take("penalty-cancel")) rows.push(penaltyBox());
     document.body.classList.toggle("rink-desk", offered.has("penalty"));
-    $("situation").hidden = !(used.has("timeout") || used.has("linechange"));
+    timeoutKept = used.has("timeout");
     $("desk").replaceChildren(...rows);
     const rest = table.commands.filter((row) => !used.has(row.command));
     $("more").hidden = rest.length === 0;
@@ -443,7 +454,9 @@
     renderPenalties(s);
     const text = situation(s);
     if ($("situation").textContent !== text) $("situation").textContent = text;
-    timerd.showDisplay(s, $("situation").parentElement); // a rule module's own rows
+    const hidden = !situationKept(s);
+    if ($("situation").hidden !== hidden) $("situation").hidden = hidden;
+    timerd.showDisplay(s, $("situation").parentElement, DRAWN, ["banner"]); // the others
     document.title = `${t("web.control_title")} – ${timerd.profileTitle(s.profile)}`;
   }
 

@@ -92,7 +92,14 @@
     return tags;
   }
 
-  const TAGS = [phaseTags, timeoutTags, penaltyTags];
+  // Every other rule module's slice, from its declaration, as the terminal's status line
+  // says it (`timerd.brief`: "line change 0:04", a new module's "review 1:00"): the bug
+  // draws the timeouts (the pips, the running one's tag) and the penalties itself
+  // (tests/test_walls_views.py holds the page to this list).
+  const DRAWN = ["timeouts", "penalties"];
+  const moduleTags = (s) => timerd.brief(s, DRAWN).map((text) => ["tag module", text]);
+
+  const TAGS = [phaseTags, timeoutTags, penaltyTags, moduleTags];
 
   // Fill `box` with one span per tag, reusing the spans it has.
   function setTags(box, tags) {

@@ -24,6 +24,13 @@
   };
 
   const SIDES = ["home", "away"];
+  // The rule modules' status keys this page draws in places of its own (a rink's board: the
+  // teams' boxes with the shootout and the penalties; the timeouts, the ends switched in the
+  // header); every other module's slice is shown from its declaration (`timerd.showDisplay`;
+  // in the teams' boxes what a module declares for a rink's board, `timerd.onBoard`, under
+  // the clock its line of its own, `timerd.banner`). tests/test_walls_views.py holds the
+  // page to this list.
+  const DRAWN = ["shootout", "penalties", "timeouts", "ends_switched"];
   const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
   // Fill `box` with one div per row, each row [className, text], reusing the divs it has.
@@ -54,15 +61,13 @@
     return ["shots", `${t("web.shootout", { goals })}${marks ? `  ${marks}` : ""}`];
   }
 
-  // What each team has on its side of the board: shootout attempts, the goalie's dressing
-  // time (ISBHF 408), penalties (running first, as the status lists them).
+  // What each team has on its side of the board: shootout attempts, what the rule modules
+  // declare for a rink's board (`timerd.onBoard`: the goalie's dressing time, ISBHF 408),
+  // penalties (running first, as the status lists them).
   function sideRows(s, side) {
     const rows = [];
     if (s.shootout && typeof s.shootout === "object") rows.push(shootoutRow(s.shootout, side));
-    const goalie = s.goalie_change && s.goalie_change[side];
-    if (isNumber(goalie)) {
-      rows.push(["goalie", t("web.goalie_change", { time: timerd.shownClock(goalie) })]);
-    }
+    for (const text of timerd.onBoard(s, side)) rows.push(["module", text]);
     const penalties = Array.isArray(s.penalties) ? s.penalties : [];
     for (const p of penalties) if (p && p.side === side) rows.push(penaltyRow(p));
     return rows;
@@ -122,9 +127,10 @@
       ? t("web.timeouts_left", { sides: left.join(" · ") }) : t("web.no_timeouts"));
   }
 
-  // ISBHF 404b: visitors 5 s, home 5 s, 5 s to line up.
-  function renderLineChange(change) {
-    const text = timerd.lineChangeText(change);
+  // What the rule modules show in a line of their own (`timerd.banner`: the line change,
+  // ISBHF 404b: visitors 5 s, home 5 s, 5 s to line up).
+  function renderBanner(s) {
+    const text = timerd.banner(s).join(" · ");
     show($("line-change"), text !== "");
     setText($("line-change"), text);
   }
@@ -163,7 +169,7 @@
       timerd.fitText(SIDES.map((side) => $(`${side}-name`))); // shrunk before it is cut
     }
     renderTimeouts(s);
-    renderLineChange(s.line_change);
+    renderBanner(s);
     const rows = SIDES.map((side) => sideRows(s, side));
     const goals = SIDES.map((side) => countedGoals(s, side));
     const boxes = rows.some((r) => r.length > 0) || goals.some((g) => g.length > 0);
@@ -179,7 +185,7 @@
           time: timerd.shownClock(s.last_signal_remaining_s) })
         : t("web.last_signal", { signal: timerd.signalName(s.last_signal) });
     setText($("last-signal"), last);
-    timerd.showDisplay(s, $("last-signal").parentElement); // a rule module's own rows
+    timerd.showDisplay(s, $("last-signal").parentElement, DRAWN, ["board", "banner"]);
     // Last, with all else in place: each side's box, its goals fitted to the room left.
     SIDES.forEach((side, i) => showSide($(`${side}-box`), side, rows[i], goals[i]));
   }

@@ -29,9 +29,10 @@ const timerd = (() => {
   // The state at this instant: the last pushed state run forward locally, so the clocks count
   // smoothly between pushes. `rate` is daemon seconds per real second (timerd run --speed).
   // Every push re-syncs, so a local clock never drifts further than one push interval.
-  // Two kinds of time pass: game time only while the match clock runs (the period, penalties,
-  // a count-up overtime), real time always (the start and break countdowns, an interruption,
-  // a timeout, a line change, a goalie's dressing time).
+  // Two kinds of time pass: game time only while the match clock runs (the period, a
+  // count-up overtime), real time always (the start and break countdowns, an interruption);
+  // a rule module's times run as its declaration says (`runOn`: a penalty in game time, a
+  // timeout, a line change, a goalie's dressing time in real time).
   function current(sync) {
     if (!sync) return null;
     const dt = ((performance.now() - sync.at) / 1000) * sync.rate;
@@ -40,11 +41,6 @@ const timerd = (() => {
     if (s.clock_running) {
       s.remaining_s = down(s.remaining_s);
       if (typeof s.overtime_s === "number") s.overtime_s += dt; // ITHF 4.8 counts up
-      // A penalty is served in game time; a waiting one stands still until it has a place.
-      if (Array.isArray(s.penalties)) {
-        s.penalties = s.penalties.map((p) => (p && p.running
-          ? { ...p, remaining_s: down(p.remaining_s) } : p));
-      }
     }
     s.start_in_s = down(s.start_in_s); // only set while a start or a break's end is due
     // The big clock (timerd.core.display.clock_face): a break counts down in real time, the
@@ -60,18 +56,34 @@ const timerd = (() => {
     if (s.phase === "paused" && typeof s.interruption_s === "number") {
       s.interruption_s += dt;
     }
-    if (s.timeouts && typeof s.timeouts === "object") { // ISBHF 412: in a stoppage
-      s.timeouts = Object.fromEntries(Object.entries(s.timeouts).map(([side, t]) => [
-        side, t && typeof t === "object" ? { ...t, remaining_s: down(t.remaining_s) } : t]));
-    }
-    if (s.line_change && typeof s.line_change === "object") { // ISBHF 404b
-      s.line_change = { ...s.line_change, remaining_s: down(s.line_change.remaining_s) };
-    }
-    if (s.goalie_change && typeof s.goalie_change === "object") { // ISBHF 408
-      s.goalie_change = Object.fromEntries(
-        Object.entries(s.goalie_change).map(([side, left]) => [side, down(left)]));
+    for (const entry of s.display ?? []) {
+      if (entry.runs && s[entry.key] != null) s[entry.key] = runOn(entry, s, down);
     }
     return s;
+  }
+
+  // A rule module's value with its times run on (`down`) as its entry's `runs` says
+  // (core.rule.Shown): each of a part's fields named there counts down in `play` time
+  // (only while the match clock runs) or `real` time, while the part's field it needs is
+  // set (a waiting penalty stands still until it has a place); the value keeps its shape.
+  function runOn(entry, s, down) {
+    const runs = Object.entries(entry.runs).filter(([, [time]]) => time === "real"
+      || s.clock_running);
+    const part = (p) => {
+      if (p == null) return p;
+      const own = fieldsOf(p); // a mapping itself, else {value: p}
+      const fields = { ...own };
+      for (const [field, [, needs]] of runs) {
+        if (!needs || held(fields[needs])) fields[field] = down(fields[field]);
+      }
+      return own === p ? fields : fields.value;
+    };
+    const v = s[entry.key];
+    if (entry.kind === "sides") {
+      return Object.fromEntries(Object.entries(v).map(([side, p]) => [side, part(p)]));
+    }
+    if (entry.kind === "entries") return Array.isArray(v) ? v.map(part) : v;
+    return part(v);
   }
 
   // What the big clock shows: the period's time left; in a break the break's time left (a
@@ -268,40 +280,110 @@ const timerd = (() => {
     if (typeof v !== "string" || !kind || kind === "text") return v;
     return kind === "side" ? sideName(v, teams) : textOr(`${kind}.${v}`, v);
   }
-  // The rows the profile's rule modules show of themselves (the state's `display`: each
-  // {key, kind, label: {language: text}}), as [label, value] in the page's language, as
-  // Messages.row says them: a new sport's status needs no line in any page (issue 44 item 5).
-  // An entry whose value has parts (i18n.PARTS' kinds: the timeouts, the penalties...) is
-  // the text views' (Messages.shown); the pages still draw those modules in their own places.
-  const PARTS = ["sides", "entries", "entry"];
-  function displayRows(s) {
-    return (s?.display ?? []).filter((entry) => !PARTS.includes(entry.kind)).map((entry) => {
-      const label = typeof entry.label === "string" ? textOr(entry.label, entry.label)
-        : entry.label?.[i18n.language] ?? entry.label?.en ?? entry.key;
-      const v = s[entry.key];
-      return [label, v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams))];
+  // What the profile's rule modules show of themselves (the state's `display`: each {key,
+  // kind, label} and, for a value of parts, its `texts` and `fields`), in the page's language,
+  // as timerd.i18n.Messages.shown says it for `timerctl status`: `rows`, each [label, value]
+  // (a value of parts, its parts' texts joined, in one row when it has a label), and `lines`,
+  // the parts of a value without a label, one text each. A new sport's status needs no line
+  // in any page (issue 44 item 5). `skip`: the keys a page draws in places of its own;
+  // `places`: the places a page shows the entries declared for (`board`: the scoreboard's
+  // teams' boxes, `onBoard`; `banner`: a line of its own, `banner`), left out here.
+  const PARTS = ["sides", "entries", "entry"]; // i18n.PARTS
+  function shown(s, skip = [], places = []) {
+    const rows = [];
+    const lines = [];
+    for (const entry of s?.display ?? []) {
+      if (skip.includes(entry.key) || places.some((place) => entry[place])) continue;
+      if (!PARTS.includes(entry.kind)) {
+        rows.push([label(entry), row(entry, s)]);
+        continue;
+      }
+      const texts = parts(entry, s, entry.texts ?? {}, s.teams);
+      if (entry.label === null || entry.label === undefined) lines.push(...texts);
+      else if (texts.length) rows.push([label(entry), texts.join(", ")]);
+    }
+    return { rows, lines };
+  }
+  // What a short line shows of the rule modules, as Messages.brief says it for the
+  // terminal's status line (the stream overlay's tags): each part in its `brief` text, its
+  // side as Home/Away, else a row with a label as "label value"; a value with parts and no
+  // brief is not on it. `skip` as for `shown`.
+  function brief(s, skip = []) {
+    return (s?.display ?? []).filter((entry) => !skip.includes(entry.key)).flatMap((entry) => (
+      PARTS.includes(entry.kind) ? parts(entry, s, entry.brief ?? {})
+        : [`${label(entry)} ${row(entry, s)}`]));
+  }
+  // A value shown whole, as its kind shows it ("-" when it is null), as Messages.row.
+  function row(entry, s) {
+    const v = s[entry.key];
+    return v === null || v === undefined ? "-" : String(value(entry.kind, v, s.teams));
+  }
+  // An entry's label: its catalogue key's text, or its text in the page's language (else
+  // English), or else its key, as Messages.label.
+  const label = (entry) => (typeof entry.label === "string" ? textOr(entry.label, entry.label)
+    : entry.label?.[i18n.language] || entry.label?.en || entry.key);
+  // Is a part's field set, as Python's truth says (an empty list or mapping is not)?
+  const held = (x) => (Array.isArray(x) ? x.length > 0
+    : x && typeof x === "object" ? Object.keys(x).length > 0 : Boolean(x));
+  // A part by its fields: a mapping's own, else `value` (i18n._fields).
+  const fieldsOf = (part) => (part && typeof part === "object" && !Array.isArray(part)
+    ? part : { value: part });
+  // The parts of a value of parts (`sides`: a part per side, its `side` among its fields, a
+  // null one left out; `entries` a list; `entry` one or null), each in the first of `texts`
+  // (a catalogue key: the part's field that must be set, "" none) that holds, its
+  // placeholders from the entry's `fields` (a part's field and its kind), as Messages.parts;
+  // with a `side`, only that side's parts.
+  function parts(entry, s, texts, teams = null, side = null) {
+    const v = s[entry.key];
+    const all = entry.kind === "sides"
+      ? Object.entries(v && typeof v === "object" ? v : {}).filter(([, p]) => p != null)
+        .map(([at, p]) => ({ ...fieldsOf(p), side: at }))
+      : (entry.kind === "entries" ? (Array.isArray(v) ? v : []) : v == null ? [] : [v])
+        .map(fieldsOf);
+    return all.filter((part) => side === null || part.side === side).flatMap((part) => {
+      const key = Object.keys(texts).find((k) => !texts[k] || held(part[texts[k]]));
+      if (key === undefined) return [];
+      const values = Object.fromEntries(Object.entries(entry.fields ?? {}).map(
+        ([name, [field, kind]]) => [name, value(kind, part[field] ?? null, teams)]));
+      return [t(key, values)];
     });
   }
-  // `displayRows` drawn into a box of its own at the end of `parent` (made at the first
-  // state): the one helper every page calls, the scoreboard, the desk and the overlay alike.
-  function showDisplay(s, parent) {
+  // The parts of the entries declared for a `place` (`board`, `banner`), in its texts, by
+  // the teams' names; with a `side`, only that side's.
+  const placed = (place, s, side = null) => (s?.display ?? []).filter((entry) => entry[place])
+    .flatMap((entry) => parts(entry, s, entry[place], s.teams, side));
+  // What a rink's board shows of the rule modules in `side`'s box (the goalie's dressing
+  // time, ISBHF 408).
+  const onBoard = (s, side) => placed("board", s, side);
+  // What the rule modules show in a line of their own: under the scoreboard's clock, in the
+  // desk's head (the line change, ISBHF 404b: "Line change: visitors 0:04 (1/3)").
+  const banner = (s) => placed("banner", s);
+  // `shown` drawn into a box of its own at the end of `parent` (made at the first state): a
+  // row is a label and its value, a line spans both; the one helper every page calls, the
+  // scoreboard, the desk and the overlay alike (`places`: as for `shown`).
+  function showDisplay(s, parent, skip = [], places = []) {
     let box = parent.querySelector(":scope > .module-rows");
     if (!box) {
       box = document.createElement("dl");
       box.className = "module-rows";
       parent.appendChild(box);
     }
-    const rows = displayRows(s);
-    box.hidden = rows.length === 0;
-    const text = rows.map(([label, v]) => `${label}\u0000${v}`).join("\u0001");
+    const { rows, lines } = shown(s, skip, places);
+    const all = [...rows, ...lines.map((line) => [null, line])];
+    box.hidden = all.length === 0;
+    const text = all.map(([name, v]) => `${name}\u0000${v}`).join("\u0001");
     if (box.dataset.shown === text) return;
     box.dataset.shown = text;
-    box.replaceChildren(...rows.flatMap(([label, v]) => {
-      const dt = document.createElement("dt");
-      dt.textContent = label;
+    box.replaceChildren(...all.flatMap(([name, v]) => {
       const dd = document.createElement("dd");
       dd.textContent = v;
-      dd.dataset.key = label;
+      if (name === null) {
+        dd.className = "line";
+        return [dd];
+      }
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      dd.dataset.key = name;
       return [dt, dd];
     }));
   }
@@ -332,14 +414,6 @@ const timerd = (() => {
       && typeof x.remaining_s === "number");
     return running ? [running[0], t("web.timeout_running", { side: sideName(running[0], s.teams),
       time: shownClock(running[1].remaining_s) })] : null;
-  }
-
-  // ISBHF 404b: the line change's stage and time ("Line change: visitors 0:04 (1/3)"), or "".
-  function lineChangeText(change) {
-    if (!change || typeof change !== "object") return "";
-    const left = typeof change.remaining_s === "number" ? shownClock(change.remaining_s) : "";
-    return t("web.line_change", { stage: textOr(`stage.${change.stage}`, change.stage),
-      time: left, n: change.number, of: change.stages });
   }
 
   // One line for where the match stands, and a CSS class for its look (colour, a blink).
@@ -461,7 +535,8 @@ const timerd = (() => {
     shownClock, elapsedClock, current, mainClock, phaseText, signalName, stopClock, connect,
     token, setToken,
     command, run, i18n, loadTexts, chooseLanguage, languageSwitch, showLink, showNoGoal, t,
-    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, displayRows,
-    showDisplay, profileTitle, whereText, runningTimeout, lineChangeText,
+    textOr, sideName, reason, said, fitText, urlOption, overlayFrame, value, shown, brief, onBoard,
+    banner,
+    showDisplay, profileTitle, whereText, runningTimeout,
   };
 })();

@@ -104,7 +104,8 @@ class Passive(RuleModule):
     #: the warning (ITHF 8.1), or that it was warned (8.2).
     display = MappingProxyType({"passive": Shown(
         None, "sides", texts={"st.passive": "value", "st.passive_warned": ""},
-        fields={"side": ("side", "side"), "s": ("value", "tenths")})})
+        fields={"side": ("side", "side"), "s": ("value", "tenths")},
+        runs={"value": ("play", "")})})  # ITHF 8.1: counted in play time
     declares = (PassivePress,)
     buttons = (
         Button("passive_home", "The home side's PASSIVE button (passive play, ITHF 8.3).",

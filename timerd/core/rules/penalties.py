@@ -314,7 +314,8 @@ class Penalties(RuleModule):
         None, "entries", texts={"st.penalty": "running", "st.penalty_waiting": ""},
         fields={"number": ("number", "text"), "side": ("side", "side"),
                 "player": ("player", "player"), "kind": ("kind", "kind"),
-                "time": ("remaining_s", "countdown")})})
+                "time": ("remaining_s", "countdown")},
+        runs={"remaining_s": ("play", "running")})})  # served in play time, once running
     declares = (Penalty, PenaltyCancel)
     ahead_of_signals = True  # a penalty that runs out with the period ends in that period
 

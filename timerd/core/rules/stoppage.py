@@ -154,7 +154,9 @@ class LineChanges(RuleModule):
     display = MappingProxyType({"line_change": Shown(
         None, "entry", texts={"st.line_change": ""}, brief={"term.line_change": ""},
         fields={"stage": ("stage", "stage"), "n": ("number", "text"),
-                "of": ("stages", "text"), "time": ("remaining_s", "countdown")})})
+                "of": ("stages", "text"), "time": ("remaining_s", "countdown")},
+        runs={"remaining_s": ("real", "")},  # ISBHF 404b: while the clock stands
+        banner={"web.line_change": ""})})  # under the scoreboard's clock, in the desk's head
     declares = (StartLineChange,)
     buttons = (Button("line_change", "The LINE CHANGE button of ball hockey (ISBHF 404b).",
                       press=StartLineChange(), pin=7, keys=("KEY_KPPLUS",), panel="l",
@@ -226,7 +228,9 @@ class GoalieChanges(RuleModule):
     #: As `timerctl status` shows it: a line per team dressing a goalie, its time left.
     display = MappingProxyType({"goalie_change": Shown(
         None, "sides", texts={"st.goalie_change": ""},
-        fields={"side": ("side", "side"), "time": ("value", "countdown")})})
+        fields={"side": ("side", "side"), "time": ("value", "countdown")},
+        runs={"value": ("real", "")},  # ISBHF 408: while the clock stands
+        board={"web.goalie_change": ""})})  # in its team's box on the scoreboard
     declares = (ChangeGoalie,)
 
     def __init__(self, match: MatchView) -> None:

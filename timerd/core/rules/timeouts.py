@@ -154,7 +154,8 @@ class TeamTimeouts(RuleModule):
         texts={"st.timeout_running": "remaining_s", "st.timeout_left": ""},
         brief={"term.timeout": "remaining_s"},
         fields={"side": ("side", "side"), "n": ("left", "text"),
-                "time": ("remaining_s", "countdown")})})
+                "time": ("remaining_s", "countdown")},
+        runs={"remaining_s": ("real", "")})})  # ISBHF 412: while the clock stands
     records = MappingProxyType({"timeouts": []})
     declares = (TakeTimeout,)
 
