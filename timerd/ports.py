@@ -26,9 +26,10 @@ from timerd.core import rules
 from timerd.core.buttons import ButtonLogic, Chord, Gesture
 from timerd.core.commands import Command, check_arguments
 from timerd.core.effects import Effect, Notice, Signal, Told
+from timerd.core.frozen import ReadOnlyDict
 from timerd.core.profile import Profile
 from timerd.core.status import Status
-from timerd.wire import read_only, status_document
+from timerd.wire import status_document
 
 #: Keys an adapter adds to the status document (`{"muted": true}`); never a core key.
 StatusExtra = Callable[[], dict[str, Any]]
@@ -66,7 +67,7 @@ class Dispatch:
     the dispatch, built when the first output reads it (a dispatch nobody shows costs
     nothing) and the same object for every output after (issue 14, invariant 5). Frozen:
     an output reads it and cannot change it, the document included: its dicts and lists are
-    read-only (`wire.read_only`; a write raises TypeError, issue 44 item 2), so what one output
+    read-only (`core.frozen`; a write raises TypeError, issue 44 item 2), so what one output
     writes never reaches the next; an output copies it to add (`{**document, "wall": ...}`)."""
 
     effects: tuple[Effect, ...]
@@ -87,8 +88,10 @@ class Dispatch:
     @made_once
     def document(self) -> Mapping[str, Any]:
         """The versioned status document (`timerd.wire.status_document`) of this dispatch,
-        read-only to its depth (one pass over it, at the first output that reads it)."""
-        return read_only(status_document(self.status, self.extras_of()))
+        read-only to its depth: its parts are read-only as made (the core's in
+        `core.status.snapshot`, the rule modules' and the adapters' frozen where they are
+        composed), so only the document itself is made read-only here."""
+        return ReadOnlyDict(status_document(self.status, self.extras_of()))
 
     @made_once
     def signals(self) -> tuple[Signal, ...]:

@@ -39,7 +39,7 @@ from timerd.core.effects import (
     ResultCorrected,
     Signal,
 )
-from timerd.core.frozen import read_only as read_only  # noqa: PLC0414 (for ports.Dispatch)
+from timerd.core.frozen import freeze_values
 from timerd.core.score import Goal
 from timerd.core.status import Status
 from timerd.i18n import LOG_TEXT
@@ -61,7 +61,10 @@ PAGE_FORMAT = 1
 
 
 def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The status as every tool sees it: the core's keys, then the adapters' (`extras`).
+    """The status as every tool sees it: the core's keys, then the adapters' (`extras`), whose
+    dicts and lists are made read-only here (`freeze_values`), as the core's are where the
+    core makes them: a dispatch's document then needs no pass over the core's part (issue 44
+    items 2 and 8).
 
     An extra key the core has (`match_id`, `result`, `start_in_s`, also where the core leaves
     it null) or `format` is dropped with a log line: what the match says is never changed or
@@ -69,15 +72,16 @@ def status_document(status: Status, extras: Iterable[Mapping[str, Any]]) -> dict
     """
     out = status.to_dict()
     out["format"] = STATUS_FORMAT
-    core = set(out)  # the core's keys and `format`, before any extra
+    added: dict[str, Any] = {}
     for extra in extras:
-        clash = extra.keys() & core  # built per dispatch: kept cheap
+        clash = extra.keys() & out.keys()  # the core's keys: C's pass over the extra's keys
         if clash:
             log.error("status keys %s of an adapter are not its own; dropped",
                       ", ".join(sorted(clash)))
-            out.update((k, v) for k, v in extra.items() if k not in clash)
+            added.update((k, v) for k, v in extra.items() if k not in clash)
         else:
-            out.update(extra)
+            added.update(extra)
+    out.update(freeze_values(added))
     return out
 
 

@@ -36,7 +36,6 @@ ALLOWED = frozenset({
     "dataclasses",
     "enum",
     "functools",
-    "itertools",
     "math",
     "re",
     "types",

@@ -1,7 +1,7 @@
-"""Values no reader can change (issue 44 item 2): a dispatch's one status document
-(`wire.read_only`), handed to every output, so that what one output writes cannot change
-what a later one sends; and what every status shares, made once (the rule modules'
-`display`, `core.status.displayed`). They encode as JSON and compare as the dicts and lists
+"""Values no reader can change (issue 44 item 2): the parts of a dispatch's one status
+document (`ports.Dispatch.document`), handed to every output, so that what one output writes
+cannot change what a later one sends; and what every status shares, made once (the rule
+modules' `display`, `core.status.displayed`). They encode as JSON and compare as the dicts and lists
 they are; a copy (`{**document, "wall": ...}`, `dict(document)`, `copy.deepcopy`) is the
 reader's own.
 """
@@ -9,7 +9,6 @@ reader's own.
 from __future__ import annotations
 
 import copy
-from itertools import compress, repeat
 from typing import Any, NoReturn
 
 
@@ -49,30 +48,47 @@ class ReadOnlyList(list[Any]):
         return [copy.deepcopy(value, memo) for value in self]
 
 
-#: What `read_only` copies: every other value of a JSON-able document is immutable.
-_CONTAINERS = (dict, list)
+#: The types of the values `read_only` keeps as they are: JSON's scalars and the parts that
+#: are read-only already. A value of another type is frozen (a dict, a list) or, being neither
+#: (a StrEnum's member, a tuple), its type joins these: one set lookup per value, in C.
+_KEPT: set[type] = {str, int, float, bool, type(None), ReadOnlyDict, ReadOnlyList}
 
 
 def read_only(document: dict[str, Any]) -> ReadOnlyDict:
     """`document` (JSON-able) with every dict and list in it read-only, a part read-only
-    already kept as it is: one pass over it.
-
-    Made per dispatch, so the pass is C's: a container is copied whole (`dict`'s own copy),
-    its containers found by `isinstance` mapped over its values, and only they are replaced,
-    by their own read-only copies; no Python code runs per value (issue 44 item 8: the
-    bytecode per dispatch, `bench/run --ab`)."""
+    already kept as it is: a copy, its values frozen (`freeze_values`)."""
     frozen = ReadOnlyDict(document)
-    for key in compress(document, map(isinstance, document.values(), repeat(_CONTAINERS))):
-        dict.__setitem__(frozen, key, _read_only(document[key]))
+    freeze_values(frozen)
     return frozen
 
 
-def _read_only(value: dict[str, Any] | list[Any]) -> ReadOnlyDict | ReadOnlyList:
-    if isinstance(value, ReadOnlyDict | ReadOnlyList):
-        return value
+def freeze_values(values: dict[str, Any]) -> dict[str, Any]:
+    """`values`, each dict and list among them (to its depth) replaced by its read-only copy,
+    in place; a part read-only already is kept as it is.
+
+    Made per status and per dispatch (a rule module's and an adapter's parts), so the pass is
+    C's where every value is read-only as made: the values' types are looked up in `_KEPT`
+    (`issuperset` over `map(type, ...)`); only where one is not kept does Python code look at
+    each value. `isinstance` would look up `__class__` on every value that is not a
+    container: a third of the instructions of a dispatch's freeze (issue 44 item 8,
+    `bench/run --ab --instructions`)."""
+    if not _KEPT.issuperset(map(type, values.values())):
+        for key, value in list(values.items()):
+            if type(value) not in _KEPT:
+                dict.__setitem__(values, key, _read_only(value))
+    return values
+
+
+def _read_only(value: Any) -> Any:
+    """`value` (of a type not in `_KEPT`) read-only: a dict's or a list's read-only copy,
+    else `value` itself, its type kept from now on."""
     if isinstance(value, dict):
         return read_only(value)
-    frozen = ReadOnlyList(value)
-    for index in compress(range(len(value)), map(isinstance, value, repeat(_CONTAINERS))):
-        list.__setitem__(frozen, index, _read_only(value[index]))
-    return frozen
+    if isinstance(value, list):
+        frozen = ReadOnlyList(value)
+        for index, item in enumerate(value):
+            if type(item) not in _KEPT:
+                list.__setitem__(frozen, index, _read_only(item))
+        return frozen
+    _KEPT.add(type(value))
+    return value

@@ -22,7 +22,7 @@ from timerd.core.clock import MatchClock
 from timerd.core.display import ClockFace, clock_face, next_change, next_whole, tenth_only
 from timerd.core.effects import Phase, Signal
 from timerd.core.faceoff import FaceoffGuard
-from timerd.core.frozen import ReadOnlyDict, ReadOnlyList, read_only
+from timerd.core.frozen import ReadOnlyDict, ReadOnlyList, freeze_values, read_only
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
 from timerd.core.rule import BreakKind, RuleModule, own
@@ -122,7 +122,8 @@ else:
 def absent(modules: tuple[type[RuleModule], ...], which: str) -> dict[str, Any]:
     """The keys `modules` add to the status (`which` = "shows") or the result ("records"),
     as a match without them has them (a period's entry: `periods_record`): a copy of what
-    `_absent` composed once per registry (it is read per status: issue 44 item 8)."""
+    `_absent` composed once per registry (it is read per status: issue 44 item 8), whose
+    values are read-only, so that a status's document keeps them as they are."""
     return dict(_absent(modules, which))
 
 
@@ -131,7 +132,7 @@ def _absent(modules: tuple[type[RuleModule], ...], which: str) -> Mapping[str, A
     out: dict[str, Any] = {}
     for module in modules:
         out.update(getattr(module, which))
-    return out
+    return read_only(out)
 
 
 class Shown(Protocol):
@@ -182,21 +183,21 @@ def snapshot(match: Shown, now: float) -> Status:
     last = match.last_signal
     count_up = not math.isfinite(match.clock.length_s)
     in_play = match.phase in (Phase.RUNNING, Phase.PAUSED)
-    # The score, the names, the goals and the clock face are made read-only here, where they
-    # are made: a dispatch's document then keeps them as they are, and copies only what the
-    # modules and adapters add (issue 44 item 8: its freeze to the depth was a sixth of the
+    # Every part is made read-only here, where it is made (the score, the names, the goals,
+    # the clock face, the result, the rule modules' parts): a dispatch's document then keeps
+    # them as they are (issue 44 item 8: its freeze to the depth was a sixth of the
     # instructions of a match minute, docs/BENCHMARKS.md).
     teams = ReadOnlyDict({side.value: name for side, name in match.teams.items()})
     registered = rules.REGISTERED  # read now: a module registered later is shown too
     result = None
     if match.result is not None:
-        result = match.result.to_dict() | {
+        result = read_only(match.result.to_dict() | {
             "interruptions": [i.to_dict() for i in match.interruptions],
             "replays": match.replays,
             "periods": periods_record(match.periods_played, match.sheet.goals,
                                       absent(registered, "period_records")),
             **absent(registered, "records"), **match.records(), "teams": teams,
-            "round": match.round}
+            "round": match.round})
     shown = absent(registered, "shows")
     for rule in match.rules:
         shown.update(own(rule, rule.status(now), rule.shows, "status"))
@@ -228,8 +229,8 @@ def snapshot(match: Shown, now: float) -> Status:
         teams=teams,
         round=match.round,
         match_id=match.match_id,
-        display=displayed(tuple(type(rule) for rule in match.rules)),
-        **shown,
+        display=displayed(tuple(map(type, match.rules))),
+        **freeze_values(shown),
     )
 
 

@@ -17,6 +17,7 @@ from timerd.core.buttons import Button
 from timerd.core.checks import at_most
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.frozen import ReadOnlyDict
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Goal, Side, parse_side
 from timerd.core.settings import GUARD_WHY, ProfileBase, Settings
@@ -165,7 +166,7 @@ class Passive(RuleModule):
 
     def status(self, now: float) -> Mapping[str, Any]:
         play = self.match.play_s(now)
-        return {"passive": {s.value: self.count.remaining_s(s, play) for s in Side}}
+        return {"passive": ReadOnlyDict({s.value: self.count.remaining_s(s, play) for s in Side})}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.frozen import ReadOnlyDict, ReadOnlyList
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Goal, Side, parse_player, parse_side
@@ -170,9 +171,10 @@ class GivenPenalty:
         """As the status lists it (the scoreboard and serial display read this shape);
         `short_handed`: its team plays a player short while it runs (the power play a
         stream overlay shows), which a misconduct does not."""
-        return {"number": self.number, "side": self.side.value, "kind": self.kind,
-                "player": self.player, "remaining_s": round(self.remaining_s(play_s), 3),
-                "running": self.running, "short_handed": self.rule.short_handed}
+        return ReadOnlyDict(
+            number=self.number, side=self.side.value, kind=self.kind, player=self.player,
+            remaining_s=round(self.remaining_s(play_s), 3), running=self.running,
+            short_handed=self.rule.short_handed)
 
     def record(self) -> dict[str, Any]:
         """As the results file keeps it."""
@@ -275,7 +277,7 @@ class PenaltyBox:
         active = self.active()
         running = sorted((p for p in active if p.running), key=lambda p: p.ends_s() or 0.0)
         waiting = [p for p in active if not p.running]
-        return [p.shown(play_s) for p in running + waiting]
+        return ReadOnlyList(p.shown(play_s) for p in running + waiting)
 
     def _end(self, penalty: GivenPenalty, how: PenaltyEnd, play_s: float) -> None:
         penalty.end = how

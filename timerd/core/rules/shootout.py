@@ -14,6 +14,7 @@ from typing import Any
 
 from timerd.core.commands import Command, arg, one_of
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.frozen import read_only
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule
 from timerd.core.score import Ending, Side, parse_side
@@ -118,7 +119,7 @@ class Shootouts(RuleModule):
         return []
 
     def status(self, now: float) -> Mapping[str, Any]:
-        return {"shootout": None if self.shootout is None else self.shootout.to_dict()}
+        return {"shootout": None if self.shootout is None else read_only(self.shootout.to_dict())}
 
     def record(self) -> Mapping[str, Any]:
         return {"shootout": None if self.shootout is None else self.shootout.to_dict()}

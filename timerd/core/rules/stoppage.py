@@ -16,6 +16,7 @@ from timerd.core.buttons import Button
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.frozen import ReadOnlyDict
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Side, parse_side
@@ -110,8 +111,8 @@ class LineChange:
         end = self.next_end()
         if end is None:
             return None
-        return {"stage": self.rule.stages[self.done], "number": self.done + 1,
-                "stages": len(self.rule.stages), "remaining_s": round(max(0.0, end - now), 3)}
+        return ReadOnlyDict(stage=self.rule.stages[self.done], number=self.done + 1,
+                            stages=len(self.rule.stages), remaining_s=round(max(0.0, end - now), 3))
 
 
 @dataclass
@@ -136,7 +137,8 @@ class GoalieChange:
 
     def shown(self, now: float) -> dict[str, float]:
         """Time left per team that is dressing a goalie."""
-        return {side.value: round(max(0.0, at - now), 3) for side, at in self.ends_at.items()}
+        return ReadOnlyDict({side.value: round(max(0.0, at - now), 3)
+                             for side, at in self.ends_at.items()})
 
 
 class LineChanges(RuleModule):

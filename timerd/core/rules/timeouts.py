@@ -18,6 +18,7 @@ from typing import Any
 from timerd.core.checks import at_most, durations, hours
 from timerd.core.commands import Command, arg
 from timerd.core.effects import Effect, Notice, Phase, SignalKind
+from timerd.core.frozen import ReadOnlyDict
 from timerd.core.refused import CommandRefused
 from timerd.core.rule import CommandTable, MatchView, RuleModule, Shown, Step
 from timerd.core.score import Side, parse_side
@@ -130,11 +131,10 @@ class Timeouts:
         out = {}
         for side in Side:
             running = self.running if self.running and self.running.side is side else None
-            out[side.value] = {
-                "left": self.left(side),
-                "remaining_s": None if running is None else
-                round(max(0.0, running.ends_at - now), 3)}
-        return out
+            out[side.value] = ReadOnlyDict(
+                left=self.left(side),
+                remaining_s=None if running is None else round(max(0.0, running.ends_at - now), 3))
+        return ReadOnlyDict(out)
 
 
 class TeamTimeouts(RuleModule):
