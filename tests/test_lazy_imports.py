@@ -12,8 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 #: Libraries only some adapters need, and the adapter that needs each.
-OPTIONAL = {"h11": "web", "wsproto": "web", "aiohttp": "web", "aiomqtt": "hall", "paho": "hall",
-            "serial": "serial", "termios": "terminal", "ctypes": "speaker", "evdev": "keypad"}
+OPTIONAL = {"h11": "web", "wsproto": "web", "orjson": "web", "aiohttp": "web", "aiomqtt": "hall",
+            "paho": "hall", "serial": "serial", "termios": "terminal", "ctypes": "speaker",
+            "evdev": "keypad"}
 #: Builds the daemon as `timerd run --simulate` does (app.build, gpiozero's mock pins) with the
 #: config file argv[1] and the `-o` overrides after it, then names every module imported. The
 #: state and runtime directories come from the test's environment (conftest).

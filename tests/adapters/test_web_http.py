@@ -83,7 +83,7 @@ def test_a_malformed_request_is_answered_with_an_error_and_closed(
     behind = b"GET /api/state HTTP/1.1\r\nHost: x\r\n\r\n"  # never answered: closed before
     answer = serve(lambda server: exchange(server, request_ + behind))
     assert statuses(answer) == [status]
-    assert answer.split(b"\r\n\r\n", 1)[1].startswith(b'{"format": %d, "ok": false' % REPLY_FORMAT)
+    assert answer.split(b"\r\n\r\n", 1)[1].startswith(b'{"format":%d,"ok":false' % REPLY_FORMAT)
 
 
 def test_pipelined_requests_on_one_connection_are_answered_in_order() -> None:

@@ -315,13 +315,13 @@ def test_each_dispatch_encodes_its_state_once_and_every_browser_gets_those_bytes
     """One status document per dispatch, encoded once: the same bytes for every browser, also
     when a dispatch has several effects (the pause: its phase change and its chirp)."""
     encoded: list[bytes] = []
-    encode = web_module._encode
+    encode = web_module.json_bytes
 
     def counting(value: object) -> bytes:
         encoded.append(encode(value))
         return encoded[-1]
 
-    monkeypatch.setattr(web_module, "_encode", counting)
+    monkeypatch.setattr(web_module, "json_bytes", counting)
     pushes: list[tuple[StreamClient, bytes, dict[str, object]]] = []
 
     def setup(service: Service) -> None:
