@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import Recorder, refused, wired
 from timerd import __version__
+from timerd.adapters.journal import writer as journal_writer
 from timerd.adapters.journal.format import (
     HEARTBEAT_NAME,
     JOURNAL_NAME,
@@ -810,6 +811,44 @@ def test_a_match_of_many_commands_is_compacted_and_restored_as_it_stood(tmp_path
     assert {k: after[k] for k in keys} == {k: before[k] for k in keys}
     assert before["interruptions"] > COMPACT_LINES
     assert after["timeouts"]["home"]["left"] == before["timeouts"]["home"]["left"] == 0
+
+
+def _names_in_play(count: int) -> list[tuple[float, str]]:
+    """`count` names, each a `teams` command, while the clock runs (from 21 s: ITHF's pre-signal
+    is 20 s), then a pause at 100 s."""
+    return [(0.0, "start"), *((21.0 + i * 0.01, f"teams H{i:05d} Away") for i in range(count)),
+            (100.0, "pause")]
+
+
+def test_a_compaction_waits_for_the_clock_to_stop(tmp_path: Path) -> None:
+    """Its snapshot stalls the loop (24 ms with 10,000 interruptions): past COMPACT_LINES
+    commands in play, the journal is compacted at the next stoppage, not while a signal may
+    be due. On the old code it was compacted at the command that passed COMPACT_LINES, in
+    play, and the lines after it stayed."""
+    count = COMPACT_LINES + 200
+    out = run_service(tmp_path, _names_in_play(count), until=101.0)
+    kinds = [line["type"] for line in out["lines"]]
+    assert kinds == ["match", "snapshot", "stopped"]  # compacted at the pause, nothing after
+    assert out["status"]["phase"] == "paused"
+    after = run_service(tmp_path, [], until=0.0)["status"]
+    assert after["recovery"]["outcome"] == "restored"
+    assert after["teams"] == {"home": f"H{count - 1:05d}", "away": "Away"}
+    assert after["remaining_s"] == out["status"]["remaining_s"]
+
+
+def test_a_flood_in_play_is_compacted_in_play_past_its_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flood that never stops the clock is compacted in play once it passes
+    RUNNING_COMPACT_LINES: a start's read and replay stay bounded."""
+    monkeypatch.setattr(journal_writer, "RUNNING_COMPACT_LINES", COMPACT_LINES + 100)
+    count = COMPACT_LINES + 300
+    out = run_service(tmp_path, _names_in_play(count)[:-1], until=40.0)
+    kinds = [line["type"] for line in out["lines"]]
+    assert kinds[:2] == ["match", "snapshot"]
+    assert 150 < kinds.count("command") < 250  # what came after the compaction in play
+    after = run_service(tmp_path, [], until=0.0)["status"]
+    assert after["recovery"]["outcome"] == "restored"
+    assert after["teams"] == {"home": f"H{count - 1:05d}", "away": "Away"}
 
 
 def _snapshot(match_records: list[dict[str, Any]], state: bytes, **fields: Any) -> dict[str, Any]:

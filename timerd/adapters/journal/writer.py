@@ -17,12 +17,15 @@ is journalled with it. A match that piles up commands (a control client pausing 
 in a loop) is compacted as it goes: once COMPACT_LINES lines follow its header (or its last
 snapshot), and they outweigh that snapshot, the journal is rewritten as the header, a
 `snapshot` of the match (the live match pickled on the loop, `format.snapshot_record`; its
-write, as every other, on the disk writer's thread) and nothing after it. A start then reads
-one snapshot and at most a few thousand lines, however many commands the match took
-(bench/journal_recovery.py). A finished match is compacted only once its results line (or its
-pending copy) is fsynced (`result_on_disk`) in any case: until then the journal keeps it, and
-a start that finds it gives its result to the results file (issue 36: nothing acknowledged is
-only in RAM).
+write, as every other, on the disk writer's thread) and nothing after it. The pickling stalls
+the loop in proportion to the match (24 ms with 10,000 interruptions), so it waits for a
+stopped clock, where no signal is due within it; while the clock runs, only past
+RUNNING_COMPACT_LINES lines or RUNNING_COMPACT_BYTES of them (a start's read stays bounded).
+A start then reads one snapshot and at most a few thousand lines, however many commands the
+match took (bench/journal_recovery.py). A finished match is compacted only once its results
+line (or its pending copy) is fsynced (`result_on_disk`) in any case: until then the journal
+keeps it, and a start that finds it gives its result to the results file (issue 36: nothing
+acknowledged is only in RAM).
 
 Once a second the daemon writes a heartbeat (`heartbeat.json`: run, match, loop time, wall
 time) into the runtime directory, which is RAM (systemd's `/run/timerd`), never the SD card.
@@ -130,9 +133,15 @@ BEAT_ON_TICK_S = 0.75 * HEARTBEAT_S
 #: proportion to the match (5 ms with 1,000 interruptions, 24 ms with 10,000 on a busy VM,
 #: bench/journal_recovery.py), paid at most once per COMPACT_LINES commands.
 COMPACT_LINES = 1000
+#: Lines, or bytes of them, after which a match is compacted while its clock runs too: a flood
+#: of commands in play (names, goals) that never stops the clock. A compaction otherwise waits
+#: for the next stoppage, so that its snapshot's stall never holds up a signal of a running
+#: clock; these keep what a start reads and replays within a few times a stopped match's.
+RUNNING_COMPACT_LINES = 4 * COMPACT_LINES
+RUNNING_COMPACT_BYTES = 1024 * 1024
 #: Longest journal read at a start: a match writes a few dozen lines, a long one a snapshot
-#: and at most about COMPACT_LINES lines; a longer file is not a journal timerd wrote, and is
-#: set aside.
+#: and at most about RUNNING_COMPACT_BYTES of lines (or as many as the snapshot's bytes); a
+#: longer file is not a journal timerd wrote, and is set aside.
 MAX_JOURNAL_BYTES = 4 * 1024 * 1024 + MAX_SNAPSHOT_BYTES
 
 #: Signals that mark match time in the journal; acknowledgements and our own are not needed.
@@ -444,13 +453,18 @@ class Journal:
                              "args": list(effect.command.words())},
                             effect.at)
         self._walls += [(goal.to_dict(), wall) for goal in goals]
-        self._compact(effect.at)
+        self._compact(effect.at, running=status.clock_running)
 
-    def _compact(self, at: float) -> None:
+    def _compact(self, at: float, running: bool) -> None:
         """A match long in lines becomes its header and a snapshot (the module's docstring):
-        recovery reads the snapshot and replays only what follows it."""
+        recovery reads the snapshot and replays only what follows it. While the clock runs
+        (`running`), only past RUNNING_COMPACT_LINES or _BYTES: the snapshot stalls the loop."""
         tail = self._lines[2 if self._snapshot_bytes else 1:]
-        if len(tail) < COMPACT_LINES or sum(map(len, tail)) < self._snapshot_bytes:
+        if len(tail) < COMPACT_LINES:
+            return
+        size = sum(map(len, tail))
+        waits = running and len(tail) < RUNNING_COMPACT_LINES and size < RUNNING_COMPACT_BYTES
+        if size < self._snapshot_bytes or waits:
             return
         match = self.match_of()
         if match is None or (match.match_id or "") != self.match_id:
