@@ -45,8 +45,11 @@ def busy_document() -> dict[str, Any]:
 def test_a_state_push_says_what_the_standard_library_said() -> None:
     document = busy_document()
     state = document["state"]
-    assert state["teams"]["home"] == "Žiga Kovač" and len(state["goals"]) == 2
-    assert state["penalties"] and state["timeouts"] and state["display"]
+    assert state["teams"]["home"] == "Žiga Kovač"
+    assert len(state["goals"]) == 2
+    assert state["penalties"]
+    assert state["timeouts"]
+    assert state["display"]
     written = json_bytes(document)
     assert json.loads(written) == json.loads(_stdlib(document))
     # Compact, as the standard library is told to write it where orjson is not installed.
