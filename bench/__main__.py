@@ -529,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instructions", action="store_true",
                         help="--ab counts instructions under valgrind's callgrind instead of "
                         "CPU seconds (bench/ab.py): steady on a loaded machine")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="--ab's CPU seconds with each match played this many times "
+                        "faster (`timerd run --speed`): more pairs in the time")
     args = parser.parse_args(argv)
     name = "quick" if args.quick else "full"
     mode = MODES[name]
@@ -538,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
             else mode.drift_profile
         print(f"timerd A/B ({name}: {profile}) on {machine.label(machine.describe())}; "
               f"A {a}, B {b}", flush=True)
-        found = ab_mod.ab(a, b, args.pairs, profile, instructions=args.instructions)
+        found = ab_mod.ab(a, b, args.pairs, profile, instructions=args.instructions,
+                          speed=args.speed)
         print(f"  medians: A {found['medians'][a]:.4f}, B {found['medians'][b]:.4f} "
               f"{found['unit']} per match minute; B/A {found['ratio_b_over_a']:.3f}")
         return 0

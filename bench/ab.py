@@ -26,6 +26,8 @@ import tarfile
 import tempfile
 import time
 import tomllib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +57,15 @@ def tree_of(commit: str, into: Path) -> Path:
     return tree
 
 
-def cpu_per_match_minute(tree: Path, workdir: Path, profile: str) -> float:
-    """The CPU seconds per match minute of `tree`'s daemon playing one match of `profile`."""
+def cpu_per_match_minute(tree: Path, workdir: Path, profile: str, speed: float = 1.0) -> float:
+    """The CPU seconds per match minute of `tree`'s daemon playing one match of `profile`,
+    at `speed` (`timerd run --speed`: the same dispatches per match minute, in a tenth of the
+    time at 10, so that many runs fit where a 2-core machine's CPU seconds spread)."""
     workdir.mkdir()
     config, _ = adapter_config(workdir, profile, CPU_BUDGET_SWITCHES, repo=tree)
     port: int | None = tomllib.loads(config.read_text()).get("web", {}).get("port")
-    daemon = Daemon(config, workdir, repo=tree)
+    daemon = Daemon(config, workdir, repo=tree,
+                    options=("--speed", str(speed)) if speed != 1.0 else ())
     played = profiles.load(profile)
     length_s = played.pre_signal_lead_s + played.period_s
     try:
@@ -70,14 +75,14 @@ def cpu_per_match_minute(tree: Path, workdir: Path, profile: str) -> float:
                 stack.enter_context(WebPage(port))
             started, cpu0 = time.monotonic(), daemon.cpu_s()
             daemon.command("start")
-            ended = daemon.wait_signal("final", timeout_s=length_s + 30)
+            ended = daemon.wait_signal("final", timeout_s=length_s / speed + 30)
             cpu1 = daemon.cpu_s()
     finally:
         stopped = daemon.stop()
     if stopped["exit_code"] != 0:
         raise RuntimeError(f"{tree.name}: timerd exited {stopped['exit_code']}:\n"
                            + "\n".join(daemon.log[-20:]))
-    return sum(cpu1[part] - cpu0[part] for part in cpu0) / ((ended - started) / 60)
+    return sum(cpu1[part] - cpu0[part] for part in cpu0) / ((ended - started) * speed / 60)
 
 
 #: `--instructions`: the daemon's speed under callgrind, whose slowdown its loop still keeps
@@ -122,11 +127,16 @@ def instructions_per_match_minute(tree: Path, workdir: Path, profile: str) -> fl
     return counted / 1e6 / (length_s / 60)
 
 
-def ab(a: str, b: str, pairs: int, profile: str, instructions: bool = False) -> dict[str, Any]:
+def ab(a: str, b: str, pairs: int, profile: str, *, instructions: bool = False,
+       speed: float = 1.0) -> dict[str, Any]:
     """`pairs` runs of each commit, alternately (A B, B A, ...); each run printed: CPU
-    seconds, or with `instructions` millions of instructions, per match minute."""
-    measure, unit = (instructions_per_match_minute, "M instructions") if instructions \
-        else (cpu_per_match_minute, "CPU-s")
+    seconds (the match played at `speed`), or with `instructions` millions of instructions,
+    per match minute."""
+    measure: Callable[[Path, Path, str], float]
+    if instructions:
+        measure, unit = instructions_per_match_minute, "M instructions"
+    else:
+        measure, unit = partial(cpu_per_match_minute, speed=speed), "CPU-s"
     runs: dict[str, list[float]] = {a: [], b: []}
     with tempfile.TemporaryDirectory(prefix="timerd-ab-") as tmp:
         trees = {commit: tree_of(commit, Path(tmp)) for commit in (a, b)}
