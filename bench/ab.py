@@ -12,9 +12,9 @@ less). Figures are for one machine at one time; a loaded machine spreads them.
 (Debian's `valgrind`) at `--speed 10`, counting from the start command to the final signal
 only, and the report is the instructions per match minute (Ir). A count hardly moves with the
 machine's load, so two commits a few percent apart are told apart in one pair, where CPU
-seconds on a shared 2-core machine spread by a tenth. Both run without the speaker: a commit
-whose speaker cannot play on the machine (018c525 without simpleaudio) would else be measured
-doing less.
+seconds on a shared 2-core machine spread by a tenth. Either way both run without the
+speaker: a commit whose speaker cannot play on the machine (018c525 without simpleaudio)
+would else be measured doing less.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def cpu_per_match_minute(tree: Path, workdir: Path, profile: str, speed: float =
     config, _ = adapter_config(workdir, profile, CPU_BUDGET_SWITCHES, repo=tree)
     port: int | None = tomllib.loads(config.read_text()).get("web", {}).get("port")
     daemon = Daemon(config, workdir, repo=tree,
-                    options=("--speed", str(speed)) if speed != 1.0 else ())
+                    options=("--speed", str(speed), "-o", "speaker.enabled=false"))
     played = profiles.load(profile)
     length_s = played.pre_signal_lead_s + played.period_s
     try:
