@@ -1,5 +1,5 @@
 """The web's JSON (`timerd.adapters.web.adapter.json_bytes`): orjson writes every state push,
-event and reply (issue 44 item 8: a push in a third of the standard library's instructions),
+event and reply (issue 44 item 8: a push in a ninth of the standard library's instructions),
 and what it writes is the JSON the standard library wrote, compact; a value orjson refuses,
 and every value where orjson is not installed, the standard library writes."""
 

@@ -234,14 +234,15 @@ def check_state(config: config_mod.Config) -> list[Check]:
 
 def check_web(config: config_mod.Config) -> list[Check]:
     """What writes the web's JSON (issue 44 item 8): orjson, a dependency; where it is missing
-    the standard library writes the same JSON, at about three times the CPU of a push."""
+    the standard library writes the same JSON, a push in about ten times orjson's time
+    (bench/push_encoding.py)."""
     if not config.web.enabled:
         return []
     try:
         import orjson  # noqa: PLC0415 (the web's library: the daemon loads it with the web only)
     except ImportError:
         return [Check(WARN, "web", "orjson is not installed: the standard library writes the "
-                                   "web's JSON, about three times the CPU of each state push "
+                                   "web's JSON, about ten times orjson's time for each state push "
                                    "(`pip install orjson` in timerd's environment)")]
     return [Check(OK, "web", f"JSON written by orjson {orjson.__version__}")]
 

@@ -338,8 +338,8 @@ class WebServer:
                      f"at {self.control_url}control" if self.control_url else "off")
             if orjson is None:
                 log.warning("web: orjson is not installed (pip install orjson): each state "
-                            "push is encoded by the standard library, about three times the "
-                            "CPU")
+                            "push is encoded by the standard library, in about ten times "
+                            "orjson's time")
         return self
 
     async def _listen(self, app: Router, host: str, port: int,
@@ -678,9 +678,9 @@ _ORJSON_OPTIONS = 0 if orjson is None else (orjson.OPT_PASSTHROUGH_DATACLASS
 def json_bytes(value: Any) -> bytes:
     """`value` as compact UTF-8 JSON: every state push, event and JSON reply of the web.
 
-    orjson encodes a state push in about a third of the standard library's instructions (the
-    push, once a second to the open pages, was a quarter of a running match's: issue 44 item
-    8, docs/BENCHMARKS.md). What orjson refuses (an int past 64 bits, a lone surrogate, a key
+    orjson encodes a state push in about a ninth of the standard library's instructions and a
+    tenth of its time (1.6 against 16.4 µs, bench/push_encoding.py; issue 44 item 8,
+    docs/BENCHMARKS.md). What orjson refuses (an int past 64 bits, a lone surrogate, a key
     that is not a string, nesting past 254) the standard library writes, as it wrote all
     before (non-ASCII escaped); where orjson is not installed, it writes every message, said
     once at the start (`WebServer.__aenter__`)."""
