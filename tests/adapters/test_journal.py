@@ -538,6 +538,20 @@ def test_every_accepted_command_is_journalled_at_its_exact_instant(tmp_path: Pat
     assert not out["heartbeat_left"]  # a clean stop removes it; `stopped` is exact
 
 
+def test_the_heartbeat_names_the_match_being_played_after_a_reset(tmp_path: Path) -> None:
+    # Its keys that change only with the match are made once per match (issue 44 item 8):
+    # the next match's beats name the next match, and every beat is JSON with its instants.
+    out = run_service(tmp_path, [(1.0, "start"), (29.0, "pause"), (30.0, "reset"),
+                                 (31.0, "start")], until=40.5)
+    opened = [x for x in out["lines"] if x["type"] == "match"]  # the reset closed the first
+    assert [x["t"] - out["lines"][-1]["t"] for x in opened] == [31.0 - 40.5]
+    beat = out["heartbeat"]
+    assert set(beat) == {"run", "match", "pid", "t", "wall"}
+    assert (beat["match"], beat["pid"]) == (opened[0]["match"], os.getpid())
+    assert beat["match"] == out["status"]["match_id"]
+    assert beat["t"] - out["lines"][-1]["t"] == pytest.approx(-0.5)  # the tick at 40 s
+
+
 def test_the_journal_is_compacted_on_reset_and_reopened_by_a_new_match(tmp_path: Path) -> None:
     out = run_service(tmp_path, [(0.0, "start"), (30.0, "pause"), (31.0, "reset"),
                                  (32.0, "reset")], until=40.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,7 +26,7 @@ from timerd.core.frozen import ReadOnlyDict, ReadOnlyList, freeze_values, read_o
 from timerd.core.profile import Profile
 from timerd.core.record import Interruption, PeriodPlayed, periods_record
 from timerd.core.rule import BreakKind, RuleModule, own
-from timerd.core.score import Result, ScoreSheet, Side
+from timerd.core.score import Goal, Result, ScoreSheet, Side
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,42 @@ def displayed(modules: tuple[type[RuleModule], ...]) -> ReadOnlyList:
                         for key, how in module.display.items())
 
 
+class Kept:
+    """A read-only part of the status (`make(source)`) kept while the part of the match it is
+    made from (`source`: the goals, the names) compares equal to the copy it was made from:
+    those change a few times a match, the status is made every second (issue 44 item 8:
+    CPU per match minute). A list or dict compares in C, item by item, each first by
+    identity; the pair is swapped whole, so a reader never sees one without the other."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        self.make = make
+        self.last: tuple[Any, Any] = (object(), None)
+
+    def __call__(self, source: Any) -> Any:
+        last = self.last
+        if source != last[0]:
+            last = self.last = (source.copy(), self.make(source))
+        return last[1]
+
+
+def _scored(goals: list[Goal]) -> tuple[ReadOnlyDict, ReadOnlyList]:
+    score = ScoreSheet(goals).score()
+    return (ReadOnlyDict({side.value: n for side, n in score.items()}),
+            ReadOnlyList([read_only(goal.to_dict()) for goal in goals]))
+
+
+_SCORED = Kept(_scored)  # the score and the goals (`Goal` is frozen: a copy of the list holds)
+_NAMED = Kept(lambda teams: ReadOnlyDict({side.value: name for side, name in teams.items()}))
+
+
 def snapshot(match: Shown, now: float) -> Status:
     """The match at `now`: the phase machine's clock, score and records, and what each of the
-    profile's rule modules shows (`RuleModule.status`)."""
+    profile's rule modules shows (`RuleModule.status`).
+
+    The `Status` is made from its fields in their order, its instance dict set at once: a
+    frozen dataclass's `__init__` sets each of its fifty fields through `object.__setattr__`,
+    a third of the status's cost, every second (issue 44 item 8). `test_status.py` holds its
+    keys to the class's fields."""
     paused_total = sum(i.length_s for i in match.interruptions)
     current = None
     if match.paused_since is not None:
@@ -187,7 +220,8 @@ def snapshot(match: Shown, now: float) -> Status:
     # the clock face, the result, the rule modules' parts): a dispatch's document then keeps
     # them as they are (issue 44 item 8: its freeze to the depth was a sixth of the
     # instructions of a match minute, docs/BENCHMARKS.md).
-    teams = ReadOnlyDict({side.value: name for side, name in match.teams.items()})
+    teams = _NAMED(match.teams)
+    score, goals = _SCORED(match.sheet.goals)
     registered = rules.REGISTERED  # read now: a module registered later is shown too
     result = None
     if match.result is not None:
@@ -201,37 +235,39 @@ def snapshot(match: Shown, now: float) -> Status:
     shown = absent(registered, "shows")
     for rule in match.rules:
         shown.update(own(rule, rule.status(now), rule.shows, "status"))
-    return compose_status(registered)(
-        profile=match.profile.name,
-        clock_rule=match.profile.clock,
-        phase=match.phase,
-        period=match.period,
-        periods=match.profile.periods,
-        clock_running=match.clock.running,
-        period_s=match.profile.period_s if count_up else match.clock.length_s,
-        remaining_s=match.remaining_s(now),
-        elapsed_s=match.clock.elapsed(now),
-        start_in_s=None if match.start_at is None else match.start_at - now,
-        interruption_s=current,
-        interruptions=len(match.interruptions) + (current is not None),
-        paused_total_s=paused_total,
-        last_signal=None if last is None else last.kind.value,
-        last_signal_remaining_s=None if last is None else last.remaining_s,
-        score=ReadOnlyDict({side.value: n for side, n in match.sheet.score().items()}),
-        goals=ReadOnlyList([read_only(g.to_dict()) for g in match.sheet.goals]),
-        faceoff_guard_s=match.guard.remaining_s(match.play_s(now)) if in_play else None,
-        faceoff_pending=match.guard.pending,
-        overtime=match.overtime,
-        overtime_s=match.clock.elapsed(now) if match.overtime else None,
-        count_up=count_up,
-        result=result,
-        break_kind=match.break_kind,
-        teams=teams,
-        round=match.round,
-        match_id=match.match_id,
-        display=displayed(tuple(map(type, match.rules))),
+    status = object.__new__(compose_status(registered))
+    object.__setattr__(status, "__dict__", {
+        "profile": match.profile.name,
+        "clock_rule": match.profile.clock,
+        "phase": match.phase,
+        "period": match.period,
+        "periods": match.profile.periods,
+        "clock_running": match.clock.running,
+        "period_s": match.profile.period_s if count_up else match.clock.length_s,
+        "remaining_s": match.remaining_s(now),
+        "elapsed_s": match.clock.elapsed(now),
+        "start_in_s": None if match.start_at is None else match.start_at - now,
+        "interruption_s": current,
+        "interruptions": len(match.interruptions) + (current is not None),
+        "paused_total_s": paused_total,
+        "last_signal": None if last is None else last.kind.value,
+        "last_signal_remaining_s": None if last is None else last.remaining_s,
+        "score": score,
+        "goals": goals,
+        "faceoff_guard_s": match.guard.remaining_s(match.play_s(now)) if in_play else None,
+        "faceoff_pending": match.guard.pending,
+        "overtime": match.overtime,
+        "overtime_s": match.clock.elapsed(now) if match.overtime else None,
+        "count_up": count_up,
+        "result": result,
+        "break_kind": match.break_kind,
+        "teams": teams,
+        "round": match.round,
+        "match_id": match.match_id,
+        "display": displayed(tuple(map(type, match.rules))),
         **freeze_values(shown),
-    )
+    })
+    return status
 
 
 def next_shown_change(status: Status, now: float, tenths: bool) -> tuple[float, bool] | None:

@@ -219,6 +219,8 @@ class Journal:
         #: service's first dispatch says, a restored match may be running.
         self._timed = True
         self._beat_fd: int | None = None
+        #: The heartbeat's keys that change only with the match (`_heartbeat`), by match.
+        self._beat_head: tuple[str | None, str] = (None, "")
         self._beat_at: float | None = None  # loop time of the last heartbeat written
         self._found = b""
         self._records: list[dict[str, Any]] = []  # the last match's, as found
@@ -671,8 +673,14 @@ class Journal:
         the page cache that never waits for a device, and without an fsync nothing else does.
         """
         self._beat_at = self.loop.time()
-        beat = json.dumps({"run": self.run, "match": self.match_id or "",
-                           "t": self._beat_at, "wall": time.time(), "pid": os.getpid()})
+        match = self.match_id or ""
+        if self._beat_head[0] != match:
+            self._beat_head = (match, json.dumps({"run": self.run, "match": match,
+                                                  "pid": os.getpid()})[:-1])
+        # The instants after the keys that change only with the match (issue 44 item 8: its
+        # encoding through `json.dumps`, once a second, was a tenth of a dispatch's Python):
+        # a finite float's repr is JSON's number.
+        beat = f'{self._beat_head[1]}, "t": {self._beat_at!r}, "wall": {time.time()!r}}}'
         try:
             if self._beat_fd is None:
                 self._beat_fd = os.open(self.heartbeat_path, HEARTBEAT_FLAGS, 0o640)
