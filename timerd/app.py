@@ -401,9 +401,18 @@ class ProfileSwitch:
         self.service = service
         self.journal = journal
         self.wanted = wanted
+        #: The match last asked about, and whether its profile is not the wanted one.
+        self._asked: tuple[object, bool] = (None, False)
 
     def pending(self) -> bool:
-        return self.service.match.profile != self.wanted
+        """The match's profile is not the one asked for. Asked per dispatch (the status's
+        `next_profile`), answered once per match: a match keeps its profile, and comparing
+        two profiles field by field each second cost a tenth of the status's extras (issue
+        44 item 8)."""
+        match = self.service.match
+        if match is not self._asked[0]:
+            self._asked = (match, match.profile != self.wanted)
+        return self._asked[1]
 
     def status_extra(self) -> dict[str, str | None]:
         return {"next_profile": self.wanted.name if self.pending() else None}

@@ -41,7 +41,7 @@ from timerd.core.profile import Overtime, Profile
 from timerd.core.record import Interruption, PeriodPlayed
 from timerd.core.refused import CommandRefused
 from timerd.core.refused import named as _named
-from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step, recorded
+from timerd.core.rule import BreakKind, CommandTable, RuleModule, Step, recorded, timed_steps
 from timerd.core.rules import BUILT_IN, MODULES, undeclared
 from timerd.core.score import Ending, Goal, Result, ScoreSheet, Side, table_points
 from timerd.core.status import Status, snapshot
@@ -279,8 +279,7 @@ class Match:
         the planned signal (a final ends the rest), then the others; a fired final's end first."""
         if self._period_ends is not None:
             return self._period_ends
-        steps = [step for rule in self.rules if rule.ahead_of_signals
-                 and (step := rule.next_step()) is not None]
+        steps, later = timed_steps(self.rules)
         if self.phase in (Phase.PRE_SIGNAL, Phase.BREAK) and self.start_at is not None:
             if self._break_warning_at is not None:
                 steps.append((self._break_warning_at, self._break_warning))
@@ -291,8 +290,7 @@ class Match:
             due = self.clock.when_elapsed(self._plan[self._next].at_elapsed_s)
             if due is not None:
                 steps.append((due, self._fire_planned))
-        steps += [step for rule in self.rules if not rule.ahead_of_signals
-                  and (step := rule.next_step()) is not None]
+        steps += later
         return min(steps, key=lambda s: s[0], default=None)
 
     def when_played(self, play_s: float) -> float | None:

@@ -247,11 +247,11 @@ class StreamClient:
         """Send what was pushed: written at once while the sender task is idle and the socket
         has taken everything before it (a tick then costs no task switch: issue 16, CPU per
         match minute); else handed to the sender task, which waits for a slow browser."""
-        while not self.sending and not self.ready.is_set() and self.ws.takes_now():
+        while (self.events or self.state is not None) and not self.sending \
+                and not self.ready.is_set() and self.ws.takes_now():
             message = self.next_message()
-            if message is None:
-                return
-            self.ws.write_text(message)
+            if message is not None:  # one is pending (the loop's test): for the type
+                self.ws.write_text(message)
         if self.events or self.state is not None:
             self.ready.set()
 
