@@ -91,10 +91,12 @@ class EventStream:
         os.close(self.fd)
 
     def notify(self, dispatch: Dispatch) -> None:
-        t = round(self.clock.time() - self.t0, 6)
+        t = None  # read once a record is due: most dispatches (a tick) stream none
         for effect in dispatch.effects:
             record = event_record(effect, dispatch.status)
             if record is not None:
+                if t is None:
+                    t = round(self.clock.time() - self.t0, 6)
                 self._queue((json.dumps({"t": t, **record}) + "\n").encode())
 
     def _queue(self, data: bytes) -> None:

@@ -409,10 +409,10 @@ class WebServer:
         """
         if not self.clients or all(isinstance(e, Tick) and e.tenth for e in dispatch.effects):
             return
-        t = round(dispatch.now - self.t0, 6)
         for effect in dispatch.effects:
             record = event_record(effect, dispatch.status)
             if record is not None:
+                t = round(dispatch.now - self.t0, 6)
                 message = json_bytes({"type": "event", "event": {"t": t, **record}})
                 for client in self.clients:
                     client.push_event(message)
