@@ -407,8 +407,8 @@ class ProfileSwitch:
     def pending(self) -> bool:
         """The match's profile is not the one asked for. Asked per dispatch (the status's
         `next_profile`), answered once per match: a match keeps its profile, and comparing
-        two profiles field by field each second cost a tenth of the status's extras (issue
-        44 item 8)."""
+        two profiles field by field each second was a third of the status's extras under
+        cProfile (issue 44 item 8)."""
         match = self.service.match
         if match is not self._asked[0]:
             self._asked = (match, match.profile != self.wanted)
