@@ -196,8 +196,6 @@ def _scored(goals: list[Goal]) -> tuple[ReadOnlyDict, ReadOnlyList]:
             ReadOnlyList([read_only(goal.to_dict()) for goal in goals]))
 
 
-#: A module's `status` that it does not override: no keys of its own.
-_NO_STATUS = RuleModule.status
 _SCORED = Kept(_scored)  # the score and the goals (`Goal` is frozen: a copy of the list holds)
 _NAMED = Kept(lambda teams: ReadOnlyDict({side.value: name for side, name in teams.items()}))
 
@@ -237,7 +235,7 @@ def snapshot(match: Shown, now: float) -> Status:
             "round": match.round})
     shown = absent(registered, "shows")
     for rule in match.rules:
-        if type(rule).status is not _NO_STATUS:  # else it shows what `absent` has
+        if type(rule).status is not RuleModule.status:  # else it shows what `absent` has
             shown.update(own(rule, rule.status(now), rule.shows, "status"))
     status = object.__new__(compose_status(registered))
     object.__setattr__(status, "__dict__", {
